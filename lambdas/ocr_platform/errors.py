@@ -1,0 +1,51 @@
+"""Job errors: a stable machine code plus a message a frontend can show.
+
+Every FAILED job item carries ``error = {"code": ..., "message": ...}``; the codes below are the
+vocabulary. Raising ``JobError`` anywhere in domain code ends the job FAILED with that code.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+
+class ErrorCode:
+    """The error codes a FAILED job can carry."""
+
+    INVALID_MESSAGE = "invalid_message"
+    UNKNOWN_MODEL = "unknown_model"
+    INPUT_NOT_FOUND = "input_not_found"
+    ENGINE_UNAVAILABLE = "engine_unavailable"
+    ENGINE_FAILED = "engine_failed"
+    PROCESSOR_CRASHED = "processor_crashed"
+    TIMED_OUT = "timed_out"
+    INFERENCE_FAILED = "inference_failed"
+    INVALID_RESULT = "invalid_result"
+    CAPACITY_UNAVAILABLE = "capacity_unavailable"
+    INTERNAL_ERROR = "internal_error"
+
+
+class JobErrorDict(TypedDict):
+    code: str
+    message: str
+
+
+class JobError(Exception):
+    """A failure that ends one job with a specific code.
+
+    >>> err = JobError(ErrorCode.UNKNOWN_MODEL, "Unknown model 'x'")
+    >>> err.as_dict()
+    {'code': 'unknown_model', 'message': "Unknown model 'x'"}
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+    def as_dict(self) -> JobErrorDict:
+        return {"code": self.code, "message": self.message}
+
+
+class RetryLaterError(Exception):
+    """A transient condition (e.g. the endpoint is updating): the message should come back later."""

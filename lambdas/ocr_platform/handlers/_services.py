@@ -1,0 +1,69 @@
+"""The boto3 clients and domain objects a warm Lambda reuses across invocations.
+
+Built on first use from ``RuntimeSettings.from_env()``; every client honours the standard boto3
+endpoint variables (``AWS_ENDPOINT_URL``, ``AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME``, ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import boto3
+
+from ocr_platform.dispatch import JobDispatcher
+from ocr_platform.endpoint import AsyncInference, EndpointCapacity
+from ocr_platform.jobs import JobStore
+from ocr_platform.settings import RuntimeSettings
+from ocr_platform.storage import StorageLayout
+
+
+@dataclass(frozen=True)
+class Services:
+    settings: RuntimeSettings
+    store: JobStore
+    layout: StorageLayout
+    s3: object
+
+    @property
+    def capacity(self) -> EndpointCapacity:
+        return EndpointCapacity(self.settings.endpoint_name, self.settings.variant_name, sagemaker=_client("sagemaker"))
+
+    @property
+    def dispatcher(self) -> JobDispatcher:
+        return JobDispatcher(
+            self.store,
+            lambda_client=_client("lambda"),
+            processor_function=self.settings.processor_function,
+            capacity=self.capacity,
+            inference=AsyncInference(
+                self.settings.endpoint_name,
+                self.layout,
+                invocation_timeout_seconds=self.settings.invocation_timeout_seconds,
+                s3=self.s3,
+                runtime=_client("sagemaker-runtime"),
+            ),
+        )
+
+
+@cache
+def _client(service: str) -> object:
+    return boto3.client(service)
+
+
+@cache
+def services() -> Services:
+    """The process-wide services; ``services.cache_clear()`` rebuilds them from the environment."""
+    settings = RuntimeSettings.from_env()
+    return Services(
+        settings=settings,
+        store=JobStore(settings.table_name, ttl_days=settings.job_ttl_days, dynamodb=boto3.resource("dynamodb")),
+        layout=StorageLayout(settings.bucket_name),
+        s3=_client("s3"),
+    )
+
+
+def reset() -> None:
+    """Forget cached clients and settings (after the environment changed)."""
+    services.cache_clear()
+    _client.cache_clear()

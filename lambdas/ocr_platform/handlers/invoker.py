@@ -1,0 +1,57 @@
+"""Invoker Lambda: SQS OCR queue -> route each job to the CPU processor or the SageMaker endpoint.
+
+Reports partial batch failures (``ReportBatchItemFailures``), so only a message that must be retried
+(endpoint busy, an AWS call that failed) comes back after the visibility timeout. A malformed message
+never comes back: with a job id its job is FAILED ``invalid_message``, without one it is logged and
+dropped. On the last receive before the DLQ a job that still cannot be dispatched is FAILED instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from ocr_platform.errors import ErrorCode, JobError
+from ocr_platform.handlers._services import services
+from ocr_platform.messages import InvalidMessageError, parse_job_message
+
+logger = Logger(service="ocr-invoker")
+# A fully failed batch is reported item by item (not raised): the queue retries it the same way, and an
+# expected "endpoint busy" does not count as a function error.
+batch = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+
+def handle_record(record: SQSRecord) -> str:
+    svc = services()
+    try:
+        message = parse_job_message(record.body)
+    except InvalidMessageError as err:
+        if err.job_id is None:
+            logger.error("Dropped a malformed message without a usable job id", reason=str(err), message_id=record.message_id)
+            return "dropped"
+        svc.store.mark_failed(err.job_id, JobError(ErrorCode.INVALID_MESSAGE, f"The job message is invalid: {err}"))
+        return "invalid"
+
+    logger.append_keys(job_id=message.job_id, model=message.model)
+    dispatcher = svc.dispatcher
+    try:
+        result = dispatcher.dispatch(message)
+    except Exception as err:
+        receives = int(record.attributes.approximate_receive_count or 1)
+        if receives >= svc.settings.max_receive_count:
+            logger.error("Giving up on job after %d receives", receives, error=str(err))
+            dispatcher.give_up(message, err)
+            return "gave_up"
+        logger.warning("Dispatch failed; the message will be retried", error=str(err), receives=receives)
+        raise
+    logger.info("Job routed", outcome=result.outcome, backend=result.backend, scaled_out=result.scaled_out)
+    return result.outcome
+
+
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return process_partial_response(event=event, record_handler=handle_record, processor=batch, context=context)

@@ -1,0 +1,36 @@
+"""CPU processor Lambda (container image): run PP-OCRv5 / PP-StructureV3 on one job.
+
+Invoked asynchronously by the invoker with the job message as the payload. Models load once per
+container (``ocr_platform.engines.get_engine`` caches them) and serve every warm invocation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from ocr_platform.engines import get_engine
+from ocr_platform.errors import ErrorCode, JobError
+from ocr_platform.handlers._services import services
+from ocr_platform.messages import InvalidMessageError, parse_job_message
+from ocr_platform.processing import process_job
+
+logger = Logger(service="ocr-processor")
+
+
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    svc = services()
+    try:
+        message = parse_job_message(event)
+    except InvalidMessageError as err:
+        if err.job_id:
+            svc.store.mark_failed(err.job_id, JobError(ErrorCode.INVALID_MESSAGE, f"The job message is invalid: {err}"))
+        logger.error("Invalid processor payload", reason=str(err))
+        return {"job_id": err.job_id, "outcome": "failed"}
+    logger.append_keys(job_id=message.job_id, model=message.model)
+    result = process_job(message, store=svc.store, s3=svc.s3, layout=svc.layout, engine_for=get_engine)
+    logger.info("Job processed", outcome=result.outcome, result=result.result_uri)
+    return {"job_id": message.job_id, "outcome": result.outcome, "result": result.result_uri}

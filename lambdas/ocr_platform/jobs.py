@@ -1,0 +1,300 @@
+"""The job store: one DynamoDB item per job, moved through its life cycle by conditional writes.
+
+The state machine (DESIGN.md) is enforced by DynamoDB itself, not by read-then-write code:
+
+    QUEUED -> PROCESSING -> COMPLETED | FAILED
+    QUEUED -> FAILED
+    COMPLETED and FAILED never change again.
+
+A transition whose condition fails (a duplicate SQS delivery, a repeated SNS notification, a late
+Lambda retry) returns ``False`` and is logged; it never overwrites a terminal state.
+
+>>> store = JobStore("ocr-jobs")                                   # doctest: +SKIP
+>>> store.create(NewJob("job-1", "pp-ocrv5", "s3://b/documents/job-1/a.pdf"))   # doctest: +SKIP
+>>> store.mark_processing("job-1", "lambda")                       # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any, Callable, Iterator, TypedDict
+
+import boto3
+from boto3.dynamodb.conditions import Attr, Key
+from boto3.dynamodb.types import TypeDeserializer
+from botocore.exceptions import ClientError
+
+from ocr_platform.errors import JobError, JobErrorDict
+from ocr_platform.models import Backend
+
+logger = logging.getLogger(__name__)
+
+PARTITION_KEY = "job_id"
+STATUS_INDEX_NAME = "status-created_at-index"
+STATUS_INDEX_PARTITION_KEY = "status"
+STATUS_INDEX_SORT_KEY = "created_at"
+TTL_ATTRIBUTE = "expires_at"
+
+_DESERIALIZE = TypeDeserializer()
+
+
+class JobStatus(StrEnum):
+    QUEUED = "QUEUED"
+    PROCESSING = "PROCESSING"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+
+
+TERMINAL_STATUSES = frozenset({JobStatus.COMPLETED, JobStatus.FAILED})
+
+
+class JobItem(TypedDict, total=False):
+    """The job item as frontends read it (DESIGN.md, "DynamoDB job item")."""
+
+    job_id: str
+    status: str
+    model: str
+    language: str
+    input: str
+    pages: str
+    options: dict[str, Any]
+    file_name: str
+    backend: Backend
+    created_at: str
+    updated_at: str
+    started_at: str
+    dispatched_at: str
+    finished_at: str
+    result: str
+    page_count: int
+    error: JobErrorDict
+    expires_at: int
+
+
+@dataclass(frozen=True)
+class NewJob:
+    """What a client knows about a job when it submits it."""
+
+    job_id: str
+    model: str
+    input: str
+    language: str = "en"
+    pages: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    file_name: str | None = None
+
+
+class JobAlreadyExistsError(Exception):
+    """``create`` was called with a job id that is already in the table."""
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def iso(ts: datetime) -> str:
+    """ISO-8601 UTC with millisecond precision and a ``Z`` suffix; sorts lexically in time order."""
+    return ts.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
+
+
+def _plain(value: Any) -> Any:
+    """DynamoDB numbers come back as Decimal; give callers ints and floats."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+class JobStore:
+    """Reads and transitions job items in the jobs table.
+
+    Args:
+        table_name: the DynamoDB table (partition key ``job_id``).
+        ttl_days: days until DynamoDB's TTL removes a job item; 0 disables expiry.
+        dynamodb: a boto3 DynamoDB resource; the default one honours ``AWS_ENDPOINT_URL*``.
+        clock: returns the current UTC time (tests pass a fixed clock).
+    """
+
+    def __init__(
+        self,
+        table_name: str,
+        *,
+        ttl_days: int = 30,
+        dynamodb: Any = None,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.table = (dynamodb or boto3.resource("dynamodb")).Table(table_name)
+        self.ttl_days = ttl_days
+        self.clock = clock
+
+    def create(self, job: NewJob) -> JobItem:
+        """Write a new QUEUED item; raises ``JobAlreadyExistsError`` if the id is taken."""
+        now = self.clock()
+        item: JobItem = {
+            "job_id": job.job_id,
+            "status": JobStatus.QUEUED,
+            "model": job.model,
+            "language": job.language,
+            "input": job.input,
+            "created_at": iso(now),
+            "updated_at": iso(now),
+        }
+        if job.pages:
+            item["pages"] = job.pages
+        if job.options:
+            item["options"] = job.options
+        if job.file_name:
+            item["file_name"] = job.file_name
+        if self.ttl_days:
+            item["expires_at"] = int((now + timedelta(days=self.ttl_days)).timestamp())
+        try:
+            self.table.put_item(Item=dict(item), ConditionExpression=Attr(PARTITION_KEY).not_exists())
+        except ClientError as err:
+            if _is_condition_failure(err):
+                raise JobAlreadyExistsError(f"job {job.job_id!r} already exists; submit a new job id") from None
+            raise
+        return item
+
+    def get(self, job_id: str) -> JobItem | None:
+        item = self.table.get_item(Key={PARTITION_KEY: job_id}, ConsistentRead=True).get("Item")
+        return _plain(item) if item else None
+
+    def mark_processing(self, job_id: str, backend: Backend, *, job: NewJob | None = None) -> bool:
+        """QUEUED -> PROCESSING, recording the backend and ``started_at``.
+
+        ``job`` fills in model/language/input when the item does not exist yet (a message enqueued
+        without the client writing the item first), so such a job is tracked from here on.
+        """
+        now = iso(self.clock())
+        values: dict[str, Any] = {"status": JobStatus.PROCESSING, "backend": backend, "started_at": now, "updated_at": now}
+        create_if_missing = {}
+        if job is not None:
+            create_if_missing = {"model": job.model, "language": job.language, "input": job.input, "created_at": now}
+            if self.ttl_days:
+                create_if_missing["expires_at"] = int((self.clock() + timedelta(days=self.ttl_days)).timestamp())
+        condition = Attr("status").eq(JobStatus.QUEUED)
+        if job is not None:
+            condition = condition | Attr(PARTITION_KEY).not_exists()
+        return self._transition(job_id, values, condition, to=JobStatus.PROCESSING, if_not_exists=create_if_missing)
+
+    def mark_dispatched(self, job_id: str) -> bool:
+        """Record that the PROCESSING job was handed to its backend (separates a retry from a duplicate)."""
+        now = iso(self.clock())
+        return self._transition(
+            job_id,
+            {"dispatched_at": now, "updated_at": now},
+            Attr("status").eq(JobStatus.PROCESSING),
+            to="dispatched",
+        )
+
+    def mark_completed(self, job_id: str, *, result_uri: str, page_count: int) -> bool:
+        """PROCESSING -> COMPLETED with the result location and page count."""
+        now = iso(self.clock())
+        values = {
+            "status": JobStatus.COMPLETED,
+            "result": result_uri,
+            "page_count": page_count,
+            "finished_at": now,
+            "updated_at": now,
+        }
+        return self._transition(job_id, values, Attr("status").eq(JobStatus.PROCESSING), to=JobStatus.COMPLETED)
+
+    def mark_failed(self, job_id: str, error: JobError, *, job: NewJob | None = None) -> bool:
+        """QUEUED or PROCESSING -> FAILED with ``{code, message}``.
+
+        A job that has no item yet (e.g. a malformed message nobody registered) gets a FAILED item, so
+        whoever polls for it sees why. ``job`` adds what is known about it.
+        """
+        now = iso(self.clock())
+        values: dict[str, Any] = {
+            "status": JobStatus.FAILED,
+            "error": error.as_dict(),
+            "finished_at": now,
+            "updated_at": now,
+        }
+        create_if_missing: dict[str, Any] = {"created_at": now}
+        if job is not None:
+            create_if_missing.update({"model": job.model, "language": job.language, "input": job.input})
+        if self.ttl_days:
+            create_if_missing["expires_at"] = int((self.clock() + timedelta(days=self.ttl_days)).timestamp())
+        condition = Attr("status").is_in([JobStatus.QUEUED, JobStatus.PROCESSING]) | Attr(PARTITION_KEY).not_exists()
+        return self._transition(job_id, values, condition, to=JobStatus.FAILED, if_not_exists=create_if_missing)
+
+    def list_by_status(self, status: JobStatus, *, created_after: str | None = None) -> Iterator[JobItem]:
+        """Jobs in ``status``, oldest first, through the status/time GSI."""
+        condition = Key(STATUS_INDEX_PARTITION_KEY).eq(status)
+        if created_after:
+            condition = condition & Key(STATUS_INDEX_SORT_KEY).gte(created_after)
+        kwargs: dict[str, Any] = {"IndexName": STATUS_INDEX_NAME, "KeyConditionExpression": condition}
+        while True:
+            page = self.table.query(**kwargs)
+            for item in page.get("Items", []):
+                yield _plain(item)
+            if "LastEvaluatedKey" not in page:
+                return
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def list_in_flight(self, backend: Backend, *, window_seconds: int) -> list[JobItem]:
+        """PROCESSING jobs on ``backend`` that started within the last ``window_seconds``.
+
+        Older PROCESSING items are past every backend timeout: they are stuck, not running, and must not
+        keep capacity alive forever.
+        """
+        cutoff = iso(self.clock() - timedelta(seconds=window_seconds))
+        return [
+            job
+            for job in self.list_by_status(JobStatus.PROCESSING)
+            if job.get("backend") == backend and job.get("started_at", "") >= cutoff
+        ]
+
+    def _transition(
+        self,
+        job_id: str,
+        values: dict[str, Any],
+        condition: Any,
+        *,
+        to: str,
+        if_not_exists: dict[str, Any] | None = None,
+    ) -> bool:
+        names: dict[str, str] = {}
+        vals: dict[str, Any] = {}
+        sets: list[str] = []
+        for i, (attr, value) in enumerate(values.items()):
+            names[f"#set{i}"], vals[f":set{i}"] = attr, value
+            sets.append(f"#set{i} = :set{i}")
+        for i, (attr, value) in enumerate((if_not_exists or {}).items()):
+            names[f"#ine{i}"], vals[f":ine{i}"] = attr, value
+            sets.append(f"#ine{i} = if_not_exists(#ine{i}, :ine{i})")
+        try:
+            self.table.update_item(
+                Key={PARTITION_KEY: job_id},
+                UpdateExpression="SET " + ", ".join(sets),
+                ConditionExpression=condition,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=vals,
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as err:
+            if not _is_condition_failure(err):
+                raise
+            old = err.response.get("Item") or {}
+            current = _DESERIALIZE.deserialize(old["status"]) if "status" in old else "<missing>"
+            logger.warning(
+                "Ignored transition of job %s to %s: it is %s", job_id, to, current,
+                extra={"job_id": job_id, "target": to, "current_status": current},
+            )
+            return False
+        logger.info("Job %s -> %s", job_id, to, extra={"job_id": job_id, "status": to})
+        return True
+
+
+def _is_condition_failure(err: ClientError) -> bool:
+    return err.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"

@@ -1,0 +1,131 @@
+"""The SQS job message: the contract between clients and the invoker (DESIGN.md, "SQS message").
+
+``parse_job_message`` turns a raw body into a ``JobMessage`` or raises ``InvalidMessageError`` that
+carries the job id when one could be read, so the invoker can fail that job with the reason instead of
+retrying a message that can never succeed.
+
+>>> msg = parse_job_message('{"job_id": "j1", "model": "pp-ocrv5", "input": "s3://b/documents/j1/a.png"}')
+>>> (msg.job_id, msg.language, msg.pages)
+('j1', 'en', None)
+>>> parse_job_message('{"job_id": "j1", "model": "pp-ocrv5"}')
+Traceback (most recent call last):
+...
+ocr_platform.messages.InvalidMessageError: 'input' is required: an s3://bucket/key URI of the document
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, TypedDict
+
+from ocr_platform.jobs import NewJob
+from ocr_platform.storage import S3Uri, is_valid_job_id
+
+LANGUAGE_PATTERN = re.compile(r"^[a-z][a-z_]{1,19}$")
+PAGES_PATTERN = re.compile(r"^\s*\d+\s*(-\s*\d+\s*)?(,\s*\d+\s*(-\s*\d+\s*)?)*$")
+MAX_OPTIONS_BYTES = 16_384
+
+
+class JobMessageBody(TypedDict, total=False):
+    """The JSON body on the OCR queue."""
+
+    job_id: str
+    model: str
+    input: str
+    language: str
+    pages: str
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class JobMessage:
+    """A validated job message.
+
+    Attributes:
+        job_id: letters, digits, ``-``, ``_``; becomes S3 key segments and the SageMaker InferenceId.
+        model: the routing key (validated against the model table by the router, not here).
+        input: ``s3://bucket/key`` of the document.
+        language: PaddleOCR language code, default ``en``.
+        pages: optional page selection such as ``"1-3,7"`` (1-based).
+        options: optional engine options.
+    """
+
+    job_id: str
+    model: str
+    input: str
+    language: str = "en"
+    pages: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def to_body(self) -> JobMessageBody:
+        body: JobMessageBody = {"job_id": self.job_id, "model": self.model, "input": self.input, "language": self.language}
+        if self.pages:
+            body["pages"] = self.pages
+        if self.options:
+            body["options"] = self.options
+        return body
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_body(), separators=(",", ":"))
+
+    def as_new_job(self, *, file_name: str | None = None) -> NewJob:
+        return NewJob(**asdict(self), file_name=file_name)
+
+
+class InvalidMessageError(ValueError):
+    """The message cannot be processed; ``job_id`` is set when the body named a usable one."""
+
+    def __init__(self, message: str, *, job_id: str | None = None, raw: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.job_id = job_id
+        self.raw = raw or {}
+
+
+def parse_job_message(body: str | bytes | dict[str, Any]) -> JobMessage:
+    """Validate a queue message body and return the typed message."""
+    if isinstance(body, (str, bytes)):
+        try:
+            data = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise InvalidMessageError(f"message body is not JSON: {err}") from None
+    else:
+        data = body
+    if not isinstance(data, dict):
+        raise InvalidMessageError(f"message body must be a JSON object, got {type(data).__name__}")
+
+    raw_id = data.get("job_id")
+    job_id = raw_id if is_valid_job_id(raw_id) else None
+
+    def invalid(reason: str) -> InvalidMessageError:
+        return InvalidMessageError(reason, job_id=job_id, raw=data)
+
+    if job_id is None:
+        raise invalid("'job_id' is required: letters, digits, '-' and '_' only, at most 128 characters")
+    model = data.get("model")
+    if not isinstance(model, str) or not model:
+        raise invalid("'model' is required: one of pp-ocrv5, pp-structurev3, paddleocr-vl")
+    input_uri = data.get("input")
+    if not isinstance(input_uri, str):
+        raise invalid("'input' is required: an s3://bucket/key URI of the document")
+    try:
+        S3Uri.parse(input_uri)
+    except ValueError as err:
+        raise invalid(f"'input' is invalid: {err}") from None
+    language = data.get("language", "en")
+    if not isinstance(language, str) or not LANGUAGE_PATTERN.match(language):
+        raise invalid(f"'language' must be a PaddleOCR language code such as 'en', 'ch' or 'korean', got {language!r}")
+    pages = data.get("pages")
+    if pages is not None and (not isinstance(pages, str) or not PAGES_PATTERN.match(pages)):
+        raise invalid(f"'pages' must look like \"1-3,7\" (1-based page numbers and ranges), got {pages!r}")
+    if pages is not None and any(int(n) < 1 for n in re.findall(r"\d+", pages)):
+        raise invalid(f"'pages' are 1-based; {pages!r} names page 0")
+    options = data.get("options", {})
+    if options is None:
+        options = {}
+    if not isinstance(options, dict):
+        raise invalid("'options' must be a JSON object")
+    if len(json.dumps(options)) > MAX_OPTIONS_BYTES:
+        raise invalid(f"'options' is larger than {MAX_OPTIONS_BYTES} bytes")
+    return JobMessage(job_id=job_id, model=model, input=input_uri, language=language, pages=pages, options=options)

@@ -1,0 +1,70 @@
+"""Runtime settings every handler reads from its environment.
+
+The CDK stack sets these variables from the same names (it imports ``ENV``), so the contract between
+infrastructure and code lives in one place.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+class ENV:
+    """Environment variable names set on the functions by the CDK stack."""
+
+    TABLE_NAME = "OCR_TABLE_NAME"
+    BUCKET_NAME = "OCR_BUCKET_NAME"
+    PROCESSOR_FUNCTION = "OCR_PROCESSOR_FUNCTION"
+    ENDPOINT_NAME = "OCR_ENDPOINT_NAME"
+    VARIANT_NAME = "OCR_VARIANT_NAME"
+    MAX_RECEIVE_COUNT = "OCR_MAX_RECEIVE_COUNT"
+    INFLIGHT_WINDOW_SECONDS = "OCR_INFLIGHT_WINDOW_SECONDS"
+    JOB_TTL_DAYS = "OCR_JOB_TTL_DAYS"
+    INVOCATION_TIMEOUT_SECONDS = "OCR_INVOCATION_TIMEOUT_SECONDS"
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    """What a handler needs to know about the deployed resources.
+
+    Attributes:
+        table_name: the DynamoDB jobs table.
+        bucket_name: the bucket for documents, results, model cache and async I/O.
+        processor_function: name or ARN of the CPU processor Lambda (invoker only).
+        endpoint_name: the SageMaker async endpoint (invoker, scale-in).
+        variant_name: the endpoint's production variant.
+        max_receive_count: SQS receives before the DLQ; on the last one a retryable failure ends the job.
+        inflight_window_seconds: a SageMaker job PROCESSING for longer than this no longer blocks scale-in.
+        job_ttl_days: days a job item is kept (DynamoDB TTL); 0 keeps it forever.
+        invocation_timeout_seconds: InvokeEndpointAsync's InvocationTimeoutSeconds (max 3600).
+    """
+
+    table_name: str
+    bucket_name: str
+    processor_function: str = ""
+    endpoint_name: str = ""
+    variant_name: str = "AllTraffic"
+    max_receive_count: int = 3
+    inflight_window_seconds: int = 3900
+    job_ttl_days: int = 30
+    invocation_timeout_seconds: int = 3600
+
+    @classmethod
+    def from_env(cls) -> "RuntimeSettings":
+        env = os.environ
+        try:
+            table, bucket = env[ENV.TABLE_NAME], env[ENV.BUCKET_NAME]
+        except KeyError as missing:
+            raise RuntimeError(f"Environment variable {missing} is not set; the stack sets it on every function.") from None
+        return cls(
+            table_name=table,
+            bucket_name=bucket,
+            processor_function=env.get(ENV.PROCESSOR_FUNCTION, ""),
+            endpoint_name=env.get(ENV.ENDPOINT_NAME, ""),
+            variant_name=env.get(ENV.VARIANT_NAME, "AllTraffic"),
+            max_receive_count=int(env.get(ENV.MAX_RECEIVE_COUNT, "3")),
+            inflight_window_seconds=int(env.get(ENV.INFLIGHT_WINDOW_SECONDS, "3900")),
+            job_ttl_days=int(env.get(ENV.JOB_TTL_DAYS, "30")),
+            invocation_timeout_seconds=int(env.get(ENV.INVOCATION_TIMEOUT_SECONDS, "3600")),
+        )

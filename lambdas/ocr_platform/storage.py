@@ -1,0 +1,101 @@
+"""The bucket layout: every S3 key the platform reads or writes is built here, from our own ids.
+
+One bucket holds four areas (prefixes), so a lifecycle rule or an IAM statement can name each:
+
+- ``documents/{job_id}/{file_name}``: uploaded inputs.
+- ``results/{job_id}/result.json`` (+ ``raw.json``): finished results, the public output contract.
+- ``models/``: the model archive cache used by cold starts.
+- ``async/requests/{job_id}.json``, ``async/outputs/``, ``async/failures/``: SageMaker async I/O,
+  transient and expired by a lifecycle rule.
+
+>>> layout = StorageLayout("my-bucket")
+>>> layout.result_uri("job-1")
+'s3://my-bucket/results/job-1/result.json'
+>>> S3Uri.parse("s3://b/documents/j/a.pdf").key
+'documents/j/a.pdf'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+DOCUMENTS_PREFIX = "documents/"
+RESULTS_PREFIX = "results/"
+MODELS_PREFIX = "models/"
+ASYNC_PREFIX = "async/"
+ASYNC_REQUESTS_PREFIX = "async/requests/"
+ASYNC_OUTPUTS_PREFIX = "async/outputs/"
+ASYNC_FAILURES_PREFIX = "async/failures/"
+
+JOB_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+_UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class S3Uri:
+    """An ``s3://bucket/key`` location."""
+
+    bucket: str
+    key: str
+
+    @classmethod
+    def parse(cls, uri: str) -> "S3Uri":
+        if not isinstance(uri, str) or not uri.startswith("s3://"):
+            raise ValueError(f"{uri!r} is not an s3://bucket/key URI")
+        bucket, _, key = uri[len("s3://"):].partition("/")
+        if not bucket or not key:
+            raise ValueError(f"{uri!r} needs both a bucket and a key (s3://bucket/key)")
+        return cls(bucket, key)
+
+    def __str__(self) -> str:
+        return f"s3://{self.bucket}/{self.key}"
+
+
+def is_valid_job_id(job_id: object) -> bool:
+    """Job ids become key segments, so only letters, digits, ``-`` and ``_`` are allowed."""
+    return isinstance(job_id, str) and bool(JOB_ID_PATTERN.match(job_id))
+
+
+def safe_file_name(file_name: str) -> str:
+    """The last path segment of ``file_name`` with anything but ``[A-Za-z0-9._-]`` replaced by ``_``.
+
+    >>> safe_file_name("../../etc/my scan (1).PDF")
+    'my_scan_1_.PDF'
+    """
+    base = file_name.replace("\\", "/").rsplit("/", 1)[-1]
+    cleaned = _UNSAFE_FILE_CHARS.sub("_", base).strip("._") or "document"
+    return cleaned[:200]
+
+
+@dataclass(frozen=True)
+class StorageLayout:
+    """Builds the keys of one platform bucket."""
+
+    bucket: str
+
+    def _checked(self, job_id: str) -> str:
+        if not is_valid_job_id(job_id):
+            raise ValueError(f"job id {job_id!r} may only contain letters, digits, '-' and '_' (max 128)")
+        return job_id
+
+    def document_uri(self, job_id: str, file_name: str) -> S3Uri:
+        return S3Uri(self.bucket, f"{DOCUMENTS_PREFIX}{self._checked(job_id)}/{safe_file_name(file_name)}")
+
+    def result_key(self, job_id: str) -> str:
+        return f"{RESULTS_PREFIX}{self._checked(job_id)}/result.json"
+
+    def result_uri(self, job_id: str) -> str:
+        return str(S3Uri(self.bucket, self.result_key(job_id)))
+
+    def raw_result_key(self, job_id: str) -> str:
+        return f"{RESULTS_PREFIX}{self._checked(job_id)}/raw.json"
+
+    def async_request_uri(self, job_id: str) -> S3Uri:
+        return S3Uri(self.bucket, f"{ASYNC_REQUESTS_PREFIX}{self._checked(job_id)}.json")
+
+    def async_output_uri(self) -> str:
+        return f"s3://{self.bucket}/{ASYNC_OUTPUTS_PREFIX}"
+
+    def async_failure_uri(self) -> str:
+        return f"s3://{self.bucket}/{ASYNC_FAILURES_PREFIX}"

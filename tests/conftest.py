@@ -1,0 +1,261 @@
+"""Shared fixtures: an in-process moto account holding the platform's resources, and handler drivers.
+
+``platform`` builds the bucket, jobs table (with the status GSI), OCR queue + DLQ, the three SNS topics
+and a SageMaker async endpoint in moto, points the handlers' environment at them, and offers helpers that
+deliver events the way Lambda would (SQS batches, SNS notifications, async invokes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from ocr_platform.handlers import _services
+from ocr_platform.jobs import STATUS_INDEX_NAME, JobStore
+from ocr_platform.settings import ENV
+from ocr_platform.storage import StorageLayout
+from tests.aws_events import ACCOUNT, REGION, FakeLambdaContext, sns_event, sqs_event
+
+BUCKET = "ocr-test-bucket"
+TABLE = "ocr-test-jobs"
+PROCESSOR = "ocr-test-processor"
+ENDPOINT = "ocr-test-vl"
+VARIANT = "AllTraffic"
+MAX_RECEIVES = 3
+
+
+@pytest.fixture(autouse=True)
+def _aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never reach a real account from tests."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+        "POWERTOOLS_SERVICE_NAME": "ocr-tests",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+    }.items():
+        monkeypatch.setenv(name, value)
+    for name in [n for n in os.environ if n.startswith("AWS_ENDPOINT_URL") or n == "AWS_PROFILE"]:
+        monkeypatch.delenv(name, raising=False)
+
+
+@dataclass
+class Platform:
+    """The moto-backed platform and the calls each handler made to AWS."""
+
+    s3: Any
+    sqs: Any
+    sns: Any
+    sagemaker: Any
+    queue_url: str
+    queue_arn: str
+    dlq_url: str
+    topics: dict[str, str]
+    taps: dict[str, str]
+    store: JobStore
+    layout: StorageLayout
+    calls: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    # -- inspection -------------------------------------------------------------------------------
+    def job(self, job_id: str) -> dict[str, Any]:
+        item = self.store.get(job_id)
+        assert item is not None, f"job {job_id} has no item"
+        return item
+
+    def read_json(self, key: str) -> Any:
+        return json.loads(self.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read())
+
+    def keys(self, prefix: str = "") -> list[str]:
+        return [o["Key"] for o in self.s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix).get("Contents", [])]
+
+    def variant(self) -> dict[str, Any]:
+        desc = self.sagemaker.describe_endpoint(EndpointName=ENDPOINT)
+        return next(v for v in desc["ProductionVariants"] if v["VariantName"] == VARIANT)
+
+    def set_endpoint_status(self, status: str) -> None:
+        from moto.sagemaker.models import sagemaker_backends
+
+        sagemaker_backends[ACCOUNT][REGION].endpoints[ENDPOINT].endpoint_status = status
+
+    def set_desired_instances(self, count: int) -> None:
+        self.sagemaker.update_endpoint_weights_and_capacities(
+            EndpointName=ENDPOINT, DesiredWeightsAndCapacities=[{"VariantName": VARIANT, "DesiredInstanceCount": count}]
+        )
+
+    # -- delivery ---------------------------------------------------------------------------------
+    def enqueue(self, body: dict[str, Any] | str) -> str:
+        text = body if isinstance(body, str) else json.dumps(body)
+        return self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=text)["MessageId"]
+
+    def put_document(self, job_id: str, name: str = "page.png", data: bytes = b"\x89PNG\r\n\x1a\nfake") -> str:
+        uri = self.layout.document_uri(job_id, name)
+        self.s3.put_object(Bucket=uri.bucket, Key=uri.key, Body=data)
+        return str(uri)
+
+    def run_invoker(self) -> dict[str, Any]:
+        """Receive one batch and run the invoker on it as the SQS event source does, deleting what succeeded."""
+        from ocr_platform.handlers import invoker
+
+        messages = self.sqs.receive_message(
+            QueueUrl=self.queue_url, MaxNumberOfMessages=1, AttributeNames=["All"], WaitTimeSeconds=0
+        ).get("Messages", [])
+        assert messages, "no message on the OCR queue"
+        response = invoker.handler(sqs_event(messages, self.queue_arn), FakeLambdaContext(function_name="ocr-invoker"))
+        failed = {f["itemIdentifier"] for f in response["batchItemFailures"]}
+        for m in messages:
+            if m["MessageId"] not in failed:
+                self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=m["ReceiptHandle"])
+        return response
+
+    def processor_payloads(self) -> list[dict[str, Any]]:
+        return [json.loads(call["Payload"]) for call in self.calls.get("Invoke", [])]
+
+    def run_processor(self, payload: dict[str, Any]) -> dict[str, Any]:
+        from ocr_platform.handlers import processor
+
+        return processor.handler(payload, FakeLambdaContext(function_name="ocr-processor"))
+
+    def publish(self, topic: str, message: str) -> dict[str, Any]:
+        """Publish to a real (moto) topic and hand the delivered envelope to that topic's Lambda."""
+        from ocr_platform.handlers import completion, scale_in
+
+        self.sns.publish(TopicArn=self.topics[topic], Message=message)
+        received = self.sqs.receive_message(QueueUrl=self.taps[topic], MaxNumberOfMessages=10).get("Messages", [])
+        assert received, f"nothing delivered from topic {topic}"
+        for m in received:
+            self.sqs.delete_message(QueueUrl=self.taps[topic], ReceiptHandle=m["ReceiptHandle"])
+        event = sns_event([json.loads(m["Body"]) for m in received], f"{self.topics[topic]}:sub")
+        handler = scale_in.handler if topic == "scale-in" else completion.handler
+        return handler(event, FakeLambdaContext(function_name=f"ocr-{topic}"))
+
+
+def _record_calls(client: Any, operation: str, sink: dict[str, list[dict[str, Any]]]) -> None:
+    def record(params: dict[str, Any], **_: Any) -> None:
+        sink.setdefault(operation, []).append(dict(params))
+
+    client.meta.events.register(f"provide-client-params.{client.meta.service_model.service_name}.{operation}", record)
+
+
+@pytest.fixture
+def platform(monkeypatch: pytest.MonkeyPatch) -> Iterator[Platform]:
+    with mock_aws(config={"lambda": {"use_docker": False}}):
+        s3 = boto3.client("s3", region_name=REGION)
+        s3.create_bucket(Bucket=BUCKET)
+
+        ddb = boto3.client("dynamodb", region_name=REGION)
+        ddb.create_table(
+            TableName=TABLE,
+            BillingMode="PAY_PER_REQUEST",
+            AttributeDefinitions=[
+                {"AttributeName": "job_id", "AttributeType": "S"},
+                {"AttributeName": "status", "AttributeType": "S"},
+                {"AttributeName": "created_at", "AttributeType": "S"},
+            ],
+            KeySchema=[{"AttributeName": "job_id", "KeyType": "HASH"}],
+            GlobalSecondaryIndexes=[
+                {
+                    "IndexName": STATUS_INDEX_NAME,
+                    "KeySchema": [
+                        {"AttributeName": "status", "KeyType": "HASH"},
+                        {"AttributeName": "created_at", "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            ],
+        )
+
+        sqs = boto3.client("sqs", region_name=REGION)
+        dlq_url = sqs.create_queue(QueueName="ocr-test-dlq")["QueueUrl"]
+        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        queue_url = sqs.create_queue(
+            QueueName="ocr-test-queue",
+            Attributes={
+                "VisibilityTimeout": "0",
+                "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(MAX_RECEIVES)}),
+            },
+        )["QueueUrl"]
+        queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+
+        sns = boto3.client("sns", region_name=REGION)
+        topics, taps = {}, {}
+        for name in ("success", "error", "scale-in"):
+            topics[name] = sns.create_topic(Name=f"ocr-test-{name}")["TopicArn"]
+            taps[name] = sqs.create_queue(QueueName=f"ocr-test-tap-{name}")["QueueUrl"]
+            tap_arn = sqs.get_queue_attributes(QueueUrl=taps[name], AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+            sns.subscribe(TopicArn=topics[name], Protocol="sqs", Endpoint=tap_arn)
+
+        iam = boto3.client("iam", region_name=REGION)
+        role_arn = iam.create_role(RoleName="ocr-test-role", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+        boto3.client("lambda", region_name=REGION).create_function(
+            FunctionName=PROCESSOR,
+            Role=role_arn,
+            PackageType="Image",
+            Code={"ImageUri": f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/cpu-ocr:1"},
+        )
+
+        sagemaker = boto3.client("sagemaker", region_name=REGION)
+        sagemaker.create_model(
+            ModelName="ocr-test-vl-model",
+            ExecutionRoleArn=role_arn,
+            PrimaryContainer={"Image": f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/vl-endpoint:1"},
+        )
+        sagemaker.create_endpoint_config(
+            EndpointConfigName="ocr-test-vl-config",
+            ProductionVariants=[
+                # moto's instance-type list predates ml.g5; the stack itself uses ml.g5.xlarge.
+                {"VariantName": VARIANT, "ModelName": "ocr-test-vl-model", "InitialInstanceCount": 1, "InstanceType": "ml.g4dn.xlarge"}
+            ],
+            AsyncInferenceConfig={
+                "ClientConfig": {"MaxConcurrentInvocationsPerInstance": 4},
+                "OutputConfig": {
+                    "S3OutputPath": f"s3://{BUCKET}/async/outputs/",
+                    "S3FailurePath": f"s3://{BUCKET}/async/failures/",
+                    "NotificationConfig": {"SuccessTopic": topics["success"], "ErrorTopic": topics["error"]},
+                },
+            },
+        )
+        sagemaker.create_endpoint(EndpointName=ENDPOINT, EndpointConfigName="ocr-test-vl-config")
+
+        env = {
+            ENV.TABLE_NAME: TABLE,
+            ENV.BUCKET_NAME: BUCKET,
+            ENV.PROCESSOR_FUNCTION: PROCESSOR,
+            ENV.ENDPOINT_NAME: ENDPOINT,
+            ENV.VARIANT_NAME: VARIANT,
+            ENV.MAX_RECEIVE_COUNT: str(MAX_RECEIVES),
+            ENV.INFLIGHT_WINDOW_SECONDS: "3900",
+        }
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        _services.reset()
+
+        calls: dict[str, list[dict[str, Any]]] = {}
+        _record_calls(_services._client("lambda"), "Invoke", calls)
+        _record_calls(_services._client("sagemaker-runtime"), "InvokeEndpointAsync", calls)
+        _record_calls(_services._client("sagemaker"), "UpdateEndpointWeightsAndCapacities", calls)
+
+        platform = Platform(
+            s3=s3,
+            sqs=sqs,
+            sns=sns,
+            sagemaker=sagemaker,
+            queue_url=queue_url,
+            queue_arn=queue_arn,
+            dlq_url=dlq_url,
+            topics=topics,
+            taps=taps,
+            store=JobStore(TABLE, dynamodb=boto3.resource("dynamodb", region_name=REGION)),
+            layout=StorageLayout(BUCKET),
+            calls=calls,
+        )
+        platform.set_desired_instances(0)
+        calls.clear()
+        yield platform
+        _services.reset()

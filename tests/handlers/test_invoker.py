@@ -1,0 +1,191 @@
+"""Invoker Lambda against moto: routing, scale-out, busy endpoint, duplicates, bad messages."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import BUCKET, ENDPOINT, PROCESSOR, Platform
+
+
+def _message(platform: Platform, job_id: str, model: str, **extra) -> dict:
+    return {"job_id": job_id, "model": model, "input": platform.put_document(job_id), "language": "en", **extra}
+
+
+def _submit(platform: Platform, job_id: str, model: str, **extra) -> dict:
+    from ocr_platform.jobs import NewJob
+
+    message = _message(platform, job_id, model, **extra)
+    platform.store.create(NewJob(job_id, model, message["input"]))
+    platform.enqueue(message)
+    return message
+
+
+@pytest.mark.parametrize("model", ["pp-ocrv5", "pp-structurev3"])
+def test_cpu_models_are_invoked_asynchronously_on_the_processor(platform: Platform, model: str) -> None:
+    message = _submit(platform, "job-cpu", model, pages="1-2", options={"det_limit": 960})
+
+    response = platform.run_invoker()
+
+    assert response == {"batchItemFailures": []}
+    [call] = platform.calls["Invoke"]
+    assert call["FunctionName"] == PROCESSOR
+    assert call["InvocationType"] == "Event"
+    assert json.loads(call["Payload"]) == message
+    job = platform.job("job-cpu")
+    assert job["status"] == "PROCESSING"
+    assert job["backend"] == "lambda"
+    assert job["started_at"] and job["dispatched_at"] and job["updated_at"] >= job["created_at"]
+    assert "InvokeEndpointAsync" not in platform.calls
+
+
+def test_vl_job_scales_out_from_zero_and_submits_a_per_job_request(platform: Platform) -> None:
+    assert platform.variant()["DesiredInstanceCount"] == 0
+    message = _submit(platform, "job-vl", "paddleocr-vl")
+
+    assert platform.run_invoker() == {"batchItemFailures": []}
+
+    assert platform.variant()["DesiredInstanceCount"] == 1
+    [update] = platform.calls["UpdateEndpointWeightsAndCapacities"]
+    assert update["DesiredWeightsAndCapacities"] == [{"VariantName": "AllTraffic", "DesiredInstanceCount": 1}]
+    [invoke] = platform.calls["InvokeEndpointAsync"]
+    assert invoke["EndpointName"] == ENDPOINT
+    assert invoke["InferenceId"] == "job-vl"
+    assert invoke["InputLocation"] == f"s3://{BUCKET}/async/requests/job-vl.json"
+    assert invoke["InvocationTimeoutSeconds"] == 3600
+    assert platform.read_json("async/requests/job-vl.json") == message
+    job = platform.job("job-vl")
+    assert (job["status"], job["backend"]) == ("PROCESSING", "sagemaker")
+    assert "Invoke" not in platform.calls
+
+
+def test_vl_job_does_not_touch_capacity_when_an_instance_is_already_desired(platform: Platform) -> None:
+    platform.set_desired_instances(1)
+    _submit(platform, "job-vl-warm", "paddleocr-vl")
+
+    assert platform.run_invoker() == {"batchItemFailures": []}
+
+    assert "UpdateEndpointWeightsAndCapacities" not in platform.calls
+    assert len(platform.calls["InvokeEndpointAsync"]) == 1
+    assert platform.variant()["DesiredInstanceCount"] == 1
+
+
+def test_busy_endpoint_returns_the_message_for_a_later_retry_and_loses_nothing(platform: Platform) -> None:
+    _submit(platform, "job-busy", "paddleocr-vl")
+    platform.set_endpoint_status("Updating")
+
+    response = platform.run_invoker()
+
+    assert len(response["batchItemFailures"]) == 1
+    assert platform.job("job-busy")["status"] == "QUEUED"
+    assert "InvokeEndpointAsync" not in platform.calls
+    assert platform.keys("async/requests/") == []
+
+    platform.set_endpoint_status("InService")
+    assert platform.run_invoker() == {"batchItemFailures": []}
+    assert platform.job("job-busy")["status"] == "PROCESSING"
+    assert platform.variant()["DesiredInstanceCount"] == 1
+
+
+def test_endpoint_still_busy_on_the_last_receive_fails_the_job_instead_of_dropping_it(platform: Platform) -> None:
+    _submit(platform, "job-never", "paddleocr-vl")
+    platform.set_endpoint_status("Updating")
+
+    assert len(platform.run_invoker()["batchItemFailures"]) == 1
+    assert len(platform.run_invoker()["batchItemFailures"]) == 1
+    assert platform.run_invoker() == {"batchItemFailures": []}  # third receive = maxReceiveCount
+
+    job = platform.job("job-never")
+    assert job["status"] == "FAILED"
+    assert job["error"]["code"] == "capacity_unavailable"
+    assert "Updating" in job["error"]["message"]
+
+
+def test_unknown_model_fails_the_job_with_a_clear_error_and_routes_nowhere(platform: Platform) -> None:
+    _submit(platform, "job-unknown", "tesseract")
+
+    assert platform.run_invoker() == {"batchItemFailures": []}
+
+    job = platform.job("job-unknown")
+    assert job["status"] == "FAILED"
+    assert job["error"]["code"] == "unknown_model"
+    assert "pp-ocrv5" in job["error"]["message"]
+    assert "Invoke" not in platform.calls and "InvokeEndpointAsync" not in platform.calls
+
+
+def test_malformed_message_with_a_job_id_fails_that_job(platform: Platform) -> None:
+    platform.enqueue({"job_id": "job-bad", "model": "pp-ocrv5", "input": "not-an-s3-uri"})
+
+    assert platform.run_invoker() == {"batchItemFailures": []}
+
+    job = platform.job("job-bad")
+    assert job["status"] == "FAILED"
+    assert job["error"]["code"] == "invalid_message"
+    assert "input" in job["error"]["message"]
+    assert "Invoke" not in platform.calls
+
+
+@pytest.mark.parametrize("body", ["{not json", json.dumps({"model": "pp-ocrv5"}), json.dumps(["a", "list"])])
+def test_malformed_message_without_a_job_id_is_dropped_not_retried(platform: Platform, body: str) -> None:
+    platform.enqueue(body)
+
+    assert platform.run_invoker() == {"batchItemFailures": []}
+
+    assert platform.sqs.receive_message(QueueUrl=platform.queue_url).get("Messages") is None
+    assert platform.store.table.scan()["Items"] == []
+
+
+def test_duplicate_delivery_dispatches_the_job_once(platform: Platform) -> None:
+    message = _submit(platform, "job-dup", "pp-ocrv5")
+    platform.enqueue(message)  # the same message delivered twice
+
+    platform.run_invoker()
+    platform.run_invoker()
+
+    assert len(platform.calls["Invoke"]) == 1
+    assert platform.job("job-dup")["status"] == "PROCESSING"
+
+
+def test_a_message_for_a_finished_job_changes_nothing(platform: Platform) -> None:
+    message = _submit(platform, "job-done", "pp-ocrv5")
+    platform.run_invoker()
+    platform.store.mark_completed("job-done", result_uri=f"s3://{BUCKET}/results/job-done/result.json", page_count=1)
+
+    platform.enqueue(message)
+    platform.run_invoker()
+
+    assert len(platform.calls["Invoke"]) == 1
+    assert platform.job("job-done")["status"] == "COMPLETED"
+
+
+def test_job_claimed_but_not_dispatched_is_dispatched_on_redelivery(platform: Platform) -> None:
+    from botocore.exceptions import ClientError
+
+    from ocr_platform.handlers import _services
+
+    def throttled(**_: object) -> None:
+        raise ClientError({"Error": {"Code": "TooManyRequestsException", "Message": "Rate exceeded"}}, "Invoke")
+
+    _submit(platform, "job-retry", "pp-ocrv5")
+    events = _services._client("lambda").meta.events
+    events.register("before-call.lambda.Invoke", throttled, unique_id="throttle")
+
+    assert len(platform.run_invoker()["batchItemFailures"]) == 1
+    job = platform.job("job-retry")
+    assert job["status"] == "PROCESSING" and "dispatched_at" not in job
+
+    events.unregister("before-call.lambda.Invoke", unique_id="throttle")
+    assert platform.run_invoker() == {"batchItemFailures": []}
+    assert platform.job("job-retry")["dispatched_at"]
+    assert len(platform.calls["Invoke"]) == 2  # the throttled attempt and the one that went through
+
+
+def test_a_message_without_a_job_item_is_tracked_from_the_invoker_on(platform: Platform) -> None:
+    platform.enqueue(_message(platform, "job-noitem", "pp-ocrv5", language="korean"))
+
+    platform.run_invoker()
+
+    job = platform.job("job-noitem")
+    assert (job["status"], job["model"], job["language"]) == ("PROCESSING", "pp-ocrv5", "korean")
+    assert job["created_at"]

@@ -1,0 +1,119 @@
+"""CPU processor Lambda against moto, with a plumbing-only engine (real OCR is tested in tests/ocr)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from ocr_platform import engines
+from ocr_platform.engines import EngineOutput
+from ocr_platform.jobs import NewJob
+from ocr_platform.results import EngineInfo
+from tests.conftest import BUCKET, Platform
+
+
+class PlumbingEngine:
+    """Returns one line per call and remembers what it was given; not OCR."""
+
+    info = EngineInfo(name="plumbing-test-engine", models=["none"], version="0")
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def predict(self, path: Path, *, language: str = "en", pages: str | None = None, options: dict | None = None) -> EngineOutput:
+        self.calls.append({"bytes": path.read_bytes(), "language": language, "pages": pages, "options": options})
+        if (options or {}).get("explode"):
+            raise RuntimeError("engine blew up")
+        page = {"page": 1, "width": 200, "height": 100, "scale": 2.0,
+                "lines": [{"text": "plumbing", "polygon": [[1, 2], [50, 2], [50, 20], [1, 20]], "score": 0.9}]}
+        return EngineOutput(pages=[page], raw={"engine": "raw output"}, timings={"predict": 0.01})
+
+
+@pytest.fixture
+def engine(platform: Platform) -> Iterator[PlumbingEngine]:
+    instance = PlumbingEngine()
+    engines.register_engine("pp-ocrv5", lambda: instance)
+    yield instance
+    engines._factories.pop("pp-ocrv5", None)
+    engines._instances.pop("pp-ocrv5", None)
+
+
+def _job(platform: Platform, job_id: str, **extra: Any) -> dict[str, Any]:
+    message = {"job_id": job_id, "model": "pp-ocrv5", "input": platform.put_document(job_id, data=b"DOC"), "language": "fr", **extra}
+    platform.store.create(NewJob(job_id, "pp-ocrv5", message["input"], language="fr"))
+    platform.store.mark_processing(job_id, "lambda")
+    return message
+
+
+def test_processor_publishes_result_json_and_completes_the_job(platform: Platform, engine: PlumbingEngine) -> None:
+    message = _job(platform, "job-p1", pages="1", options={"det_limit": 960})
+
+    response = platform.run_processor(message)
+
+    assert response["outcome"] == "completed"
+    assert engine.calls == [{"bytes": b"DOC", "language": "fr", "pages": "1", "options": {"det_limit": 960}}]
+    result = platform.read_json("results/job-p1/result.json")
+    assert result["job_id"] == "job-p1" and result["model"] == "pp-ocrv5"
+    assert result["engine"]["name"] == "plumbing-test-engine"
+    assert result["page_count"] == 1 and result["text"] == "plumbing"
+    assert result["pages"][0]["lines"][0]["polygon"] == [[1, 2], [50, 2], [50, 20], [1, 20]]
+    assert set(result["timings"]) >= {"download", "predict", "total"}
+    assert platform.read_json("results/job-p1/raw.json") == {"engine": "raw output"}
+    job = platform.job("job-p1")
+    assert job["status"] == "COMPLETED"
+    assert job["result"] == f"s3://{BUCKET}/results/job-p1/result.json"
+    assert job["page_count"] == 1 and job["finished_at"] >= job["started_at"]
+
+
+def test_missing_input_fails_the_job_with_input_not_found(platform: Platform, engine: PlumbingEngine) -> None:
+    message = _job(platform, "job-p2")
+    platform.s3.delete_object(Bucket=BUCKET, Key="documents/job-p2/page.png")
+
+    assert platform.run_processor(message)["outcome"] == "failed"
+
+    job = platform.job("job-p2")
+    assert job["status"] == "FAILED" and job["error"]["code"] == "input_not_found"
+    assert "documents/job-p2/page.png" in job["error"]["message"]
+    assert platform.keys("results/") == []
+
+
+def test_engine_exception_fails_the_job_with_engine_failed(platform: Platform, engine: PlumbingEngine) -> None:
+    message = _job(platform, "job-p3", options={"explode": True})
+
+    platform.run_processor(message)
+
+    job = platform.job("job-p3")
+    assert job["status"] == "FAILED" and job["error"]["code"] == "engine_failed"
+    assert "engine blew up" in job["error"]["message"]
+
+
+def test_late_or_repeated_invocation_of_a_finished_job_is_skipped(platform: Platform, engine: PlumbingEngine) -> None:
+    message = _job(platform, "job-p4")
+    platform.run_processor(message)
+    first = platform.s3.head_object(Bucket=BUCKET, Key="results/job-p4/result.json")["ETag"]
+
+    assert platform.run_processor(message)["outcome"] == "skipped"
+
+    assert len(engine.calls) == 1
+    assert platform.s3.head_object(Bucket=BUCKET, Key="results/job-p4/result.json")["ETag"] == first
+    assert platform.job("job-p4")["status"] == "COMPLETED"
+
+
+def test_engine_that_cannot_be_imported_fails_the_job_engine_unavailable(platform: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(engines._LAZY_FACTORIES, "pp-structurev3", "ocr_platform.engines.not_installed:Engine")
+    message = _job(platform, "job-p5")
+    message["model"] = "pp-structurev3"
+
+    platform.run_processor(message)
+
+    job = platform.job("job-p5")
+    assert job["status"] == "FAILED" and job["error"]["code"] == "engine_unavailable"
+
+
+def test_invalid_payload_with_a_job_id_fails_the_job(platform: Platform) -> None:
+    platform.run_processor({"job_id": "job-p6", "model": "pp-ocrv5"})
+
+    job = platform.job("job-p6")
+    assert job["status"] == "FAILED" and job["error"]["code"] == "invalid_message"

@@ -1,0 +1,102 @@
+"""Client API and CLI against moto: submit/status/result, stack outputs, standard endpoint variables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import boto3
+import pytest
+
+from ocr_platform import cli
+from ocr_platform.client import ClientError, OcrClient, PlatformResources
+from tests.conftest import BUCKET, TABLE, Platform
+
+
+@pytest.fixture
+def resources(platform: Platform) -> PlatformResources:
+    return PlatformResources(BUCKET, platform.queue_url, TABLE)
+
+
+@pytest.fixture
+def document(tmp_path: Path) -> Path:
+    path = tmp_path / "my scan.png"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n-bytes-")
+    return path
+
+
+def test_submit_uploads_writes_a_queued_item_and_enqueues_the_contract_message(platform: Platform, resources: PlatformResources, document: Path) -> None:
+    job = OcrClient(resources).submit(document, model="pp-structurev3", language="ch", pages="2-3")
+
+    job_id = job["job_id"]
+    key = f"documents/{job_id}/my_scan.png"
+    assert platform.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() == document.read_bytes()
+    item = platform.job(job_id)
+    assert (item["status"], item["model"], item["language"], item["pages"]) == ("QUEUED", "pp-structurev3", "ch", "2-3")
+    assert item["file_name"] == "my scan.png"
+    [message] = platform.sqs.receive_message(QueueUrl=platform.queue_url)["Messages"]
+    assert json.loads(message["Body"]) == {"job_id": job_id, "model": "pp-structurev3", "input": f"s3://{BUCKET}/{key}", "language": "ch", "pages": "2-3"}
+
+
+def test_each_submit_is_a_new_job(platform: Platform, resources: PlatformResources, document: Path) -> None:
+    client = OcrClient(resources)
+    assert client.submit(document, model="pp-ocrv5")["job_id"] != client.submit(document, model="pp-ocrv5")["job_id"]
+
+
+@pytest.mark.parametrize(("kwargs", "fragment"), [({"model": "nope"}, "Unknown model"), ({"model": "pp-ocrv5", "pages": "a"}, "pages")])
+def test_submit_refuses_bad_requests_before_uploading(platform: Platform, resources: PlatformResources, document: Path, kwargs: dict, fragment: str) -> None:
+    with pytest.raises(ClientError, match=fragment):
+        OcrClient(resources).submit(document, **kwargs)
+    assert platform.keys("documents/") == []
+
+
+def test_result_is_refused_until_completed_and_returned_after(platform: Platform, resources: PlatformResources, document: Path) -> None:
+    client = OcrClient(resources)
+    job_id = client.submit(document, model="pp-ocrv5")["job_id"]
+    with pytest.raises(ClientError, match="QUEUED"):
+        client.result(job_id)
+    platform.store.mark_processing(job_id, "lambda")
+    platform.s3.put_object(Bucket=BUCKET, Key=f"results/{job_id}/result.json", Body=b'{"job_id": "%s", "page_count": 1}' % job_id.encode())
+    platform.store.mark_completed(job_id, result_uri=f"s3://{BUCKET}/results/{job_id}/result.json", page_count=1)
+    assert client.result(job_id)["job_id"] == job_id
+    assert client.wait(job_id, timeout=1)["status"] == "COMPLETED"
+
+
+def test_resources_from_stack_outputs(platform: Platform) -> None:
+    template = {
+        "Resources": {"Placeholder": {"Type": "AWS::SQS::Queue"}},
+        "Outputs": {k: {"Value": v} for k, v in {"BucketName": BUCKET, "QueueUrl": platform.queue_url, "TableName": TABLE, "EndpointName": "vl"}.items()},
+    }
+    boto3.client("cloudformation").create_stack(StackName="ocr-platform-test", TemplateBody=json.dumps(template))
+    assert PlatformResources.from_stack("ocr-platform-test") == PlatformResources(BUCKET, platform.queue_url, TABLE, "vl")
+    with pytest.raises(ClientError, match="cdk deploy"):
+        PlatformResources.from_stack("no-such-stack")
+
+
+def test_cli_submit_status_result_round_trip(platform: Platform, document: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("OCR_BUCKET_NAME", BUCKET)
+    monkeypatch.setenv("OCR_QUEUE_URL", platform.queue_url)
+    monkeypatch.setenv("OCR_TABLE_NAME", TABLE)
+
+    assert cli.main(["submit", str(document), "--model", "pp-ocrv5", "--lang", "fr"]) == 0
+    job_id = json.loads(capsys.readouterr().out)["job_id"]
+
+    assert cli.main(["status", job_id]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "QUEUED"
+
+    assert cli.main(["result", job_id]) == 2
+    assert "QUEUED" in capsys.readouterr().err
+
+    platform.store.mark_processing(job_id, "lambda")
+    platform.store.mark_failed(job_id, __import__("ocr_platform.errors", fromlist=["JobError"]).JobError("corrupt_document", "The PDF is truncated."))
+    assert cli.main(["status", job_id]) == 1
+    assert cli.main(["result", job_id, "--output", str(tmp_path / "r.json")]) == 2
+    assert "corrupt_document: The PDF is truncated." in capsys.readouterr().err
+
+
+def test_cli_uses_standard_endpoint_variables(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens: the call must go there
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    monkeypatch.setenv("AWS_METADATA_SERVICE_NUM_ATTEMPTS", "1")
+    assert cli.main(["status", "abc", "--stack", "ocr-platform-dev"]) == 2
+    assert "127.0.0.1:9" in capsys.readouterr().err
