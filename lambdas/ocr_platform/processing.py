@@ -51,6 +51,30 @@ def download_input(s3: Any, uri: str, directory: Path) -> Path:
     return target
 
 
+def ocr_document(
+    path: Path,
+    *,
+    job_id: str,
+    model: str,
+    engine: Engine,
+    language: str = "en",
+    pages: str | None = None,
+    options: dict[str, Any] | None = None,
+    on_page: Callable[[int, int], None] | None = None,
+) -> tuple[OcrResult, Any]:
+    """Run ``engine`` on a local file and build the result document; returns ``(result, raw_output)``.
+
+    The one code path from a file to result.json, used by the processor, the endpoint and ``ocr-platform ocr``.
+    """
+    started = time.perf_counter()
+    kwargs: dict[str, Any] = {"language": language, "pages": pages, "options": options or {}}
+    if on_page is not None:
+        kwargs["on_page"] = on_page
+    output = engine.predict(path, **kwargs)
+    timings = {**output.timings, "ocr": time.perf_counter() - started}
+    return build_result(job_id, model, output.engine or engine.info, output.pages, timings), output.raw
+
+
 def publish_result(s3: Any, layout: StorageLayout, result: OcrResult, raw: Any = None) -> str:
     """Write result.json (and raw.json when the engine gave raw output); return the result URI."""
     job_id = result["job_id"]
@@ -93,13 +117,14 @@ def process_job(
     try:
         engine = engine_for(message.model)
         with tempfile.TemporaryDirectory(prefix=f"ocr-{message.job_id}-") as tmp:
-            t0 = time.perf_counter()
             path = download_input(s3, message.input, Path(tmp))
-            download_s = time.perf_counter() - t0
-            output = engine.predict(path, language=message.language, pages=message.pages, options=message.options)
-        timings = {"download": download_s, **output.timings, "total": time.perf_counter() - started}
-        result = build_result(message.job_id, message.model, output.engine or engine.info, output.pages, timings)
-        result_uri = publish_result(s3, layout, result, output.raw)
+            download_s = time.perf_counter() - started
+            result, raw = ocr_document(
+                path, job_id=message.job_id, model=message.model, engine=engine,
+                language=message.language, pages=message.pages, options=message.options,
+            )
+        result["timings"].update(download=round(download_s, 4), total=round(time.perf_counter() - started, 4))
+        result_uri = publish_result(s3, layout, result, raw)
     except JobError as err:
         return _fail(store, message, err)
     except Exception as err:

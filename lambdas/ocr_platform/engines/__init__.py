@@ -54,7 +54,10 @@ class Engine(Protocol):
         language: str = "en",
         pages: str | None = None,
         options: dict[str, Any] | None = None,
-    ) -> EngineOutput: ...
+        on_page: Callable[[int, int], None] | None = None,
+    ) -> EngineOutput:
+        """Read ``pages`` of the document at ``path``; ``on_page(done, total)`` reports progress."""
+        ...
 
 
 EngineFactory = Callable[[], Engine]
@@ -67,7 +70,7 @@ _LAZY_FACTORIES: dict[str, str] = {
 }
 _factories: dict[str, EngineFactory] = {}
 _instances: dict[str, Engine] = {}
-_lock = threading.Lock()
+_lock = threading.RLock()  # re-entrant: an engine may build its fallback engine through the registry
 
 
 def register_engine(model: str, factory: EngineFactory) -> None:

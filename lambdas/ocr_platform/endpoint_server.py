@@ -1,0 +1,165 @@
+"""The SageMaker hosting contract for the PaddleOCR-VL endpoint container.
+
+``serve`` (the container's entry point) runs ``python -m ocr_platform.endpoint_server``: an HTTP server on
+port 8080 with
+
+- ``GET /ping``: 200 once the model is loaded, 503 while it loads, 500 if it could not load;
+- ``POST /invocations``: the body is the per-job request the invoker wrote (the job message JSON); the
+  document is read from S3, the engine runs, and the response is result.json. A bad document answers
+  400 and anything else 500, each with ``{"error": {"code": ..., "message": ...}}``, so SageMaker posts
+  to the error topic and the completion handler records that code.
+
+Requests are served by a thread pool no larger than ``MaxConcurrentInvocationsPerInstance``
+(``OCR_MAX_CONCURRENT_INVOCATIONS``); the in-process VLM runs one page at a time, while a vLLM server
+backend (``OCR_VL_BACKEND=vllm-server``) takes requests concurrently.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import threading
+from contextlib import nullcontext
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable
+
+from ocr_platform.engines import Engine, get_engine
+from ocr_platform.errors import ErrorCode, JobError
+from ocr_platform.messages import InvalidMessageError, parse_job_message
+from ocr_platform.processing import download_input, ocr_document
+
+logger = logging.getLogger(__name__)
+
+MODEL = "paddleocr-vl"
+MAX_BODY_BYTES = 1024 * 1024
+# Input problems the caller can fix answer 400; everything else is the endpoint's fault (500).
+CLIENT_ERRORS = {
+    ErrorCode.INVALID_MESSAGE, ErrorCode.INPUT_NOT_FOUND, ErrorCode.UNSUPPORTED_TYPE, ErrorCode.UNSUPPORTED_LANGUAGE,
+    ErrorCode.EMPTY_DOCUMENT, ErrorCode.CORRUPT_DOCUMENT, ErrorCode.ENCRYPTED_PDF, ErrorCode.DOCUMENT_TOO_LARGE,
+    ErrorCode.TOO_MANY_PAGES, ErrorCode.PAGE_TOO_LARGE, ErrorCode.INVALID_PAGES,
+}
+
+
+class EndpointApp:
+    """Model state and request handling, independent of the HTTP plumbing.
+
+    Args:
+        engine_factory: builds the engine (default: the registry's ``paddleocr-vl`` engine).
+        s3: a boto3 S3 client (default honours ``AWS_ENDPOINT_URL*``).
+        serialize_predictions: run one prediction at a time (an in-process model is not thread-safe).
+    """
+
+    def __init__(self, engine_factory: Callable[[], Engine] | None = None, *, s3: Any = None, serialize_predictions: bool = True) -> None:
+        self._factory = engine_factory or (lambda: get_engine(MODEL))
+        self._s3 = s3
+        self.engine: Engine | None = None
+        self.load_error: str | None = None
+        self._predict_lock = threading.Lock() if serialize_predictions else None
+
+    @property
+    def s3(self) -> Any:
+        if self._s3 is None:
+            import boto3
+
+            self._s3 = boto3.client("s3")
+        return self._s3
+
+    def load(self) -> None:
+        try:
+            self.engine = self._factory()
+            logger.info("Model loaded: %s", self.engine.info)
+        except Exception as err:
+            logger.exception("Model failed to load")
+            self.load_error = f"{type(err).__name__}: {err}"
+
+    def ping(self) -> tuple[int, dict[str, Any]]:
+        if self.engine is not None:
+            return HTTPStatus.OK, {"status": "ready", "engine": self.engine.info}
+        if self.load_error:
+            return HTTPStatus.INTERNAL_SERVER_ERROR, {"status": "failed", "error": self.load_error}
+        return HTTPStatus.SERVICE_UNAVAILABLE, {"status": "loading"}
+
+    def invoke(self, body: bytes) -> tuple[int, dict[str, Any]]:
+        try:
+            return HTTPStatus.OK, dict(self._run(body))
+        except JobError as err:
+            status = HTTPStatus.BAD_REQUEST if err.code in CLIENT_ERRORS else HTTPStatus.INTERNAL_SERVER_ERROR
+            return status, {"error": err.as_dict()}
+        except Exception as err:
+            logger.exception("Invocation failed")
+            return HTTPStatus.INTERNAL_SERVER_ERROR, {"error": {"code": ErrorCode.ENGINE_FAILED, "message": f"{type(err).__name__}: {err}"}}
+
+    def _run(self, body: bytes) -> dict[str, Any]:
+        if self.engine is None:
+            raise JobError(ErrorCode.ENGINE_UNAVAILABLE, self.load_error or "The model is still loading.")
+        try:
+            message = parse_job_message(body)
+        except InvalidMessageError as err:
+            raise JobError(ErrorCode.INVALID_MESSAGE, f"The request is invalid: {err}") from None
+        with tempfile.TemporaryDirectory(prefix=f"vl-{message.job_id}-") as tmp:
+            path = download_input(self.s3, message.input, Path(tmp))
+            with self._predict_lock or nullcontext():
+                result, _raw = ocr_document(
+                    path, job_id=message.job_id, model=message.model, engine=self.engine,
+                    language=message.language, pages=message.pages, options=message.options,
+                )
+        return dict(result)
+
+
+def make_server(app: EndpointApp, host: str = "0.0.0.0", port: int = 8080, max_concurrency: int = 4) -> ThreadingHTTPServer:
+    """An HTTP server for ``app``; at most ``max_concurrency`` requests are worked on at once."""
+    slots = threading.BoundedSemaphore(max_concurrency)
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _reply(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload, ensure_ascii=False).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server naming
+            if self.path == "/ping":
+                self._reply(*app.ping())
+            else:
+                self._reply(HTTPStatus.NOT_FOUND, {"error": {"code": "not_found", "message": self.path}})
+
+        def do_POST(self) -> None:  # noqa: N802
+            if self.path != "/invocations":
+                self._reply(HTTPStatus.NOT_FOUND, {"error": {"code": "not_found", "message": self.path}})
+                return
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY_BYTES:
+                self._reply(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": {"code": ErrorCode.INVALID_MESSAGE, "message": "The request body is too large."}})
+                return
+            body = self.rfile.read(length)
+            with slots:
+                self._reply(*app.invoke(body))
+
+        def log_message(self, fmt: str, *args: Any) -> None:
+            logger.info("%s " + fmt, self.address_string(), *args)
+
+    server = ThreadingHTTPServer((host, port), Handler)
+    server.daemon_threads = True
+    return server
+
+
+def main() -> None:
+    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
+    concurrency = int(os.environ.get("OCR_MAX_CONCURRENT_INVOCATIONS", "4"))
+    app = EndpointApp(serialize_predictions=os.environ.get("OCR_VL_BACKEND", "native") == "native")
+    threading.Thread(target=app.load, name="model-load", daemon=True).start()
+    server = make_server(app, port=int(os.environ.get("SAGEMAKER_BIND_TO_PORT", "8080")), max_concurrency=concurrency)
+    logger.info("Serving on %s:%d (max %d concurrent invocations)", *server.server_address, concurrency)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

