@@ -108,6 +108,9 @@ def run_local_ocr(args: argparse.Namespace) -> int:
         + (f" -> {args.output}" if args.output else ""),
         file=sys.stderr,
     )
+    if args.output:
+        preview = result["text"].replace("\f", "\n").splitlines()
+        print("\n".join(f"  | {line}" for line in preview[:20]) + ("\n  | ..." if len(preview) > 20 else ""), file=sys.stderr)
     return 0
 
 

@@ -64,6 +64,7 @@ class JobDispatcher:
         """Route one job. Raises ``RetryLaterError`` (endpoint busy) or AWS errors for the caller to retry."""
         try:
             spec = route(message.model)
+            self._check_deployed(spec.backend, message.model)
         except JobError as err:
             self.store.mark_failed(message.job_id, err, job=message.as_new_job())
             return DispatchResult("failed", error=err)
@@ -93,6 +94,15 @@ class JobDispatcher:
             self.inference.submit(message)
         self.store.mark_dispatched(message.job_id)
         return DispatchResult("dispatched", backend=spec.backend, scaled_out=scaled_out)
+
+    def _check_deployed(self, backend: str, model: str) -> None:
+        deployed = self.processor_function if backend == "lambda" else self.capacity.endpoint_name
+        if not deployed:
+            raise JobError(
+                ErrorCode.UNKNOWN_MODEL,
+                f"Model {model!r} is not deployed in this stage (its {backend} backend is missing); "
+                "add it to the stage's `models` setting and redeploy.",
+            )
 
     def give_up(self, message: JobMessage, error: Exception) -> None:
         """End a job whose last delivery still could not be dispatched, instead of losing it to the DLQ."""

@@ -189,3 +189,17 @@ def test_a_message_without_a_job_item_is_tracked_from_the_invoker_on(platform: P
     job = platform.job("job-noitem")
     assert (job["status"], job["model"], job["language"]) == ("PROCESSING", "pp-ocrv5", "korean")
     assert job["created_at"]
+
+
+def test_model_whose_backend_is_not_deployed_fails_clearly(platform: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocr_platform.handlers import _services
+
+    monkeypatch.setenv("OCR_ENDPOINT_NAME", "")
+    _services.services.cache_clear()
+    _submit(platform, "job-nogpu", "paddleocr-vl")
+
+    assert platform.run_invoker() == {"batchItemFailures": []}
+
+    job = platform.job("job-nogpu")
+    assert job["status"] == "FAILED" and job["error"]["code"] == "unknown_model"
+    assert "not deployed" in job["error"]["message"]

@@ -1,0 +1,60 @@
+"""Builds the CDK app: the one function ``infra/app.py`` and the tests share."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from aws_cdk import App, Environment
+from cdk_nag import AwsSolutionsChecks
+
+from ocr_infra.config import PlatformConfig
+from ocr_infra.nag import apply_nag_checks
+from ocr_infra.paths import CDK_JSON, check_layout
+from ocr_infra.stack import OcrPlatformStack
+
+
+@dataclass(frozen=True)
+class PlatformApp:
+    """The app, its stack(s) and the cdk-nag pack registered on it."""
+
+    app: App
+    stack: OcrPlatformStack
+    nag: AwsSolutionsChecks | None
+
+    @property
+    def stacks(self) -> list[OcrPlatformStack]:
+        return [self.stack]
+
+
+def cdk_json_context() -> dict[str, Any]:
+    """The ``context`` of ``cdk.json`` (feature flags and defaults), for runs without the CDK CLI."""
+    if not CDK_JSON.exists():
+        return {}
+    return dict(json.loads(CDK_JSON.read_text(encoding="utf-8")).get("context", {}))
+
+
+def build_app(
+    context: Mapping[str, Any] | None = None,
+    *,
+    outdir: str | None = None,
+    nag: bool = True,
+) -> PlatformApp:
+    """Create the app with the platform stack of the configured stage, cdk-nag AwsSolutions applied.
+
+    ``cdk.json``'s context is always loaded as the base, so ``python infra/app.py``, the tests and
+    ``npx cdk synth`` synthesize with the same feature flags; context given by the CLI (``-c``) takes
+    precedence over both, ``context`` over ``cdk.json``.
+    """
+    check_layout()
+    # analytics_reporting=False: no AWS::CDK::Metadata resource (cdk.json's versionReporting for the CLI).
+    app = App(context={**cdk_json_context(), **dict(context or {})}, outdir=outdir, analytics_reporting=False)
+    config = PlatformConfig.from_context(app)
+    account, region = os.environ.get("CDK_DEFAULT_ACCOUNT"), os.environ.get("CDK_DEFAULT_REGION")
+    env = Environment(account=account, region=region) if account and region else None
+    stack = OcrPlatformStack(app, "OcrPlatform", config=config, env=env)
+    pack = apply_nag_checks(app) if nag else None
+    return PlatformApp(app=app, stack=stack, nag=pack)

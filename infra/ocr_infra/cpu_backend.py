@@ -1,0 +1,128 @@
+"""CPU backend: the container-image Lambda that runs PP-OCRv5 and PP-StructureV3."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import Duration
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_ecr_assets as ecr_assets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_destinations as destinations
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from ocr_infra.functions import PlatformFunction, PlatformFunctionProps
+from ocr_infra.paths import CPU_OCR_DOCKERFILE, REPO_ROOT
+from ocr_infra.secure_defaults import acknowledge_wildcards, allow
+from ocr_platform.settings import ENV
+from ocr_platform.storage import DOCUMENTS_PREFIX, MODELS_PREFIX, RESULTS_PREFIX
+
+
+@dataclass(frozen=True)
+class CpuBackendProps:
+    """Props of :class:`CpuBackend`.
+
+    Attributes:
+        bucket / table: the platform bucket and jobs table.
+        on_failure: receives the invocation record of a run that crashed, timed out or raised (the
+            completion function, which marks the job FAILED) once the retries are used up.
+        memory_mb: 3008 by default, the most new accounts may use; up to 10240 where allowed.
+        ephemeral_storage_mb: /tmp size for the input document and the model files.
+        timeout_seconds: the run's time limit (at most 900).
+        retry_attempts: async retries after a function error (0: straight to ``on_failure``).
+        max_event_age_hours: how long an event may wait in Lambda's async queue.
+        job_ttl_days: ``OCR_JOB_TTL_DAYS`` of the job store.
+        bake_models: ``BAKE_MODELS`` build argument (PaddleX model names baked into the image).
+        log_retention: retention of the function's logs.
+    """
+
+    bucket: s3.IBucket
+    table: dynamodb.ITable
+    on_failure: lambda_.IFunction
+    memory_mb: int = 3008
+    ephemeral_storage_mb: int = 10240
+    timeout_seconds: int = 900
+    retry_attempts: int = 0
+    max_event_age_hours: int = 6
+    job_ttl_days: int = 30
+    bake_models: str = ""
+    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
+
+
+class CpuBackend(Construct):
+    """The CPU processor: ``containers/cpu-ocr/Dockerfile`` as a Lambda function, invoked asynchronously.
+
+    The image is built from the repository root (filtered by ``.dockerignore``) so it installs the same
+    ``ocr_platform`` package the zip functions run; its CMD is ``ocr_platform.handlers.processor.handler``.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, props: CpuBackendProps) -> None:
+        super().__init__(scope, construct_id)
+        # 1. Image: built by `cdk deploy` (synth only fingerprints the context; no Docker needed).
+        code = lambda_.DockerImageCode.from_image_asset(
+            str(REPO_ROOT),
+            file=CPU_OCR_DOCKERFILE,
+            platform=ecr_assets.Platform.LINUX_AMD64,
+            build_args={"BAKE_MODELS": props.bake_models} if props.bake_models else None,
+            display_name="cpu-ocr processor image",
+        )
+        # 2. Function: memory, /tmp and timeout for OCR of multi-page documents.
+        self._processor = PlatformFunction(
+            self,
+            "Processor",
+            PlatformFunctionProps(
+                description="OCR platform CPU processor: PP-OCRv5 / PP-StructureV3 on one job",
+                code=code,
+                memory_mb=props.memory_mb,
+                ephemeral_storage_mb=props.ephemeral_storage_mb,
+                timeout_seconds=props.timeout_seconds,
+                service_name="ocr-processor",
+                environment={
+                    ENV.TABLE_NAME: props.table.table_name,
+                    ENV.BUCKET_NAME: props.bucket.bucket_name,
+                    ENV.JOB_TTL_DAYS: str(props.job_ttl_days),
+                },
+                log_retention=props.log_retention,
+            ),
+        )
+        role = self._processor.role
+        # 3. Permissions: read inputs and cached models, write results and the model cache, move the job.
+        allow(
+            role,
+            ["s3:GetObject"],
+            [props.bucket.arn_for_objects(f"{DOCUMENTS_PREFIX}*"), props.bucket.arn_for_objects(f"{MODELS_PREFIX}*")],
+            reason="Key-prefix scope: the processor reads any job's input under documents/ and the model cache "
+            "under models/; job ids are only known at run time.",
+        )
+        allow(
+            role,
+            ["s3:PutObject"],
+            [props.bucket.arn_for_objects(f"{RESULTS_PREFIX}*"), props.bucket.arn_for_objects(f"{MODELS_PREFIX}*")],
+            reason="Key-prefix scope: the processor writes results/{job_id}/ for any job and fills the models/ "
+            "cache on a cold start.",
+        )
+        allow(role, ["dynamodb:GetItem", "dynamodb:UpdateItem"], [props.table.table_arn])
+        # 4. Async invocation: no blind retries, every failure ends at the completion function.
+        self._processor.function.configure_async_invoke(
+            retry_attempts=props.retry_attempts,
+            max_event_age=Duration.hours(props.max_event_age_hours),
+            on_failure=destinations.LambdaDestination(props.on_failure),
+        )
+        acknowledge_wildcards(
+            role,
+            ["lambda:InvokeFunction"],
+            [f"{props.on_failure.function_arn}:*"],
+            "CDK's LambdaDestination grants lambda:InvokeFunction on the completion function and its "
+            "qualified ARNs (versions/aliases); the wildcard covers only that one function.",
+        )
+
+    @property
+    def function(self) -> lambda_.Function:
+        return self._processor.function
+
+    @property
+    def role(self) -> iam.Role:
+        return self._processor.role

@@ -1,0 +1,408 @@
+"""GPU backend: the PaddleOCR-VL SageMaker async endpoint that scales between zero and N instances."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from aws_cdk import ArnFormat, Aws, Duration, Stack
+from aws_cdk import aws_applicationautoscaling as appscaling
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_ecr_assets as ecr_assets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sagemaker as sagemaker
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from constructs import Construct
+
+from ocr_infra.functions import (
+    SCALE_IN_HANDLER,
+    PlatformFunction,
+    PlatformFunctionProps,
+)
+from ocr_infra.messaging import NotificationTopics
+from ocr_infra.paths import REPO_ROOT, VL_ENDPOINT_DOCKERFILE
+from ocr_infra.secure_defaults import allow
+from ocr_platform.settings import ENV
+from ocr_platform.storage import (
+    ASYNC_FAILURES_PREFIX,
+    ASYNC_OUTPUTS_PREFIX,
+    ASYNC_REQUESTS_PREFIX,
+    DOCUMENTS_PREFIX,
+    MODELS_PREFIX,
+)
+
+SAGEMAKER_NAMESPACE = "AWS/SageMaker"
+#: Read by ``ocr_platform.endpoint_server``: requests served at once by one instance.
+MAX_CONCURRENT_INVOCATIONS_ENV = "OCR_MAX_CONCURRENT_INVOCATIONS"
+DESIRED_INSTANCE_COUNT = "sagemaker:variant:DesiredInstanceCount"
+#: The service-linked role Application Auto Scaling uses for SageMaker variants; naming its full ARN in
+#: the scalable target makes Application Auto Scaling create it when the account does not have it yet.
+AUTOSCALING_SERVICE_LINKED_ROLE = (
+    "aws-service-role/sagemaker.application-autoscaling.amazonaws.com/"
+    "AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint"
+)
+
+
+@dataclass(frozen=True)
+class GpuBackendProps:
+    """Props of :class:`GpuBackend`.
+
+    Attributes:
+        endpoint_name: the endpoint's name (known in advance: alarms, ARNs and env vars use it).
+        bucket / table: the platform bucket and jobs table.
+        topics: the encrypted topics (success, error, scale-in) and their key.
+        scale_in_code / layers: code and layers of the scale-in zip function.
+        instance_type: GPU instance of the variant (``ml.g5.xlarge``).
+        variant_name: the production variant.
+        max_instance_count: the scalable target's maximum (its minimum is 0).
+        max_concurrent_invocations_per_instance: AsyncInferenceConfig ClientConfig.
+        idle_minutes / idle_backlog_threshold: the scale-in alarm fires after ``idle_minutes``
+            consecutive minutes of ApproximateBacklogSizePerInstance < threshold (missing = idle).
+        inflight_window_seconds: ``OCR_INFLIGHT_WINDOW_SECONDS`` of the scale-in function.
+        base_image: ``BASE_IMAGE`` build argument of the endpoint image (empty: Dockerfile default).
+        bake_models: ``BAKE_MODELS`` build argument of the endpoint image (empty: none baked in).
+        scale_in_memory_mb / scale_in_timeout_seconds: size of the scale-in function.
+        job_ttl_days: ``OCR_JOB_TTL_DAYS``.
+        log_retention: retention of the scale-in function's logs.
+    """
+
+    endpoint_name: str
+    bucket: s3.IBucket
+    table: dynamodb.ITable
+    status_index_arn: str
+    topics: NotificationTopics
+    scale_in_code: lambda_.Code
+    layers: Sequence[lambda_.ILayerVersion] = field(default_factory=tuple)
+    instance_type: str = "ml.g5.xlarge"
+    variant_name: str = "AllTraffic"
+    max_instance_count: int = 1
+    max_concurrent_invocations_per_instance: int = 4
+    idle_minutes: int = 10
+    idle_backlog_threshold: float = 0.1
+    inflight_window_seconds: int = 3900
+    base_image: str = ""
+    bake_models: str = ""
+    scale_in_memory_mb: int = 128
+    scale_in_timeout_seconds: int = 30
+    job_ttl_days: int = 30
+    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
+
+
+class GpuBackend(Construct):
+    """PaddleOCR-VL on a SageMaker asynchronous endpoint that costs nothing while idle.
+
+    Scaling: the invoker raises DesiredInstanceCount 0 -> 1 before it sends a request; a step-scaling
+    policy on ``HasBacklogWithoutCapacity`` does the same for any request queued while at zero (the
+    AWS-documented scale-from-zero pattern); the idle alarm's SNS topic triggers the scale-in function,
+    which sets the count back to 0 only when no job is in flight. The endpoint is created with one
+    instance (SageMaker requires InitialInstanceCount >= 1) and the idle alarm brings it to zero after
+    ``idle_minutes``; redeployments keep the current count (``RetainAllVariantProperties``).
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, props: GpuBackendProps) -> None:
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        self._endpoint_name = props.endpoint_name
+        self._variant_name = props.variant_name
+        self._endpoint_arn = stack.format_arn(
+            service="sagemaker", resource="endpoint", resource_name=props.endpoint_name.lower()
+        )
+        topics = props.topics
+
+        # 1. Image: containers/vl-endpoint/Dockerfile, built and pushed by `cdk deploy`.
+        self._image = ecr_assets.DockerImageAsset(
+            self,
+            "Image",
+            directory=str(REPO_ROOT),
+            file=VL_ENDPOINT_DOCKERFILE,
+            platform=ecr_assets.Platform.LINUX_AMD64,
+            build_args={
+                name: value
+                for name, value in (("BASE_IMAGE", props.base_image), ("BAKE_MODELS", props.bake_models))
+                if value
+            }
+            or None,
+            display_name="vl-endpoint image",
+        )
+
+        # 2. Execution role: pull the image, read requests/documents/models, write outputs and the model
+        #    cache, notify, log.
+        self._role = iam.Role(
+            self,
+            "ExecutionRole",
+            assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+            description="Execution role of the OCR platform's PaddleOCR-VL async endpoint",
+        )
+        self._grant_execution_role(props, stack)
+
+        # 3. Model: one container serving PaddleOCR-VL (`serve` -> ocr_platform.endpoint_server).
+        self._model = sagemaker.CfnModel(
+            self,
+            "Model",
+            execution_role_arn=self._role.role_arn,
+            primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
+                image=self._image.image_uri,
+                mode="SingleModel",
+                environment={
+                    ENV.BUCKET_NAME: props.bucket.bucket_name,
+                    # The server's thread pool matches the async config's per-instance concurrency.
+                    MAX_CONCURRENT_INVOCATIONS_ENV: str(props.max_concurrent_invocations_per_instance),
+                },
+            ),
+        )
+        # SageMaker checks the role's access to the image when it creates the model: policy first.
+        self._model.node.add_dependency(self._role.node.find_child("DefaultPolicy"))
+
+        # 4. Endpoint config: async inference on the GPU instance, S3 paths and SNS notifications.
+        bucket_uri = f"s3://{props.bucket.bucket_name}"
+        self._endpoint_config = sagemaker.CfnEndpointConfig(
+            self,
+            "EndpointConfig",
+            production_variants=[
+                sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+                    variant_name=props.variant_name,
+                    model_name=self._model.attr_model_name,
+                    instance_type=props.instance_type,
+                    initial_instance_count=1,
+                    initial_variant_weight=1,
+                )
+            ],
+            async_inference_config=sagemaker.CfnEndpointConfig.AsyncInferenceConfigProperty(
+                output_config=sagemaker.CfnEndpointConfig.AsyncInferenceOutputConfigProperty(
+                    s3_output_path=f"{bucket_uri}/{ASYNC_OUTPUTS_PREFIX.rstrip('/')}",
+                    s3_failure_path=f"{bucket_uri}/{ASYNC_FAILURES_PREFIX.rstrip('/')}",
+                    notification_config=sagemaker.CfnEndpointConfig.AsyncInferenceNotificationConfigProperty(
+                        success_topic=topics.success_topic.topic_arn,
+                        error_topic=topics.error_topic.topic_arn,
+                    ),
+                ),
+                client_config=sagemaker.CfnEndpointConfig.AsyncInferenceClientConfigProperty(
+                    max_concurrent_invocations_per_instance=props.max_concurrent_invocations_per_instance,
+                ),
+            ),
+        )
+
+        # 5. Endpoint: a redeploy keeps the variant's current instance count (0 while idle).
+        self._endpoint = sagemaker.CfnEndpoint(
+            self,
+            "Endpoint",
+            endpoint_name=props.endpoint_name,
+            endpoint_config_name=self._endpoint_config.attr_endpoint_config_name,
+            retain_all_variant_properties=True,
+        )
+
+        # 6. Scalable target: DesiredInstanceCount between 0 and max_instance_count.
+        self._scalable_target = appscaling.ScalableTarget(
+            self,
+            "ScalableTarget",
+            service_namespace=appscaling.ServiceNamespace.SAGEMAKER,
+            resource_id=f"endpoint/{self._endpoint.attr_endpoint_name}/variant/{props.variant_name}",
+            scalable_dimension=DESIRED_INSTANCE_COUNT,
+            min_capacity=0,
+            max_capacity=props.max_instance_count,
+            role=iam.Role.from_role_arn(
+                self,
+                "AutoScalingServiceLinkedRole",
+                f"arn:{Aws.PARTITION}:iam::{Aws.ACCOUNT_ID}:role/{AUTOSCALING_SERVICE_LINKED_ROLE}",
+                mutable=False,
+            ),
+        )
+
+        # 7. Safety net: a request queued while at zero starts an instance within about a minute.
+        self._scale_out = appscaling.StepScalingAction(
+            self,
+            "ScaleOutFromZero",
+            scaling_target=self._scalable_target,
+            adjustment_type=appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
+            metric_aggregation_type=appscaling.MetricAggregationType.MAXIMUM,
+            cooldown=Duration.minutes(5),
+        )
+        self._scale_out.add_adjustment(adjustment=1, lower_bound=0)
+        self._backlog_without_capacity_alarm = cloudwatch.Alarm(
+            self,
+            "BacklogWithoutCapacityAlarm",
+            alarm_description="Requests wait on the PaddleOCR-VL endpoint while it has no instance: scale out to 1.",
+            metric=self._metric("HasBacklogWithoutCapacity", "Maximum"),
+            threshold=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        self._backlog_without_capacity_alarm.add_alarm_action(cw_actions.ApplicationScalingAction(self._scale_out))
+
+        # 8. Scale-in function: sets the count to 0 when the idle alarm fires and nothing is in flight.
+        self._scale_in = PlatformFunction(
+            self,
+            "ScaleIn",
+            PlatformFunctionProps(
+                description="OCR platform scale-in: PaddleOCR-VL endpoint to 0 instances when idle",
+                code=props.scale_in_code,
+                handler=SCALE_IN_HANDLER,
+                layers=props.layers,
+                memory_mb=props.scale_in_memory_mb,
+                timeout_seconds=props.scale_in_timeout_seconds,
+                service_name="ocr-scale-in",
+                environment={
+                    ENV.TABLE_NAME: props.table.table_name,
+                    ENV.BUCKET_NAME: props.bucket.bucket_name,
+                    ENV.ENDPOINT_NAME: props.endpoint_name,
+                    ENV.VARIANT_NAME: props.variant_name,
+                    ENV.INFLIGHT_WINDOW_SECONDS: str(props.inflight_window_seconds),
+                    ENV.JOB_TTL_DAYS: str(props.job_ttl_days),
+                },
+                log_retention=props.log_retention,
+            ),
+        )
+        allow(self._scale_in.role, ["dynamodb:Query"], [props.status_index_arn])
+        allow(self._scale_in.role, ["dynamodb:GetItem"], [props.table.table_arn])
+        allow(
+            self._scale_in.role,
+            ["sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities"],
+            [self._endpoint_arn],
+        )
+        topics.scale_in_topic.add_subscription(subscriptions.LambdaSubscription(self._scale_in.function))
+
+        # 9. Idle alarm: backlog per instance below the threshold for idle_minutes (missing data = idle).
+        self._idle_alarm = cloudwatch.Alarm(
+            self,
+            "IdleAlarm",
+            alarm_description=(
+                f"The PaddleOCR-VL endpoint has had no backlog for {props.idle_minutes} minutes: "
+                "scale it in to 0 instances (the scale-in function skips it while a job is in flight)."
+            ),
+            metric=self._metric("ApproximateBacklogSizePerInstance", "Average"),
+            threshold=props.idle_backlog_threshold,
+            comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+            evaluation_periods=props.idle_minutes,
+            datapoints_to_alarm=props.idle_minutes,
+            treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
+        )
+        topics.notify(topics.scale_in_topic, self._idle_alarm)
+
+    def _metric(self, name: str, statistic: str) -> cloudwatch.Metric:
+        return cloudwatch.Metric(
+            namespace=SAGEMAKER_NAMESPACE,
+            metric_name=name,
+            dimensions_map={"EndpointName": self._endpoint_name},
+            statistic=statistic,
+            period=Duration.minutes(1),
+        )
+
+    def _grant_execution_role(self, props: GpuBackendProps, stack: Stack) -> None:
+        role, bucket = self._role, props.bucket
+        unscoped = (
+            "ecr:GetAuthorizationToken and cloudwatch:PutMetricData support no resource-level permissions "
+            "(AWS requires Resource '*'); PutMetricData is limited to SageMaker's namespaces by a condition."
+        )
+        # Image pull: the asset's repository only.
+        allow(
+            role,
+            ["ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"],
+            [self._image.repository.repository_arn],
+        )
+        allow(role, ["ecr:GetAuthorizationToken"], ["*"], reason=unscoped)
+        # S3: read what a request needs, write only where SageMaker puts outputs and failures.
+        allow(
+            role,
+            ["s3:GetObject"],
+            [
+                bucket.arn_for_objects(f"{ASYNC_REQUESTS_PREFIX}*"),
+                bucket.arn_for_objects(f"{DOCUMENTS_PREFIX}*"),
+                bucket.arn_for_objects(f"{MODELS_PREFIX}*"),
+            ],
+            reason="Key-prefix scope: the endpoint reads the per-job request under async/requests/, the job's "
+            "document under documents/ and the model cache under models/; job ids are only known at run time.",
+        )
+        allow(
+            role,
+            ["s3:PutObject"],
+            [
+                bucket.arn_for_objects(f"{ASYNC_OUTPUTS_PREFIX}*"),
+                bucket.arn_for_objects(f"{ASYNC_FAILURES_PREFIX}*"),
+                bucket.arn_for_objects(f"{MODELS_PREFIX}*"),
+            ],
+            reason="Key-prefix scope: SageMaker writes each async output and failure under async/outputs/ and "
+            "async/failures/ with a name it chooses per request; the server publishes models it had to "
+            "download to the models/ cache for the next cold start.",
+        )
+        # Notifications: the two topics, through their KMS key.
+        allow(role, ["sns:Publish"], [props.topics.success_topic.topic_arn, props.topics.error_topic.topic_arn])
+        allow(role, ["kms:GenerateDataKey", "kms:Decrypt"], [props.topics.key.key_arn])
+        # Logs: the endpoint's own log group and its streams.
+        log_group_arn = stack.format_arn(
+            service="logs",
+            resource="log-group",
+            resource_name=f"/aws/sagemaker/Endpoints/{props.endpoint_name}",
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        allow(role, ["logs:CreateLogGroup", "logs:DescribeLogStreams"], [log_group_arn])
+        allow(
+            role,
+            ["logs:CreateLogStream", "logs:PutLogEvents"],
+            [f"{log_group_arn}:log-stream:*"],
+            reason="SageMaker names one log stream per instance and container at run time; the grant is limited "
+            "to the endpoint's own log group /aws/sagemaker/Endpoints/<endpoint>.",
+        )
+        # Metrics: instance metrics of the endpoint.
+        allow(
+            role,
+            ["cloudwatch:PutMetricData"],
+            ["*"],
+            reason=unscoped,
+            conditions={"StringLike": {"cloudwatch:namespace": ["/aws/sagemaker/*", "AWS/SageMaker"]}},
+        )
+
+    # ----- read-only attributes -------------------------------------------------------------------
+
+    @property
+    def endpoint_name(self) -> str:
+        return self._endpoint_name
+
+    @property
+    def endpoint_arn(self) -> str:
+        return self._endpoint_arn
+
+    @property
+    def variant_name(self) -> str:
+        return self._variant_name
+
+    @property
+    def image(self) -> ecr_assets.DockerImageAsset:
+        return self._image
+
+    @property
+    def execution_role(self) -> iam.Role:
+        return self._role
+
+    @property
+    def model(self) -> sagemaker.CfnModel:
+        return self._model
+
+    @property
+    def endpoint_config(self) -> sagemaker.CfnEndpointConfig:
+        return self._endpoint_config
+
+    @property
+    def endpoint(self) -> sagemaker.CfnEndpoint:
+        return self._endpoint
+
+    @property
+    def scalable_target(self) -> appscaling.ScalableTarget:
+        return self._scalable_target
+
+    @property
+    def idle_alarm(self) -> cloudwatch.Alarm:
+        return self._idle_alarm
+
+    @property
+    def backlog_without_capacity_alarm(self) -> cloudwatch.Alarm:
+        return self._backlog_without_capacity_alarm
+
+    @property
+    def scale_in_function(self) -> lambda_.Function:
+        return self._scale_in.function

@@ -1,0 +1,172 @@
+"""Messaging: the OCR job queue with its DLQ, and the encrypted SNS topics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from ocr_infra.secure_defaults import secure_queue_props
+
+
+@dataclass(frozen=True)
+class NotificationTopicsProps:
+    """Props of :class:`NotificationTopics`.
+
+    Attributes:
+        alarm_email: address subscribed to the operations topic; empty for none.
+    """
+
+    alarm_email: str = ""
+
+
+class NotificationTopics(Construct):
+    """The platform's SNS topics, all encrypted with one customer-managed KMS key and TLS-only.
+
+    - ``success`` / ``error``: SageMaker async inference notifications (published by the endpoint's
+      execution role), consumed by the completion function.
+    - ``scale_in``: the idle-endpoint alarm's action, consumed by the scale-in function.
+    - ``alarms``: operations alarms (DLQ depth), optionally mailed to ``alarm_email``.
+
+    A customer-managed key, not ``alias/aws/sns``: CloudWatch alarms and SageMaker can only publish to an
+    encrypted topic whose key policy lets them use the key, and the AWS-managed key's policy is fixed.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, props: NotificationTopicsProps) -> None:
+        super().__init__(scope, construct_id)
+        # 1. Key: rotated yearly; it only protects transient notifications, so it is deleted with the stack.
+        self._key = kms.Key(
+            self,
+            "Key",
+            description="Encrypts the OCR platform's SNS topics (SageMaker notifications, alarms).",
+            enable_key_rotation=True,
+            pending_window=Duration.days(7),
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        # 2. Key policy: CloudWatch alarms publish to the scale-in and alarm topics through this key.
+        self._key.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AllowCloudWatchAlarmsToPublishToEncryptedTopics",
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+                resources=["*"],
+            )
+        )
+        # 3. Topics: encrypted with the key, publishing only over TLS.
+        self._success = self._topic("SuccessTopic", "SageMaker async inference succeeded")
+        self._error = self._topic("ErrorTopic", "SageMaker async inference failed")
+        self._scale_in = self._topic("ScaleInTopic", "The GPU endpoint has been idle: scale it in")
+        self._alarms = self._topic("AlarmTopic", "OCR platform operations alarms")
+        # 4. Optional e-mail subscription for operations alarms.
+        if props.alarm_email:
+            self._alarms.add_subscription(subscriptions.EmailSubscription(props.alarm_email))
+
+    def _topic(self, construct_id: str, display_name: str) -> sns.Topic:
+        return sns.Topic(self, construct_id, display_name=display_name, master_key=self._key, enforce_ssl=True)
+
+    def allow_alarm_publish(self, topic: sns.ITopic, alarm: cloudwatch.IAlarm) -> None:
+        """Let CloudWatch publish ``alarm``'s notifications to ``topic`` (the topic policy replaces SNS's default)."""
+        topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["sns:Publish"],
+                resources=[topic.topic_arn],
+                conditions={"ArnLike": {"aws:SourceArn": alarm.alarm_arn}},
+            )
+        )
+
+    def notify(self, topic: sns.ITopic, alarm: cloudwatch.Alarm) -> None:
+        """Make ``topic`` the action of ``alarm`` and allow CloudWatch to publish to it."""
+        alarm.add_alarm_action(cw_actions.SnsAction(topic))
+        self.allow_alarm_publish(topic, alarm)
+
+    @property
+    def key(self) -> kms.Key:
+        return self._key
+
+    @property
+    def success_topic(self) -> sns.Topic:
+        return self._success
+
+    @property
+    def error_topic(self) -> sns.Topic:
+        return self._error
+
+    @property
+    def scale_in_topic(self) -> sns.Topic:
+        return self._scale_in
+
+    @property
+    def alarm_topic(self) -> sns.Topic:
+        return self._alarms
+
+
+@dataclass(frozen=True)
+class JobQueueProps:
+    """Props of :class:`JobQueue`.
+
+    Attributes:
+        visibility_timeout_seconds: at least 6 x the consumer's timeout (AWS's guidance for Lambda), so a
+            message is not received again while the function that holds it is still running or retried.
+        max_receive_count: receives before a message moves to the DLQ.
+        retention_days: how long an unconsumed job message is kept (1..14).
+        dlq_retention_days: how long a dead-lettered message is kept for inspection and redrive.
+    """
+
+    visibility_timeout_seconds: int = 360
+    max_receive_count: int = 3
+    retention_days: int = 4
+    dlq_retention_days: int = 14
+
+
+class JobQueue(Construct):
+    """The OCR job queue and its dead-letter queue, both SSE-encrypted and TLS-only, with a DLQ alarm."""
+
+    def __init__(self, scope: Construct, construct_id: str, props: JobQueueProps) -> None:
+        super().__init__(scope, construct_id)
+        # 1. DLQ: keeps messages that failed max_receive_count times (cdk-nag's SQS3 sees it is a DLQ).
+        self._dlq = sqs.Queue(
+            self, "DeadLetterQueue", retention_period=Duration.days(props.dlq_retention_days), **secure_queue_props()
+        )
+        # 2. Job queue: redrives to the DLQ after max_receive_count receives.
+        self._queue = sqs.Queue(
+            self,
+            "Queue",
+            visibility_timeout=Duration.seconds(props.visibility_timeout_seconds),
+            retention_period=Duration.days(props.retention_days),
+            dead_letter_queue=sqs.DeadLetterQueue(queue=self._dlq, max_receive_count=props.max_receive_count),
+            **secure_queue_props(),
+        )
+        # 3. Alarm: any message in the DLQ is a job nobody finished and needs an operator.
+        self._dlq_alarm = cloudwatch.Alarm(
+            self,
+            "DeadLetterAlarm",
+            alarm_description="OCR job messages reached the dead-letter queue: inspect them and redrive or discard.",
+            metric=self._dlq.metric_approximate_number_of_messages_visible(
+                period=Duration.minutes(1), statistic="Maximum"
+            ),
+            threshold=0,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+
+    @property
+    def queue(self) -> sqs.Queue:
+        return self._queue
+
+    @property
+    def dead_letter_queue(self) -> sqs.Queue:
+        return self._dlq
+
+    @property
+    def dead_letter_alarm(self) -> cloudwatch.Alarm:
+        return self._dlq_alarm

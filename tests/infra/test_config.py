@@ -1,0 +1,151 @@
+"""PlatformConfig: defaults, validation, overrides from the CDK context, and what the stack does with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aws_cdk import App
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sagemaker as sagemaker
+
+from ocr_infra.app_builder import cdk_json_context
+from ocr_infra.config import PlatformConfig
+from ocr_infra.stack import OcrPlatformStack
+from ocr_platform.models import MODEL_TABLE
+from ocr_platform.settings import ENV
+
+
+def test_defaults() -> None:
+    cfg = PlatformConfig()
+    assert cfg.stage == "dev"
+    assert cfg.models == tuple(MODEL_TABLE)
+    assert cfg.instance_type == "ml.g5.xlarge"
+    assert cfg.processor_memory_mb == 3008
+    assert cfg.processor_ephemeral_storage_mb == 10240
+    assert cfg.processor_retry_attempts == 0
+    assert cfg.invoker_batch_size == 1
+    assert cfg.max_concurrent_invocations_per_instance == 4
+    assert cfg.invocation_timeout_seconds == 3600
+    assert cfg.idle_minutes == 10
+    assert cfg.max_receive_count == 3
+    assert cfg.powertools_layer_version == 27
+
+
+def test_derived_values() -> None:
+    cfg = PlatformConfig(stage="prod")
+    assert cfg.stack_name == "ocr-platform-prod"
+    assert cfg.endpoint_name == "ocr-prod-paddleocr-vl"
+    assert cfg.queue_visibility_timeout_seconds == 6 * cfg.invoker_timeout_seconds == 360
+    assert cfg.inflight_window_seconds == 3600 + 300
+    assert cfg.backends == {"lambda", "sagemaker"}
+    assert PlatformConfig(models=("pp-ocrv5",)).backends == {"lambda"}
+
+
+def test_context_overrides_object_then_fields() -> None:
+    app = App(
+        context={
+            "ocr": {"stage": "qa", "processor_memory_mb": 4096, "models": ["pp-ocrv5", "paddleocr-vl"]},
+            # `cdk synth -c ocr:<field>=<value>` passes strings; they win over the object.
+            "ocr:processor_memory_mb": "5120",
+            "ocr:retain_data": "false",
+            "ocr:idle_backlog_threshold": "0.5",
+        }
+    )
+    cfg = PlatformConfig.from_context(app)
+    assert cfg.stage == "qa"
+    assert cfg.processor_memory_mb == 5120
+    assert cfg.retain_data is False
+    assert cfg.idle_backlog_threshold == 0.5
+    assert cfg.models == ("pp-ocrv5", "paddleocr-vl")
+    assert PlatformConfig.from_context(App(context={"ocr": '{"stage": "json"}'})).stage == "json"
+    assert PlatformConfig.from_context(App(context={"ocr:models": "pp-ocrv5, pp-structurev3"})).models == (
+        "pp-ocrv5",
+        "pp-structurev3",
+    )
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"stage": "Prod"}, "stage="),
+        ({"models": ("pp-ocrv5", "tesseract")}, "['tesseract'] are not in the model table"),
+        ({"models": ()}, "at least one model"),
+        ({"processor_memory_mb": 20_000}, "processor_memory_mb=20000"),
+        ({"processor_ephemeral_storage_mb": 256}, "processor_ephemeral_storage_mb=256"),
+        ({"processor_timeout_seconds": 901}, "processor_timeout_seconds=901"),
+        ({"invoker_batch_size": 11}, "invoker_batch_size=11"),
+        ({"invocation_timeout_seconds": 7200}, "invocation_timeout_seconds=7200"),
+        ({"processor_retry_attempts": 3}, "processor_retry_attempts=3"),
+        ({"log_retention_days": 31}, "log_retention_days=31"),
+        ({"instance_type": "g5.xlarge"}, "instance_type="),
+        ({"alarm_email": "ops"}, "alarm_email="),
+    ],
+)
+def test_invalid_values_fail_naming_the_field(overrides: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match="Invalid OCR platform config") as err:
+        PlatformConfig(**overrides)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        ({"ocr:procesor_memory_mb": "4096"}, "Unknown OCR platform config field(s) ['procesor_memory_mb']"),
+        ({"ocr": {"procesor_memory_mb": 4096}}, "Unknown OCR platform config field(s) ['procesor_memory_mb']"),
+        ({"ocr:processor_memory_mb": "lots"}, "config field processor_memory_mb: cannot use 'lots' as int"),
+        ({"ocr:retain_data": "maybe"}, "config field retain_data"),
+        ({"ocr": ["stage"]}, "must be an object"),
+    ],
+)
+def test_bad_context(context: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError) as err:
+        PlatformConfig.from_context(App(context=context))
+    assert message in str(err.value)
+
+
+def _app() -> App:
+    """An app with cdk.json's feature flags, like the real one (constructing a stack is no synth)."""
+    return App(context=cdk_json_context())
+
+
+def test_cpu_only_stage_has_no_gpu_backend() -> None:
+    """The model table decides the backends: without paddleocr-vl there is no endpoint to pay for."""
+    stack = OcrPlatformStack(
+        _app(), "CpuOnly", config=PlatformConfig(stage="cpu", models=("pp-ocrv5", "pp-structurev3"))
+    )
+    assert stack.gpu is None and stack.cpu is not None
+    assert not [c for c in stack.node.find_all() if isinstance(c, sagemaker.CfnEndpoint)]
+    env = stack.invoker.environment
+    assert ENV.ENDPOINT_NAME not in env and ENV.PROCESSOR_FUNCTION in env
+    assert stack.stack_name == "ocr-platform-cpu"
+
+
+def test_gpu_only_stage_has_no_processor() -> None:
+    stack = OcrPlatformStack(_app(), "GpuOnly", config=PlatformConfig(stage="gpu", models=("paddleocr-vl",)))
+    assert stack.cpu is None and stack.gpu is not None
+    env = stack.invoker.environment
+    assert ENV.PROCESSOR_FUNCTION not in env and env[ENV.ENDPOINT_NAME] == "ocr-gpu-paddleocr-vl"
+
+
+def test_config_reaches_the_resources() -> None:
+    cfg = PlatformConfig(
+        processor_memory_mb=4096,
+        invoker_batch_size=5,
+        max_concurrent_invocations_per_instance=2,
+        instance_type="ml.g6.xlarge",
+        max_instance_count=2,
+        idle_minutes=15,
+    )
+    stack = OcrPlatformStack(_app(), "Tuned", config=cfg)
+    resolve = stack.resolve
+    assert resolve(stack.cpu.function.node.default_child.memory_size) == 4096
+    [mapping] = [c for c in stack.node.find_all() if isinstance(c, lambda_.CfnEventSourceMapping)]
+    assert resolve(mapping.batch_size) == 5
+    [variant] = resolve(stack.gpu.endpoint_config.production_variants)
+    assert variant["instanceType"] == "ml.g6.xlarge"
+    async_config = resolve(stack.gpu.endpoint_config.async_inference_config)
+    assert async_config["clientConfig"] == {"maxConcurrentInvocationsPerInstance": 2}
+    assert resolve(stack.gpu.scalable_target.node.default_child.max_capacity) == 2
+    idle = stack.gpu.idle_alarm.node.default_child
+    assert resolve(idle.evaluation_periods) == 15 and resolve(idle.datapoints_to_alarm) == 15

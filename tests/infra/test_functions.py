@@ -1,0 +1,201 @@
+"""The four Lambda functions: runtime, size, environment, triggers, async invoke config."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Template
+
+from ocr_platform.settings import ENV
+from tests.infra.conftest import Synthesis
+from tests.infra.template_helpers import flatten
+
+POWERTOOLS_LAYER = (
+    "arn:<AWS::Partition>:lambda:<AWS::Region>:017000801446:layer:AWSLambdaPowertoolsPythonV3-python314-x86_64:27"
+)
+
+
+def _function(synthesis: Synthesis, name: str) -> dict[str, Any]:
+    stack = synthesis.stack
+    construct = {
+        "invoker": stack.invoker.function,
+        "completion": stack.completion.function,
+        "scale_in": stack.gpu.scale_in_function if stack.gpu else None,
+        "processor": stack.cpu.function if stack.cpu else None,
+    }[name]
+    assert construct is not None
+    return synthesis.resource(construct)["Properties"]
+
+
+def _env(props: dict[str, Any]) -> dict[str, Any]:
+    return props["Environment"]["Variables"]
+
+
+def test_four_functions(template: Template) -> None:
+    template.resource_count_is("AWS::Lambda::Function", 4)
+
+
+@pytest.mark.parametrize(
+    ("name", "handler", "memory", "timeout"),
+    [
+        ("invoker", "ocr_platform.handlers.invoker.handler", 256, 60),
+        ("completion", "ocr_platform.handlers.completion.handler", 256, 300),
+        ("scale_in", "ocr_platform.handlers.scale_in.handler", 128, 30),
+    ],
+)
+def test_zip_functions_run_the_newest_python_with_powertools(
+    synthesis: Synthesis, name: str, handler: str, memory: int, timeout: int
+) -> None:
+    props = _function(synthesis, name)
+    assert props["Runtime"] == "python3.14"
+    assert props["Handler"] == handler
+    assert props["MemorySize"] == memory
+    assert props["Timeout"] == timeout
+    assert props["Architectures"] == ["x86_64"]
+    assert [flatten(layer) for layer in props["Layers"]] == [POWERTOOLS_LAYER]
+    assert props["Code"]["S3Key"].endswith(".zip")
+
+
+def test_zip_code_is_the_lambdas_directory_without_tests(synthesis: Synthesis) -> None:
+    keys = {_function(synthesis, name)["Code"]["S3Key"] for name in ("invoker", "completion", "scale_in")}
+    assert len(keys) == 1, "one shared asset"
+    asset_dir = synthesis.outdir / f"asset.{keys.pop().removesuffix('.zip')}"
+    files = {p.relative_to(asset_dir).as_posix() for p in asset_dir.rglob("*") if p.is_file()}
+    assert "ocr_platform/handlers/invoker.py" in files
+    assert "ocr_platform/handlers/scale_in.py" in files
+    assert not [f for f in files if "__pycache__" in f or "/tests/" in f or f.endswith(".pyc")]
+
+
+def test_invoker_environment(synthesis: Synthesis) -> None:
+    stack = synthesis.stack
+    assert stack.cpu is not None
+    assert _env(_function(synthesis, "invoker")) == {
+        "POWERTOOLS_SERVICE_NAME": "ocr-invoker",
+        ENV.TABLE_NAME: {"Ref": synthesis.logical_id(stack.jobs.table)},
+        ENV.BUCKET_NAME: {"Ref": synthesis.logical_id(stack.documents.bucket)},
+        ENV.PROCESSOR_FUNCTION: {"Ref": synthesis.logical_id(stack.cpu.function)},
+        ENV.ENDPOINT_NAME: "ocr-dev-paddleocr-vl",
+        ENV.VARIANT_NAME: "AllTraffic",
+        ENV.MAX_RECEIVE_COUNT: "3",
+        ENV.INVOCATION_TIMEOUT_SECONDS: "3600",
+        ENV.JOB_TTL_DAYS: "30",
+    }
+
+
+def test_completion_and_processor_environment(synthesis: Synthesis) -> None:
+    stack = synthesis.stack
+    common = {
+        ENV.TABLE_NAME: {"Ref": synthesis.logical_id(stack.jobs.table)},
+        ENV.BUCKET_NAME: {"Ref": synthesis.logical_id(stack.documents.bucket)},
+        ENV.JOB_TTL_DAYS: "30",
+    }
+    assert _env(_function(synthesis, "completion")) == {"POWERTOOLS_SERVICE_NAME": "ocr-completion", **common}
+    assert _env(_function(synthesis, "processor")) == {"POWERTOOLS_SERVICE_NAME": "ocr-processor", **common}
+
+
+def test_scale_in_environment(synthesis: Synthesis) -> None:
+    stack = synthesis.stack
+    assert _env(_function(synthesis, "scale_in")) == {
+        "POWERTOOLS_SERVICE_NAME": "ocr-scale-in",
+        ENV.TABLE_NAME: {"Ref": synthesis.logical_id(stack.jobs.table)},
+        ENV.BUCKET_NAME: {"Ref": synthesis.logical_id(stack.documents.bucket)},
+        ENV.ENDPOINT_NAME: "ocr-dev-paddleocr-vl",
+        ENV.VARIANT_NAME: "AllTraffic",
+        ENV.INFLIGHT_WINDOW_SECONDS: str(3600 + 300),
+        ENV.JOB_TTL_DAYS: "30",
+    }
+
+
+def test_invoker_reads_the_queue_one_message_at_a_time_with_partial_failures(
+    template: Template, synthesis: Synthesis
+) -> None:
+    template.resource_count_is("AWS::Lambda::EventSourceMapping", 1)
+    [mapping] = template.find_resources("AWS::Lambda::EventSourceMapping").values()
+    props = mapping["Properties"]
+    assert props["EventSourceArn"] == {"Fn::GetAtt": [synthesis.logical_id(synthesis.stack.queue.queue), "Arn"]}
+    assert props["FunctionName"] == {"Ref": synthesis.logical_id(synthesis.stack.invoker.function)}
+    assert props["BatchSize"] == 1
+    assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_processor_is_a_container_image_sized_for_ocr(synthesis: Synthesis) -> None:
+    props = _function(synthesis, "processor")
+    assert props["PackageType"] == "Image"
+    assert "Runtime" not in props and "Handler" not in props
+    assert props["MemorySize"] == 3008
+    assert props["Timeout"] == 900
+    assert props["EphemeralStorage"] == {"Size": 10240}
+    assert "container-assets" in str(props["Code"]["ImageUri"])
+
+
+def test_processor_image_asset_builds_the_cpu_dockerfile_from_the_repo_root(synthesis: Synthesis) -> None:
+    manifest = json.loads((synthesis.outdir / f"{synthesis.stack.artifact_id}.assets.json").read_text())
+    images = {asset["source"]["dockerFile"]: asset["source"] for asset in manifest["dockerImages"].values()}
+    assert set(images) == {"containers/cpu-ocr/Dockerfile", "containers/vl-endpoint/Dockerfile"}
+    for source in images.values():
+        assert source["platform"] == "linux/amd64"
+        staged = synthesis.outdir / source["directory"]
+        names = {p.relative_to(staged).parts[0] for p in staged.rglob("*")}
+        # The root .dockerignore is an allow-list: no virtualenv, node_modules, cdk.out or .git in the context.
+        assert names <= {
+            "pyproject.toml",
+            "README.md",
+            "LICENSE",
+            "lambdas",
+            "containers",
+            "requirements",
+            ".dockerignore",
+        }, names
+        assert "lambdas" in names and "pyproject.toml" in names
+
+
+def test_processor_failures_go_to_the_completion_function_without_retries(
+    template: Template, synthesis: Synthesis
+) -> None:
+    template.resource_count_is("AWS::Lambda::EventInvokeConfig", 1)
+    [config] = template.find_resources("AWS::Lambda::EventInvokeConfig").values()
+    props = config["Properties"]
+    assert props["FunctionName"] == {"Ref": synthesis.logical_id(synthesis.stack.cpu.function)}
+    assert props["MaximumRetryAttempts"] == 0
+    assert props["MaximumEventAgeInSeconds"] == 6 * 3600
+    assert props["DestinationConfig"] == {
+        "OnFailure": {"Destination": {"Fn::GetAtt": [synthesis.logical_id(synthesis.stack.completion.function), "Arn"]}}
+    }
+
+
+def test_completion_subscribes_to_success_and_error_topics_scale_in_to_its_topic(
+    template: Template, synthesis: Synthesis
+) -> None:
+    stack = synthesis.stack
+    subscriptions = {
+        (s["Properties"]["TopicArn"]["Ref"], s["Properties"]["Endpoint"]["Fn::GetAtt"][0])
+        for s in template.find_resources("AWS::SNS::Subscription").values()
+        if s["Properties"]["Protocol"] == "lambda"
+    }
+    completion = synthesis.logical_id(stack.completion.function)
+    assert stack.gpu is not None
+    assert subscriptions == {
+        (synthesis.logical_id(stack.topics.success_topic), completion),
+        (synthesis.logical_id(stack.topics.error_topic), completion),
+        (synthesis.logical_id(stack.topics.scale_in_topic), synthesis.logical_id(stack.gpu.scale_in_function)),
+    }
+    # SNS may invoke each subscribed function, from that topic only.
+    permissions = {
+        (p["Properties"]["SourceArn"]["Ref"], p["Properties"]["FunctionName"]["Fn::GetAtt"][0])
+        for p in template.find_resources("AWS::Lambda::Permission").values()
+        if p["Properties"]["Principal"] == "sns.amazonaws.com"
+    }
+    assert permissions == subscriptions
+
+
+def test_every_function_logs_to_its_own_group_with_retention(template: Template, synthesis: Synthesis) -> None:
+    groups = template.find_resources("AWS::Logs::LogGroup")
+    assert len(groups) == 4
+    assert all(group["Properties"]["RetentionInDays"] == 30 for group in groups.values())
+    used = {
+        _function(synthesis, name)["LoggingConfig"]["LogGroup"]["Ref"]
+        for name in ("invoker", "completion", "scale_in", "processor")
+    }
+    assert used == set(groups)

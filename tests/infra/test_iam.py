@@ -1,0 +1,161 @@
+"""Least privilege: each role may do exactly what its code does, on resources named as narrowly as AWS allows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.infra.conftest import Synthesis
+from tests.infra.template_helpers import as_list, grants, policy_statements
+
+#: Actions that support no resource-level permissions: AWS requires Resource "*" for them.
+UNSCOPABLE_ACTIONS = {"ecr:GetAuthorizationToken", "cloudwatch:PutMetricData"}
+LOGS_ARN_PREFIX = "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>"
+ENDPOINT_ARN = "arn:<AWS::Partition>:sagemaker:<AWS::Region>:<AWS::AccountId>:endpoint/ocr-dev-paddleocr-vl"
+
+
+@pytest.fixture(scope="module")
+def ids(synthesis: Synthesis) -> dict[str, str]:
+    stack = synthesis.stack
+    assert stack.cpu is not None and stack.gpu is not None
+    return {
+        "bucket": synthesis.logical_id(stack.documents.bucket),
+        "table": synthesis.logical_id(stack.jobs.table),
+        "queue": synthesis.logical_id(stack.queue.queue),
+        "processor": synthesis.logical_id(stack.cpu.function),
+        "completion": synthesis.logical_id(stack.completion.function),
+        "success": synthesis.logical_id(stack.topics.success_topic),
+        "error": synthesis.logical_id(stack.topics.error_topic),
+        "key": synthesis.logical_id(stack.topics.key),
+    }
+
+
+def _role_id(synthesis: Synthesis, fn: Any) -> str:
+    return synthesis.logical_id(fn.role)
+
+
+def _log_group(synthesis: Synthesis, fn: Any) -> str:
+    return "<{}.Arn>".format(synthesis.resource(fn)["Properties"]["LoggingConfig"]["LogGroup"]["Ref"])
+
+
+def test_roles_have_no_managed_policies(resources: dict[str, Any]) -> None:
+    roles = {k: r for k, r in resources.items() if r["Type"] == "AWS::IAM::Role"}
+    assert len(roles) == 5  # four functions + the SageMaker execution role
+    for name, role in roles.items():
+        assert "ManagedPolicyArns" not in role["Properties"], name
+    assert not [r for r in resources.values() if r["Type"] == "AWS::IAM::ManagedPolicy"]
+
+
+def test_no_wildcard_actions_and_star_resources_only_where_aws_requires(resources: dict[str, Any]) -> None:
+    roles = [k for k, r in resources.items() if r["Type"] == "AWS::IAM::Role"]
+    for role in roles:
+        for statement in policy_statements(resources, role):
+            actions = as_list(statement["Action"])
+            assert statement["Effect"] == "Allow"
+            assert not [a for a in actions if "*" in a], (role, statement)
+            assert not [a for a in actions if "FullAccess" in a], (role, statement)
+            if "*" in as_list(statement["Resource"]):
+                assert set(actions) <= UNSCOPABLE_ACTIONS, (role, statement)
+
+
+def test_invoker_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
+    fn = synthesis.stack.invoker.function
+    assert grants(resources, _role_id(synthesis, fn)) == {
+        "logs:CreateLogStream": {_log_group(synthesis, fn)},
+        "logs:PutLogEvents": {_log_group(synthesis, fn)},
+        "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
+        "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
+        "lambda:InvokeFunction": {f"<{ids['processor']}.Arn>"},
+        "sagemaker:DescribeEndpoint": {ENDPOINT_ARN},
+        "sagemaker:UpdateEndpointWeightsAndCapacities": {ENDPOINT_ARN},
+        "sagemaker:InvokeEndpointAsync": {ENDPOINT_ARN},
+        "s3:PutObject": {f"<{ids['bucket']}.Arn>/async/requests/*"},
+        # Granted by the SQS event source.
+        "sqs:ReceiveMessage": {f"<{ids['queue']}.Arn>"},
+        "sqs:DeleteMessage": {f"<{ids['queue']}.Arn>"},
+        "sqs:ChangeMessageVisibility": {f"<{ids['queue']}.Arn>"},
+        "sqs:GetQueueAttributes": {f"<{ids['queue']}.Arn>"},
+        "sqs:GetQueueUrl": {f"<{ids['queue']}.Arn>"},
+    }
+
+
+def test_processor_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
+    fn = synthesis.stack.cpu.function
+    bucket = f"<{ids['bucket']}.Arn>"
+    assert grants(resources, _role_id(synthesis, fn)) == {
+        "logs:CreateLogStream": {_log_group(synthesis, fn)},
+        "logs:PutLogEvents": {_log_group(synthesis, fn)},
+        "s3:GetObject": {f"{bucket}/documents/*", f"{bucket}/models/*"},
+        "s3:PutObject": {f"{bucket}/results/*", f"{bucket}/models/*"},
+        "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
+        "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
+        # The on-failure destination (granted by CDK's LambdaDestination).
+        "lambda:InvokeFunction": {f"<{ids['completion']}.Arn>", f"<{ids['completion']}.Arn>:*"},
+    }
+
+
+def test_completion_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
+    fn = synthesis.stack.completion.function
+    bucket = f"<{ids['bucket']}.Arn>"
+    assert grants(resources, _role_id(synthesis, fn)) == {
+        "logs:CreateLogStream": {_log_group(synthesis, fn)},
+        "logs:PutLogEvents": {_log_group(synthesis, fn)},
+        "s3:GetObject": {f"{bucket}/async/outputs/*", f"{bucket}/async/failures/*"},
+        "s3:PutObject": {f"{bucket}/results/*"},
+        "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
+        "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
+    }
+
+
+def test_scale_in_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
+    fn = synthesis.stack.gpu.scale_in_function
+    assert grants(resources, _role_id(synthesis, fn)) == {
+        "logs:CreateLogStream": {_log_group(synthesis, fn)},
+        "logs:PutLogEvents": {_log_group(synthesis, fn)},
+        "dynamodb:Query": {f"<{ids['table']}.Arn>/index/status-created_at-index"},
+        "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
+        "sagemaker:DescribeEndpoint": {ENDPOINT_ARN},
+        "sagemaker:UpdateEndpointWeightsAndCapacities": {ENDPOINT_ARN},
+    }
+
+
+def test_sagemaker_execution_role_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
+    gpu = synthesis.stack.gpu
+    role = synthesis.logical_id(gpu.execution_role)
+    assert resources[role]["Properties"]["AssumeRolePolicyDocument"]["Statement"] == [
+        {"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "sagemaker.amazonaws.com"}}
+    ]
+    bucket = f"<{ids['bucket']}.Arn>"
+    repository = (
+        "arn:<AWS::Partition>:ecr:<AWS::Region>:<AWS::AccountId>:repository/"
+        "cdk-hnb659fds-container-assets-${AWS::AccountId}-${AWS::Region}"
+    )
+    log_group = f"{LOGS_ARN_PREFIX}:log-group:/aws/sagemaker/Endpoints/ocr-dev-paddleocr-vl"
+    assert grants(resources, role) == {
+        "ecr:BatchCheckLayerAvailability": {repository},
+        "ecr:GetDownloadUrlForLayer": {repository},
+        "ecr:BatchGetImage": {repository},
+        "ecr:GetAuthorizationToken": {"*"},
+        "s3:GetObject": {f"{bucket}/async/requests/*", f"{bucket}/documents/*", f"{bucket}/models/*"},
+        "s3:PutObject": {f"{bucket}/async/outputs/*", f"{bucket}/async/failures/*", f"{bucket}/models/*"},
+        "sns:Publish": {f"<{ids['success']}>", f"<{ids['error']}>"},
+        "kms:GenerateDataKey": {f"<{ids['key']}.Arn>"},
+        "kms:Decrypt": {f"<{ids['key']}.Arn>"},
+        "logs:CreateLogGroup": {log_group},
+        "logs:DescribeLogStreams": {log_group},
+        "logs:CreateLogStream": {f"{log_group}:log-stream:*"},
+        "logs:PutLogEvents": {f"{log_group}:log-stream:*"},
+        "cloudwatch:PutMetricData": {"*"},
+    }
+    [metrics] = [s for s in policy_statements(resources, role) if s["Action"] == "cloudwatch:PutMetricData"]
+    assert metrics["Condition"] == {"StringLike": {"cloudwatch:namespace": ["/aws/sagemaker/*", "AWS/SageMaker"]}}
+
+
+def test_function_roles_trust_only_lambda(synthesis: Synthesis, resources: dict[str, Any]) -> None:
+    stack = synthesis.stack
+    for fn in (stack.invoker.function, stack.completion.function, stack.cpu.function, stack.gpu.scale_in_function):
+        trust = resources[_role_id(synthesis, fn)]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+        assert trust == [
+            {"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}}
+        ]

@@ -1,0 +1,138 @@
+"""The PaddleOCR-VL async endpoint: model, endpoint config, endpoint, 0..1 scaling and its alarms."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Template
+
+from tests.infra.conftest import Synthesis
+from tests.infra.template_helpers import flatten
+
+
+@pytest.fixture(scope="module")
+def gpu(synthesis: Synthesis):
+    assert synthesis.stack.gpu is not None, "the default models include paddleocr-vl"
+    return synthesis.stack.gpu
+
+
+def test_one_model_from_the_vl_endpoint_image(template: Template, synthesis: Synthesis, gpu) -> None:
+    template.resource_count_is("AWS::SageMaker::Model", 1)
+    model = synthesis.resource(gpu.model)
+    props = model["Properties"]
+    assert props["ExecutionRoleArn"] == {"Fn::GetAtt": [synthesis.logical_id(gpu.execution_role), "Arn"]}
+    container = props["PrimaryContainer"]
+    assert container["Mode"] == "SingleModel"
+    assert "container-assets" in flatten(container["Image"])
+    assert container["Environment"] == {
+        "OCR_BUCKET_NAME": {"Ref": synthesis.logical_id(synthesis.stack.documents.bucket)},
+        "OCR_MAX_CONCURRENT_INVOCATIONS": "4",
+    }
+    # SageMaker validates the role when it creates the model: its policy must exist first.
+    policy_id = synthesis.logical_id(gpu.execution_role.node.find_child("DefaultPolicy"))
+    assert policy_id in model["DependsOn"]
+
+
+def test_endpoint_config_is_async_on_g5_xlarge(synthesis: Synthesis, gpu) -> None:
+    props = synthesis.resource(gpu.endpoint_config)["Properties"]
+    assert props["ProductionVariants"] == [
+        {
+            "VariantName": "AllTraffic",
+            "ModelName": {"Fn::GetAtt": [synthesis.logical_id(gpu.model), "ModelName"]},
+            "InstanceType": "ml.g5.xlarge",
+            "InitialInstanceCount": 1,
+            "InitialVariantWeight": 1,
+        }
+    ]
+    assert "KmsKeyId" not in props, "g5 instances have local NVMe storage: SageMaker rejects a KmsKeyId"
+
+
+def test_async_config_paths_topics_and_concurrency(synthesis: Synthesis, gpu) -> None:
+    config = synthesis.resource(gpu.endpoint_config)["Properties"]["AsyncInferenceConfig"]
+    bucket = synthesis.logical_id(synthesis.stack.documents.bucket)
+    topics = synthesis.stack.topics
+    output = config["OutputConfig"]
+    assert flatten(output["S3OutputPath"]) == f"s3://<{bucket}>/async/outputs"
+    assert flatten(output["S3FailurePath"]) == f"s3://<{bucket}>/async/failures"
+    assert output["NotificationConfig"] == {
+        "SuccessTopic": {"Ref": synthesis.logical_id(topics.success_topic)},
+        "ErrorTopic": {"Ref": synthesis.logical_id(topics.error_topic)},
+    }
+    assert config["ClientConfig"] == {"MaxConcurrentInvocationsPerInstance": 4}
+
+
+def test_endpoint_is_named_and_keeps_its_instance_count_on_redeploy(synthesis: Synthesis, gpu) -> None:
+    props = synthesis.resource(gpu.endpoint)["Properties"]
+    assert props["EndpointName"] == "ocr-dev-paddleocr-vl"
+    assert props["EndpointConfigName"] == {
+        "Fn::GetAtt": [synthesis.logical_id(gpu.endpoint_config), "EndpointConfigName"]
+    }
+    assert props["RetainAllVariantProperties"] is True
+
+
+def test_scalable_target_between_zero_and_one_instance(template: Template, synthesis: Synthesis, gpu) -> None:
+    template.resource_count_is("AWS::ApplicationAutoScaling::ScalableTarget", 1)
+    props = synthesis.resource(gpu.scalable_target)["Properties"]
+    assert props["ServiceNamespace"] == "sagemaker"
+    assert props["ScalableDimension"] == "sagemaker:variant:DesiredInstanceCount"
+    assert props["MinCapacity"] == 0
+    assert props["MaxCapacity"] == 1
+    endpoint = synthesis.logical_id(gpu.endpoint)
+    assert flatten(props["ResourceId"]) == f"endpoint/<{endpoint}.EndpointName>/variant/AllTraffic"
+    # The service-linked role, which Application Auto Scaling creates if the account lacks it.
+    assert flatten(props["RoleARN"]).endswith(
+        ":role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/"
+        "AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint"
+    )
+
+
+def _alarm(template: Template, metric: str) -> dict[str, Any]:
+    [alarm] = [
+        a["Properties"]
+        for a in template.find_resources("AWS::CloudWatch::Alarm").values()
+        if a["Properties"]["MetricName"] == metric
+    ]
+    return alarm
+
+
+def test_idle_alarm_scales_in_through_the_scale_in_topic(template: Template, synthesis: Synthesis) -> None:
+    alarm = _alarm(template, "ApproximateBacklogSizePerInstance")
+    assert alarm["Namespace"] == "AWS/SageMaker"
+    assert alarm["Dimensions"] == [{"Name": "EndpointName", "Value": "ocr-dev-paddleocr-vl"}]
+    assert alarm["Statistic"] == "Average"
+    assert alarm["Period"] == 60
+    assert alarm["ComparisonOperator"] == "LessThanThreshold"
+    assert alarm["Threshold"] == 0.1
+    assert alarm["EvaluationPeriods"] == 10
+    assert alarm["DatapointsToAlarm"] == 10
+    assert alarm["TreatMissingData"] == "breaching"
+    assert alarm["AlarmActions"] == [{"Ref": synthesis.logical_id(synthesis.stack.topics.scale_in_topic)}]
+
+
+def test_backlog_without_capacity_scales_out_from_zero(template: Template, synthesis: Synthesis, gpu) -> None:
+    alarm = _alarm(template, "HasBacklogWithoutCapacity")
+    assert alarm["Namespace"] == "AWS/SageMaker"
+    assert alarm["Dimensions"] == [{"Name": "EndpointName", "Value": "ocr-dev-paddleocr-vl"}]
+    assert alarm["Period"] == 60
+    assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    assert alarm["Threshold"] == 1
+    assert alarm["EvaluationPeriods"] == 1
+    assert alarm["TreatMissingData"] == "notBreaching"
+    [policy_id] = [k for k, v in template.find_resources("AWS::ApplicationAutoScaling::ScalingPolicy").items()]
+    assert alarm["AlarmActions"] == [{"Ref": policy_id}]
+    policy = template.find_resources("AWS::ApplicationAutoScaling::ScalingPolicy")[policy_id]["Properties"]
+    assert policy["PolicyType"] == "StepScaling"
+    assert policy["ScalingTargetId"] == {"Ref": synthesis.logical_id(gpu.scalable_target)}
+    step = policy["StepScalingPolicyConfiguration"]
+    assert step["AdjustmentType"] == "ChangeInCapacity"
+    assert step["StepAdjustments"] == [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}]
+
+
+def test_exactly_three_alarms(template: Template) -> None:
+    metrics = sorted(a["Properties"]["MetricName"] for a in template.find_resources("AWS::CloudWatch::Alarm").values())
+    assert metrics == [
+        "ApproximateBacklogSizePerInstance",
+        "ApproximateNumberOfMessagesVisible",
+        "HasBacklogWithoutCapacity",
+    ]

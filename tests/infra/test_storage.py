@@ -1,0 +1,117 @@
+"""The platform bucket, its access-log bucket and the jobs table."""
+
+from __future__ import annotations
+
+from aws_cdk.assertions import Match, Template
+
+from ocr_platform.jobs import (
+    PARTITION_KEY,
+    STATUS_INDEX_NAME,
+    STATUS_INDEX_PARTITION_KEY,
+    STATUS_INDEX_SORT_KEY,
+    TTL_ATTRIBUTE,
+)
+from ocr_platform.storage import ASYNC_PREFIX
+from tests.infra.conftest import Synthesis
+
+BLOCK_ALL = {
+    "BlockPublicAcls": True,
+    "BlockPublicPolicy": True,
+    "IgnorePublicAcls": True,
+    "RestrictPublicBuckets": True,
+}
+
+
+def test_two_buckets_both_encrypted_private_and_owner_enforced(template: Template) -> None:
+    template.resource_count_is("AWS::S3::Bucket", 2)
+    buckets = template.find_resources("AWS::S3::Bucket")
+    for name, bucket in buckets.items():
+        props = bucket["Properties"]
+        assert props["PublicAccessBlockConfiguration"] == BLOCK_ALL, name
+        rules = props["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+        assert rules[0]["ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "AES256", name
+        assert props["OwnershipControls"]["Rules"] == [{"ObjectOwnership": "BucketOwnerEnforced"}], name
+        assert bucket["DeletionPolicy"] == "Retain", name
+
+
+def test_every_bucket_policy_denies_requests_without_tls(template: Template, synthesis: Synthesis) -> None:
+    for bucket in (synthesis.stack.documents.bucket, synthesis.stack.documents.access_log_bucket):
+        template.has_resource_properties(
+            "AWS::S3::BucketPolicy",
+            {
+                "Bucket": {"Ref": synthesis.logical_id(bucket)},
+                "PolicyDocument": {
+                    "Statement": Match.array_with(
+                        [
+                            Match.object_like(
+                                {
+                                    "Effect": "Deny",
+                                    "Action": "s3:*",
+                                    "Principal": {"AWS": "*"},
+                                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                                }
+                            ),
+                            Match.object_like(
+                                {
+                                    "Effect": "Deny",
+                                    "Action": "s3:*",
+                                    "Condition": {"NumericLessThan": {"s3:TlsVersion": 1.2}},
+                                }
+                            ),
+                        ]
+                    )
+                },
+            },
+        )
+
+
+def test_platform_bucket_logs_to_the_log_bucket_and_expires_async_io(synthesis: Synthesis) -> None:
+    bucket = synthesis.resource(synthesis.stack.documents.bucket)["Properties"]
+    log_bucket_id = synthesis.logical_id(synthesis.stack.documents.access_log_bucket)
+    assert bucket["LoggingConfiguration"] == {
+        "DestinationBucketName": {"Ref": log_bucket_id},
+        "LogFilePrefix": "platform-bucket/",
+    }
+    rules = {rule["Id"]: rule for rule in bucket["LifecycleConfiguration"]["Rules"]}
+    assert rules["expire-async-io"] == {
+        "Id": "expire-async-io",
+        "Prefix": ASYNC_PREFIX,
+        "ExpirationInDays": 7,
+        "Status": "Enabled",
+    }
+    assert rules["abort-incomplete-uploads"]["AbortIncompleteMultipartUpload"] == {"DaysAfterInitiation": 1}
+    assert "VersioningConfiguration" not in bucket
+
+
+def test_access_logs_expire(synthesis: Synthesis) -> None:
+    log_bucket = synthesis.resource(synthesis.stack.documents.access_log_bucket)["Properties"]
+    assert log_bucket["LifecycleConfiguration"]["Rules"] == [
+        {"Id": "expire-access-logs", "ExpirationInDays": 90, "Status": "Enabled"}
+    ]
+
+
+def test_jobs_table_on_demand_pitr_ttl_and_status_index(template: Template, synthesis: Synthesis) -> None:
+    template.resource_count_is("AWS::DynamoDB::Table", 1)
+    table = synthesis.resource(synthesis.stack.jobs.table)
+    assert table["DeletionPolicy"] == "Retain"
+    props = table["Properties"]
+    assert props["BillingMode"] == "PAY_PER_REQUEST"
+    assert props["KeySchema"] == [{"AttributeName": PARTITION_KEY, "KeyType": "HASH"}]
+    assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    assert props["TimeToLiveSpecification"] == {"AttributeName": TTL_ATTRIBUTE, "Enabled": True}
+    assert props["SSESpecification"] == {"SSEEnabled": True}
+    assert sorted(props["AttributeDefinitions"], key=lambda a: a["AttributeName"]) == [
+        {"AttributeName": STATUS_INDEX_SORT_KEY, "AttributeType": "S"},
+        {"AttributeName": PARTITION_KEY, "AttributeType": "S"},
+        {"AttributeName": STATUS_INDEX_PARTITION_KEY, "AttributeType": "S"},
+    ]
+    assert props["GlobalSecondaryIndexes"] == [
+        {
+            "IndexName": STATUS_INDEX_NAME,
+            "KeySchema": [
+                {"AttributeName": STATUS_INDEX_PARTITION_KEY, "KeyType": "HASH"},
+                {"AttributeName": STATUS_INDEX_SORT_KEY, "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "ALL"},
+        }
+    ]
