@@ -11,6 +11,8 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_ecr_assets as ecr_assets
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -38,7 +40,6 @@ from ocr_platform.storage import (
 
 SAGEMAKER_NAMESPACE = "AWS/SageMaker"
 #: Read by ``ocr_platform.endpoint_server``: requests served at once by one instance.
-MAX_CONCURRENT_INVOCATIONS_ENV = "OCR_MAX_CONCURRENT_INVOCATIONS"
 DESIRED_INSTANCE_COUNT = "sagemaker:variant:DesiredInstanceCount"
 #: The service-linked role Application Auto Scaling uses for SageMaker variants; naming its full ARN in
 #: the scalable target makes Application Auto Scaling create it when the account does not have it yet.
@@ -151,7 +152,7 @@ class GpuBackend(Construct):
                 environment={
                     ENV.BUCKET_NAME: props.bucket.bucket_name,
                     # The server's thread pool matches the async config's per-instance concurrency.
-                    MAX_CONCURRENT_INVOCATIONS_ENV: str(props.max_concurrent_invocations_per_instance),
+                    ENV.MAX_CONCURRENT_INVOCATIONS: str(props.max_concurrent_invocations_per_instance),
                 },
             ),
         )
@@ -283,6 +284,18 @@ class GpuBackend(Construct):
             treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
         )
         topics.notify(topics.scale_in_topic, self._idle_alarm)
+
+        # 10. Scale-in re-check: an alarm notifies once per state change, so a scale-in skipped while a job
+        #     looked in flight is retried on a schedule for as long as the idle alarm stays in ALARM.
+        self._scale_in.function.add_environment(ENV.IDLE_ALARM_NAME, self._idle_alarm.alarm_name)
+        allow(self._scale_in.role, ["cloudwatch:DescribeAlarms"], [self._idle_alarm.alarm_arn])
+        self._recheck_rule = events.Rule(
+            self,
+            "ScaleInRecheck",
+            description="Re-check the PaddleOCR-VL idle alarm and scale in if it is still firing",
+            schedule=events.Schedule.rate(Duration.minutes(props.idle_minutes)),
+            targets=[events_targets.LambdaFunction(self._scale_in.function, retry_attempts=0)],
+        )
 
     def _metric(self, name: str, statistic: str) -> cloudwatch.Metric:
         return cloudwatch.Metric(

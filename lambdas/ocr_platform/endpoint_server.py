@@ -31,6 +31,7 @@ from ocr_platform.engines import Engine, get_engine
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.messages import InvalidMessageError, parse_job_message
 from ocr_platform.processing import download_input, ocr_document
+from ocr_platform.settings import ENV
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +154,7 @@ def make_server(app: EndpointApp, host: str = "0.0.0.0", port: int = 8080, max_c
 
 def main() -> None:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
-    concurrency = int(os.environ.get("OCR_MAX_CONCURRENT_INVOCATIONS", "4"))
+    concurrency = int(os.environ.get(ENV.MAX_CONCURRENT_INVOCATIONS, "4"))
     app = EndpointApp(serialize_predictions=os.environ.get("OCR_VL_BACKEND", "native") == "native")
     threading.Thread(target=app.load, name="model-load", daemon=True).start()
     server = make_server(app, port=int(os.environ.get("SAGEMAKER_BIND_TO_PORT", "8080")), max_concurrency=concurrency)

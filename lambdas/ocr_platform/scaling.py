@@ -4,13 +4,18 @@ The CloudWatch backlog alarm says the endpoint's queue has been empty for the id
 setting DesiredInstanceCount to 0 this checks the job table for SageMaker jobs still PROCESSING
 (dispatched moments ago, before the metric saw them). Skipping is safe: such a job raises the backlog,
 the alarm returns to OK and fires again once it is idle.
+
+An alarm notifies only when its state changes, so a skipped scale-in would otherwise never be retried
+while the alarm stays in ALARM (say, a job whose completion never arrived keeps looking in flight until
+it leaves the in-flight window). The scale-in function therefore also runs on a schedule and acts
+whenever ``idle_alarm_is_firing``.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from ocr_platform.endpoint import EndpointCapacity
 from ocr_platform.jobs import JobStore
@@ -24,6 +29,12 @@ ScaleInOutcome = Literal["scaled_in", "already_idle", "skipped_in_flight"]
 class ScaleInResult:
     outcome: ScaleInOutcome
     in_flight: tuple[str, ...] = ()
+
+
+def idle_alarm_is_firing(cloudwatch: Any, alarm_name: str) -> bool:
+    """True when the endpoint's idle alarm is in the ALARM state."""
+    alarms = cloudwatch.describe_alarms(AlarmNames=[alarm_name], AlarmTypes=["MetricAlarm"]).get("MetricAlarms", [])
+    return bool(alarms) and alarms[0].get("StateValue") == "ALARM"
 
 
 def scale_in_when_idle(store: JobStore, capacity: EndpointCapacity, *, inflight_window_seconds: int) -> ScaleInResult:

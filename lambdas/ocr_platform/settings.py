@@ -22,6 +22,8 @@ class ENV:
     INFLIGHT_WINDOW_SECONDS = "OCR_INFLIGHT_WINDOW_SECONDS"
     JOB_TTL_DAYS = "OCR_JOB_TTL_DAYS"
     INVOCATION_TIMEOUT_SECONDS = "OCR_INVOCATION_TIMEOUT_SECONDS"
+    IDLE_ALARM_NAME = "OCR_IDLE_ALARM_NAME"
+    MAX_CONCURRENT_INVOCATIONS = "OCR_MAX_CONCURRENT_INVOCATIONS"
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class RuntimeSettings:
         inflight_window_seconds: a SageMaker job PROCESSING for longer than this no longer blocks scale-in.
         job_ttl_days: days a job item is kept (DynamoDB TTL); 0 keeps it forever.
         invocation_timeout_seconds: InvokeEndpointAsync's InvocationTimeoutSeconds (max 3600).
+        idle_alarm_name: the endpoint's idle alarm, re-checked by the scale-in function's schedule.
     """
 
     table_name: str
@@ -49,6 +52,7 @@ class RuntimeSettings:
     inflight_window_seconds: int = 3900
     job_ttl_days: int = 30
     invocation_timeout_seconds: int = 3600
+    idle_alarm_name: str = ""
 
     @classmethod
     def from_env(cls) -> "RuntimeSettings":
@@ -67,4 +71,5 @@ class RuntimeSettings:
             inflight_window_seconds=int(env.get(ENV.INFLIGHT_WINDOW_SECONDS, "3900")),
             job_ttl_days=int(env.get(ENV.JOB_TTL_DAYS, "30")),
             invocation_timeout_seconds=int(env.get(ENV.INVOCATION_TIMEOUT_SECONDS, "3600")),
+            idle_alarm_name=env.get(ENV.IDLE_ALARM_NAME, ""),
         )

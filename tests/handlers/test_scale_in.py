@@ -55,3 +55,53 @@ def test_alarm_returning_to_ok_does_nothing(platform: Platform) -> None:
 
     assert platform.publish("scale-in", cloudwatch_alarm_message(ALARM, "OK", ENDPOINT)) == {"outcomes": ["ignored"]}
     assert platform.variant()["DesiredInstanceCount"] == 1
+
+
+def _schedule_event() -> dict:
+    return {"version": "0", "id": "e1", "detail-type": "Scheduled Event", "source": "aws.events",
+            "account": "123456789012", "time": "2026-11-22T08:00:00Z", "region": "us-east-1",
+            "resources": ["arn:aws:events:us-east-1:123456789012:rule/ocr-scale-in-recheck"], "detail": {}}
+
+
+def _idle_alarm(platform: Platform, monkeypatch, state: str) -> None:
+    import boto3
+
+    from ocr_platform.handlers import _services
+
+    cloudwatch = boto3.client("cloudwatch")
+    cloudwatch.put_metric_alarm(
+        AlarmName=ALARM, Namespace="AWS/SageMaker", MetricName="ApproximateBacklogSizePerInstance",
+        Dimensions=[{"Name": "EndpointName", "Value": ENDPOINT}], Statistic="Average", Period=60,
+        EvaluationPeriods=10, Threshold=0.1, ComparisonOperator="LessThanThreshold", TreatMissingData="breaching",
+    )
+    cloudwatch.set_alarm_state(AlarmName=ALARM, StateValue=state, StateReason="test")
+    monkeypatch.setenv("OCR_IDLE_ALARM_NAME", ALARM)
+    _services.services.cache_clear()
+
+
+def test_schedule_retries_a_skipped_scale_in_while_the_alarm_stays_in_alarm(platform: Platform, monkeypatch) -> None:
+    from ocr_platform.handlers import scale_in
+
+    from tests.aws_events import FakeLambdaContext
+
+    platform.set_desired_instances(1)
+    platform.store.create(NewJob("job-slow", "paddleocr-vl", "s3://b/documents/job-slow/a.pdf"))
+    platform.store.mark_processing("job-slow", "sagemaker")
+    assert platform.publish("scale-in", cloudwatch_alarm_message(ALARM, "ALARM", ENDPOINT)) == {"outcomes": ["skipped_in_flight"]}
+    _idle_alarm(platform, monkeypatch, "ALARM")
+    platform.store.mark_completed("job-slow", result_uri="s3://b/results/job-slow/result.json", page_count=1)
+
+    assert scale_in.handler(_schedule_event(), FakeLambdaContext()) == {"outcomes": ["scaled_in"]}
+    assert platform.variant()["DesiredInstanceCount"] == 0
+
+
+def test_schedule_does_nothing_while_the_alarm_is_ok(platform: Platform, monkeypatch) -> None:
+    from ocr_platform.handlers import scale_in
+
+    from tests.aws_events import FakeLambdaContext
+
+    platform.set_desired_instances(1)
+    _idle_alarm(platform, monkeypatch, "OK")
+
+    assert scale_in.handler(_schedule_event(), FakeLambdaContext()) == {"outcomes": ["ignored"]}
+    assert platform.variant()["DesiredInstanceCount"] == 1

@@ -105,7 +105,18 @@ def test_scale_in_environment(synthesis: Synthesis) -> None:
         ENV.VARIANT_NAME: "AllTraffic",
         ENV.INFLIGHT_WINDOW_SECONDS: str(3600 + 300),
         ENV.JOB_TTL_DAYS: "30",
+        ENV.IDLE_ALARM_NAME: {"Ref": synthesis.logical_id(stack.gpu.idle_alarm)},
     }
+
+
+def test_scale_in_is_rechecked_on_a_schedule_of_idle_minutes(template: Template, synthesis: Synthesis) -> None:
+    [rule] = template.find_resources("AWS::Events::Rule").values()
+    props = rule["Properties"]
+    assert props["ScheduleExpression"] == "rate(10 minutes)"
+    assert props["State"] == "ENABLED"
+    [target] = props["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": [synthesis.logical_id(synthesis.stack.gpu.scale_in_function), "Arn"]}
+    assert target["RetryPolicy"] == {"MaximumRetryAttempts": 0}
 
 
 def test_invoker_reads_the_queue_one_message_at_a_time_with_partial_failures(

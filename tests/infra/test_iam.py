@@ -117,6 +117,7 @@ def test_scale_in_grants(synthesis: Synthesis, resources: dict[str, Any], ids: d
         "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
         "sagemaker:DescribeEndpoint": {ENDPOINT_ARN},
         "sagemaker:UpdateEndpointWeightsAndCapacities": {ENDPOINT_ARN},
+        "cloudwatch:DescribeAlarms": {f"<{synthesis.logical_id(synthesis.stack.gpu.idle_alarm)}.Arn>"},
     }
 
 
