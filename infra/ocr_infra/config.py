@@ -64,6 +64,9 @@ class PlatformConfig:
         endpoint_bake_models: ``BAKE_MODELS`` build argument of the endpoint image: PaddleX model names
             downloaded at build time so a scale-from-zero start loads them from the image (empty: the
             first start fetches them and caches them under the bucket's ``models/``).
+        endpoint_vl_backend: how PaddleOCR-VL runs its VLM: ``native`` (in-process, one region at a
+            time) or ``vllm`` (PaddleOCR's vLLM generation server inside the container, many regions in
+            flight; installs the server's dependencies at build time and sets ``OCR_VL_BACKEND``).
 
     CPU processor Lambda (PP-OCRv5 / PP-StructureV3, container image):
         processor_memory_mb: 3008 MB is the most a new account may use; accounts with a raised quota
@@ -112,6 +115,7 @@ class PlatformConfig:
     idle_backlog_threshold: float = 0.1
     endpoint_base_image: str = ""
     endpoint_bake_models: str = ""
+    endpoint_vl_backend: str = "native"
 
     processor_memory_mb: int = 3008
     processor_ephemeral_storage_mb: int = 10240
@@ -162,6 +166,8 @@ class PlatformConfig:
             problems.append(f"models {unknown} are not in the model table ({', '.join(MODEL_TABLE)})")
         if len(set(self.models)) != len(self.models):
             problems.append("models lists a model twice")
+        if self.endpoint_vl_backend not in ("native", "vllm"):
+            problems.append(f"endpoint_vl_backend={self.endpoint_vl_backend!r} must be 'native' or 'vllm'")
         if not self.instance_type.startswith("ml."):
             problems.append(f"instance_type={self.instance_type!r} must be a SageMaker instance type (ml.*)")
         if not re.match(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$", self.variant_name):

@@ -67,6 +67,7 @@ class GpuBackendProps:
         inflight_window_seconds: ``OCR_INFLIGHT_WINDOW_SECONDS`` of the scale-in function.
         base_image: ``BASE_IMAGE`` build argument of the endpoint image (empty: Dockerfile default).
         bake_models: ``BAKE_MODELS`` build argument of the endpoint image (empty: none baked in).
+        vl_backend: ``native`` or ``vllm`` (the ``VL_BACKEND`` build argument and ``OCR_VL_BACKEND``).
         scale_in_memory_mb / scale_in_timeout_seconds: size of the scale-in function.
         job_ttl_days: ``OCR_JOB_TTL_DAYS``.
         log_retention: retention of the scale-in function's logs.
@@ -88,6 +89,7 @@ class GpuBackendProps:
     inflight_window_seconds: int = 3900
     base_image: str = ""
     bake_models: str = ""
+    vl_backend: str = "native"
     scale_in_memory_mb: int = 128
     scale_in_timeout_seconds: int = 30
     job_ttl_days: int = 30
@@ -124,7 +126,11 @@ class GpuBackend(Construct):
             platform=ecr_assets.Platform.LINUX_AMD64,
             build_args={
                 name: value
-                for name, value in (("BASE_IMAGE", props.base_image), ("BAKE_MODELS", props.bake_models))
+                for name, value in (
+                    ("BASE_IMAGE", props.base_image),
+                    ("BAKE_MODELS", props.bake_models),
+                    ("VL_BACKEND", "vllm" if props.vl_backend == "vllm" else ""),
+                )
                 if value
             }
             or None,
@@ -153,6 +159,7 @@ class GpuBackend(Construct):
                     ENV.BUCKET_NAME: props.bucket.bucket_name,
                     # The server's thread pool matches the async config's per-instance concurrency.
                     ENV.MAX_CONCURRENT_INVOCATIONS: str(props.max_concurrent_invocations_per_instance),
+                    "OCR_VL_BACKEND": "vllm-server" if props.vl_backend == "vllm" else "native",
                 },
             ),
         )

@@ -149,6 +149,7 @@ class OcrPlatformStack(Stack):
                     inflight_window_seconds=cfg.inflight_window_seconds,
                     base_image=cfg.endpoint_base_image,
                     bake_models=cfg.endpoint_bake_models,
+                    vl_backend=cfg.endpoint_vl_backend,
                     scale_in_memory_mb=cfg.scale_in_memory_mb,
                     scale_in_timeout_seconds=cfg.scale_in_timeout_seconds,
                     job_ttl_days=cfg.job_ttl_days,

@@ -10,6 +10,10 @@ For a model name (PaddleX's name, e.g. ``PP-OCRv5_mobile_det``) ``ModelCache.res
 It returns ``None`` when none has it: the caller lets PaddleX fetch the model from its hub and then
 calls ``publish`` so the next cold start finds it in the bucket.
 
+``resolve(name, onnx=True)`` returns a directory with ``inference.onnx`` for PaddleOCR's ONNX Runtime
+engine: a baked copy (``$OCR_MODEL_DIR/onnx/<name>``, exported when the image is built), a cached one, or one exported from the Paddle weights with paddle2onnx on first
+use (a fraction of a second) into ``<local cache>/onnx/<name>``.
+
 A model directory holds PaddlePaddle inference files (``inference.json`` or ``inference.pdmodel``,
 ``inference.pdiparams``, ``inference.yml``) and its name must equal ``Global.model_name`` in the yml.
 """
@@ -40,6 +44,36 @@ def is_model_dir(path: Path) -> bool:
     return (path / "inference.yml").is_file() and (path / "inference.pdiparams").is_file()
 
 
+def is_onnx_model_dir(path: Path) -> bool:
+    return (path / "inference.yml").is_file() and (path / "inference.onnx").is_file()
+
+
+def export_onnx(model_dir: Path, target: Path) -> Path:
+    """Export a Paddle inference model to ``target/inference.onnx`` (+ its ``inference.yml``).
+
+    paddle2onnx's own graph optimiser is skipped: it takes tens of seconds and ONNX Runtime optimises the
+    graph itself when it loads it, so the exported model runs as fast.
+    """
+    import paddle2onnx
+
+    program = next((model_dir / n for n in ("inference.json", "inference.pdmodel") if (model_dir / n).is_file()), None)
+    if program is None:
+        raise FileNotFoundError(f"{model_dir} has no inference.json or inference.pdmodel to export")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        staging = Path(tmp) / target.name
+        staging.mkdir()
+        shutil.copy2(model_dir / "inference.yml", staging / "inference.yml")
+        paddle2onnx.export(
+            str(program), str(model_dir / "inference.pdiparams"), str(staging / "inference.onnx"),
+            opset_version=14, enable_onnx_checker=False, optimize_tool="None",
+        )
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    logger.info("Exported %s to ONNX at %s", model_dir.name, target)
+    return target
+
+
 def archive_key(name: str) -> str:
     return f"{MODELS_PREFIX}{name}.tar.gz"
 
@@ -66,7 +100,9 @@ class ModelCache:
             self._s3 = boto3.client("s3")
         return self._s3
 
-    def resolve(self, name: str) -> Path | None:
+    def resolve(self, name: str, *, onnx: bool = False) -> Path | None:
+        if onnx:
+            return self._resolve_onnx(name)
         for candidate in self._local_candidates(name):
             if is_model_dir(candidate):
                 return candidate
@@ -79,6 +115,17 @@ class ModelCache:
                 if is_model_dir(candidate):
                     return candidate
         return None
+
+    def _resolve_onnx(self, name: str) -> Path | None:
+        exported = self.local_dir / "onnx" / name
+        baked = [Path(os.environ[BAKED_DIR_ENV]) / "onnx" / name] if os.environ.get(BAKED_DIR_ENV) else []
+        for candidate in [*baked, *self._local_candidates(name), exported]:
+            if is_onnx_model_dir(candidate):
+                return candidate
+        paddle_dir = self.resolve(name)
+        if paddle_dir is None:
+            return None
+        return export_onnx(paddle_dir, exported)
 
     def publish(self, name: str, model_dir: Path) -> str:
         """Upload ``model_dir`` as ``models/<name>.tar.gz``; return its key."""

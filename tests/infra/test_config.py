@@ -149,3 +149,11 @@ def test_config_reaches_the_resources() -> None:
     assert resolve(stack.gpu.scalable_target.node.default_child.max_capacity) == 2
     idle = stack.gpu.idle_alarm.node.default_child
     assert resolve(idle.evaluation_periods) == 15 and resolve(idle.datapoints_to_alarm) == 15
+
+
+def test_vllm_backend_reaches_the_model_environment() -> None:
+    stack = OcrPlatformStack(_app(), "Vllm", config=PlatformConfig(endpoint_vl_backend="vllm"))
+    container = stack.resolve(stack.gpu.node.find_child("Model").primary_container)
+    assert container["environment"]["OCR_VL_BACKEND"] == "vllm-server"
+    with pytest.raises(ValueError, match="endpoint_vl_backend"):
+        PlatformConfig(endpoint_vl_backend="tgi")

@@ -12,11 +12,14 @@ from tests import documents
 
 
 @pytest.fixture(scope="session")
-def ocr_settings():
+def ocr_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     from ocr_platform.engines.paddle import PaddleSettings
 
-    # No hub: every model must come from the installed package, as on an offline machine.
-    return PaddleSettings(allow_hub_download=False, bucket=None)
+    with pytest.MonkeyPatch.context() as patch:
+        # A session-local model cache (ONNX exports land here), and no hub: every model must come from
+        # the installed package, as on an offline machine.
+        patch.setenv("OCR_MODEL_CACHE_DIR", str(tmp_path_factory.mktemp("model-cache")))
+        yield PaddleSettings(allow_hub_download=False, bucket=None)
 
 
 @pytest.fixture(scope="session")

@@ -115,3 +115,16 @@ def test_cli_ocr_fails_with_the_error_code(ppocr, docs: dict[str, Path], tmp_pat
 def test_cli_ocr_refuses_a_page_range_outside_the_document(ppocr, docs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["ocr", str(docs["png"]), "--model", "pp-ocrv5", "--pages", "2"]) == 1
     assert "invalid_pages" in capsys.readouterr().err
+
+
+def test_paddle_inference_engine_reads_the_same_page(ocr_settings, docs: dict[str, Path]) -> None:
+    """The other inference engine (Paddle Inference with oneDNN, paddlepaddle 3.2.2) on the same weights."""
+    from dataclasses import replace
+
+    from ocr_platform.engines.paddle import PPOCRv5Engine
+
+    engine = PPOCRv5Engine(replace(ocr_settings, inference_engine="paddle"))
+    result, _ = _run(engine, docs["png"])
+
+    assert result["engine"]["version"].endswith("(paddle)")
+    _assert_page_text(result["pages"][0], ENGLISH_PAGES[0])

@@ -61,3 +61,42 @@ def test_a_bad_archive_in_s3_is_ignored(platform: Platform, tmp_path: Path) -> N
         tar.addfile(info, io.BytesIO(data))
     platform.s3.put_object(Bucket=BUCKET, Key=archive_key("SLANet_plus"), Body=buffer.getvalue())
     assert ModelCache(BUCKET, s3=platform.s3, local_dir=tmp_path / "c").resolve("SLANet_plus") is None
+
+
+def test_onnx_models_are_exported_once_into_the_local_cache(package_models: Path, tmp_path: Path) -> None:
+    cache = ModelCache(None, local_dir=tmp_path / "c")
+
+    exported = cache.resolve("PP-OCRv5_mobile_det", onnx=True)
+
+    assert exported == tmp_path / "c" / "onnx" / "PP-OCRv5_mobile_det"
+    assert (exported / "inference.onnx").stat().st_size > 1_000_000
+    assert (exported / "inference.yml").read_text() == (package_models / "PP-OCRv5_mobile_det" / "inference.yml").read_text()
+    mtime = (exported / "inference.onnx").stat().st_mtime_ns
+    assert cache.resolve("PP-OCRv5_mobile_det", onnx=True) == exported
+    assert (exported / "inference.onnx").stat().st_mtime_ns == mtime
+
+
+def test_onnx_exports_baked_into_the_image_are_used_first(package_models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocr_platform.model_cache import export_onnx
+
+    baked = export_onnx(package_models / "PP-OCRv5_mobile_rec", tmp_path / "opt" / "onnx" / "PP-OCRv5_mobile_rec")
+    monkeypatch.setenv("OCR_MODEL_DIR", str(tmp_path / "opt"))
+    assert ModelCache(None, local_dir=tmp_path / "c").resolve("PP-OCRv5_mobile_rec", onnx=True) == baked
+    assert not (tmp_path / "c" / "onnx").exists()
+
+
+def test_models_downloaded_from_the_hub_are_published_to_the_bucket(platform: Platform, package_models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocr_platform.engines.paddle import ModelResolver, PaddleSettings
+
+    hub = tmp_path / "paddlex"
+    shutil.copytree(package_models / "PP-OCRv5_mobile_det", hub / "official_models" / "SLANet_plus")
+    monkeypatch.setenv("PADDLE_PDX_CACHE_HOME", str(hub))
+    resolver = ModelResolver(PaddleSettings(bucket=BUCKET, allow_hub_download=True, inference_engine="paddle"),
+                             ModelCache(BUCKET, s3=platform.s3, local_dir=tmp_path / "c"))
+
+    assert resolver.kwargs("wireless_table_structure_recognition", "SLANet_plus") == {
+        "wireless_table_structure_recognition_model_name": "SLANet_plus"}  # a miss: PaddleX will fetch it
+    resolver.publish_downloaded()
+
+    assert archive_key("SLANet_plus") in platform.keys("models/")
+    assert ModelCache(BUCKET, s3=platform.s3, local_dir=tmp_path / "next-cold-start").resolve("SLANet_plus") is not None
