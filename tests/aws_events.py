@@ -12,6 +12,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from ocr_platform.local.events import sns_event, sqs_event  # noqa: F401 - the shapes the local stack delivers
+
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 
@@ -27,53 +29,6 @@ class FakeLambdaContext:
 
     def get_remaining_time_in_millis(self) -> int:
         return 60_000
-
-
-def sqs_event(messages: list[dict[str, Any]], queue_arn: str) -> dict[str, Any]:
-    """An SQS event source batch from ``receive_message(AttributeNames=["All"])`` results."""
-    return {
-        "Records": [
-            {
-                "messageId": m["MessageId"],
-                "receiptHandle": m["ReceiptHandle"],
-                "body": m["Body"],
-                "attributes": m.get("Attributes", {}),
-                "messageAttributes": {},
-                "md5OfBody": m["MD5OfBody"],
-                "eventSource": "aws:sqs",
-                "eventSourceARN": queue_arn,
-                "awsRegion": REGION,
-            }
-            for m in messages
-        ]
-    }
-
-
-def sns_event(envelopes: list[dict[str, Any]], subscription_arn: str) -> dict[str, Any]:
-    """An SNS -> Lambda event from SNS notification envelopes (as delivered to an SQS subscriber)."""
-    return {
-        "Records": [
-            {
-                "EventSource": "aws:sns",
-                "EventVersion": "1.0",
-                "EventSubscriptionArn": subscription_arn,
-                "Sns": {
-                    "Type": env["Type"],
-                    "MessageId": env["MessageId"],
-                    "TopicArn": env["TopicArn"],
-                    "Subject": env.get("Subject"),
-                    "Message": env["Message"],
-                    "Timestamp": env["Timestamp"],
-                    "SignatureVersion": env.get("SignatureVersion", "1"),
-                    "Signature": env.get("Signature", "EXAMPLE"),
-                    "SigningCertUrl": env.get("SigningCertURL", ""),
-                    "UnsubscribeUrl": env.get("UnsubscribeURL", ""),
-                    "MessageAttributes": env.get("MessageAttributes", {}),
-                },
-            }
-            for env in envelopes
-        ]
-    }
 
 
 def lambda_failure_record(payload: dict[str, Any], *, error_type: str, error_message: str, function_arn: str) -> dict[str, Any]:

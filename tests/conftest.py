@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator
 
 import boto3
@@ -20,6 +21,7 @@ from ocr_platform.handlers import _services
 from ocr_platform.jobs import STATUS_INDEX_NAME, JobStore
 from ocr_platform.settings import ENV
 from ocr_platform.storage import StorageLayout
+from tests import documents
 from tests.aws_events import ACCOUNT, REGION, FakeLambdaContext, sns_event, sqs_event
 
 BUCKET = "ocr-test-bucket"
@@ -259,3 +261,22 @@ def platform(monkeypatch: pytest.MonkeyPatch) -> Iterator[Platform]:
         calls.clear()
         yield platform
         _services.reset()
+
+
+@pytest.fixture(scope="session")
+def docs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("documents")
+    return {
+        "png": documents.write_png(root / "invoice.png", documents.ENGLISH_PAGES[0]),
+        "jpeg": _jpeg(root / "photo.jpg"),
+        "image_pdf": documents.write_image_pdf(root / "scan.pdf", documents.ENGLISH_PAGES[:2]),
+        "vector_pdf": documents.write_vector_pdf(root / "digital.pdf", documents.ENGLISH_PAGES),
+        "tiff": documents.write_tiff(root / "fax.tiff", documents.ENGLISH_PAGES),
+        "chinese": documents.write_png(root / "chinese.png", documents.CHINESE_LINES, font_path=documents.cjk_font_path()),
+        "encrypted": documents.write_vector_pdf(root / "secret.pdf", documents.ENGLISH_PAGES[:1], password="s3cret"),
+    }
+
+
+def _jpeg(path: Path) -> Path:
+    documents.render_page(documents.ENGLISH_PAGES[1]).save(path, format="JPEG", quality=85)
+    return path

@@ -22,7 +22,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from constructs import Construct
+if typing.TYPE_CHECKING:  # importing constructs starts the jsii runtime; the local stack needs none of it
+    from constructs import Construct
 
 from ocr_platform.models import MODEL_TABLE, Backend
 

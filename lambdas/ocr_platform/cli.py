@@ -1,6 +1,8 @@
 """The ``ocr-platform`` command line.
 
     ocr-platform ocr FILE --model M [--lang L] [--pages P] [--output F]     (this process, no AWS)
+    ocr-platform run FILE --model M [--lang L] [--pages P] [--output F]     (whole pipeline, local stack)
+    ocr-platform local up|down|status
     ocr-platform submit FILE --model M [--lang L] [--pages P] [--wait] [--stack NAME]
     ocr-platform models seed MODEL_DIR... [--stack NAME]
     ocr-platform status JOB_ID [--stack NAME]
@@ -39,6 +41,17 @@ def _parser() -> argparse.ArgumentParser:
     ocr.add_argument("--pages", help='page selection, e.g. "1-3,7"')
     ocr.add_argument("--output", "-o", type=Path, help="write result.json here instead of stdout")
     ocr.add_argument("--raw-output", type=Path, help="also write the engine's raw output here")
+
+    run = commands.add_parser("run", help="run the whole pipeline on this machine's local stack (started if needed)")
+    run.add_argument("file", type=Path)
+    run.add_argument("--model", required=True, choices=sorted(MODEL_TABLE))
+    run.add_argument("--lang", default="en", help="PaddleOCR language code (default: en)")
+    run.add_argument("--pages", help='page selection, e.g. "1-3,7"')
+    run.add_argument("--output", "-o", type=Path, default=Path("result.json"), help="where to write result.json (default: ./result.json)")
+    run.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for the job")
+
+    local = commands.add_parser("local", help="the embedded local stack (moto + local Lambda/SageMaker runtimes)")
+    local.add_argument("action", choices=["up", "down", "status"])
 
     models = with_stack(commands.add_parser("models", help="manage the bucket's model cache"))
     models_commands = models.add_subparsers(dest="models_command", required=True)
@@ -114,10 +127,96 @@ def run_local_ocr(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_local_stack_command(args: argparse.Namespace) -> int:
+    """``ocr-platform local up|down|status``."""
+    from ocr_platform.local import stack
+
+    if args.action == "up":
+        info, started = stack.up()
+        print(f"local stack {'started' if started else 'already running'} (pid {info.pid}, start-up {info.startup_seconds:.2f} s)", file=sys.stderr)
+        _print(info.client_environment())
+        return 0
+    if args.action == "down":
+        print("local stack stopped" if stack.down() else "no local stack was running", file=sys.stderr)
+        return 0
+    info = stack.running_stack()
+    if info is None:
+        print("no local stack is running", file=sys.stderr)
+        return 1
+    _print({"pid": info.pid, "started_at": info.started_at, **info.client_environment()})
+    return 0
+
+
+def run_pipeline(args: argparse.Namespace) -> int:
+    """``ocr-platform run``: submit to the local stack like ``submit``, follow the job live, write the result."""
+    import os
+    import time
+
+    import boto3
+
+    from ocr_platform.local import stack
+
+    if not args.file.is_file():
+        print(f"error: {args.file} is not a readable file", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    info, started_now = stack.up()
+    if started_now:
+        print(f"local stack started in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    os.environ.update(info.client_environment())
+    client = OcrClient(PlatformResources(info.bucket, info.queue_url, info.table))
+    sagemaker = boto3.client("sagemaker")
+    submitted = time.perf_counter()
+    try:
+        job = client.submit(args.file, model=args.model, language=args.lang, pages=args.pages)
+    except ClientError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    job_id = job["job_id"]
+    print(f"job {job_id}: {args.model} on {args.file.name}", file=sys.stderr)
+    last_seen: tuple[str, ...] = ()
+    deadline = time.monotonic() + args.timeout
+    while True:
+        job = client.status(job_id)
+        seen = (job["status"], job.get("backend", ""))
+        if job.get("backend") == "sagemaker" and job["status"] == "PROCESSING":
+            variant = sagemaker.describe_endpoint(EndpointName=info.endpoint)["ProductionVariants"][0]
+            instances = int(variant.get("CurrentInstanceCount", 0))
+            seen += ("GPU instance up" if instances else "queued until the GPU instance starts",)
+        if seen != last_seen:
+            detail = f" ({', '.join(x for x in seen[1:] if x)})" if len(seen) > 1 and any(seen[1:]) else ""
+            print(f"  {time.perf_counter() - submitted:6.1f} s  {job['status']}{detail}", file=sys.stderr)
+            last_seen = seen
+        if job["status"] in ("COMPLETED", "FAILED"):
+            break
+        if time.monotonic() > deadline:
+            print(f"error: job {job_id} is still {job['status']} after {args.timeout:.0f} s", file=sys.stderr)
+            return 1
+        time.sleep(0.2)
+    if job["status"] == "FAILED":
+        print(f"error: {job['error']['code']}: {job['error']['message']}", file=sys.stderr)
+        return 1
+    result = client.result(job_id)
+    args.output.write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
+    lines = sum(len(p["lines"]) for p in result["pages"])
+    print(
+        f"COMPLETED in {time.perf_counter() - submitted:.1f} s: {result['page_count']} page(s), {lines} line(s), "
+        f"engine {result['engine']['name']} -> {args.output}",
+        file=sys.stderr,
+    )
+    preview = result["text"].replace("\f", "\n").splitlines()
+    print("\n".join(f"  | {line}" for line in preview[:20]) + ("\n  | ..." if len(preview) > 20 else ""), file=sys.stderr)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "ocr":
         return run_local_ocr(args)
+    if args.command == "local":
+        return run_local_stack_command(args)
+    if args.command == "run":
+        return run_pipeline(args)
     try:
         resources = PlatformResources.discover(args.stack)
         if args.command == "models":

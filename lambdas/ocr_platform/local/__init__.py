@@ -1,0 +1,11 @@
+"""The embedded local stack: the whole pipeline on one machine, on moto plus small runtimes of our own.
+
+moto (as a server) emulates S3, SQS, DynamoDB, SNS, CloudWatch, the SageMaker control plane and
+Application Auto Scaling. What moto does not execute is supplied here, speaking the real wire protocols
+and message shapes, so the handlers run unchanged behind the standard boto3 endpoint variables:
+
+- ``lambda_runtime``: the Lambda Invoke API (RequestResponse and Event) running the real handler
+  modules in worker processes, with Lambda's async retries and on-failure destination;
+- ``sagemaker_runtime``: InvokeEndpointAsync, queueing while the variant has 0 instances, the real
+  vl-endpoint ``serve`` process, S3 output/failure objects and SageMaker's SNS notifications.
+"""

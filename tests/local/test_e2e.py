@@ -1,0 +1,223 @@
+"""End to end through the local stack: real handlers, real OCR, moto, our Lambda and SageMaker runtimes.
+
+One local stack per test session (started as ``ocr-platform local up`` does, in its own process, with
+short time scales: 0.5 s alarm periods, 2 s visibility timeout) and stopped at the end of the session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator
+
+import boto3
+import pytest
+
+from ocr_platform.client import OcrClient, PlatformResources
+from ocr_platform.local import stack
+from tests.documents import ENGLISH_PAGES, character_error_rate
+
+IDLE_PERIODS = 10
+PERIOD_SECONDS = 0.5
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory: pytest.TempPathFactory, docs: dict[str, Path]) -> Iterator[stack.StackInfo]:
+    home = tmp_path_factory.mktemp("local-stack")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(stack.STATE_DIR_ENV, str(home))
+        patch.setenv("OCR_MODEL_HUB", "off")  # offline: every model from installed packages
+        patch.setenv("OCR_MODEL_CACHE_DIR", str(home / "models"))
+        patch.setenv("OCR_ENGINE_FALLBACK", "pp-ocrv5")
+        options = stack.LocalOptions(period_seconds=PERIOD_SECONDS, visibility_timeout_seconds=2, retry_delays_seconds=(0.2, 0.2))
+        info, started = stack.up(options=options, timeout=120)
+        assert started
+        try:
+            yield info
+        finally:
+            assert stack.down()
+    assert stack.running_stack() is None
+
+
+@pytest.fixture(autouse=True)
+def local_aws(local: stack.StackInfo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point every boto3 client of the test at the local stack (after the suite's no-real-AWS guard)."""
+    for name, value in local.client_environment().items():
+        monkeypatch.setenv(name, value)
+
+
+@pytest.fixture
+def client(local: stack.StackInfo) -> OcrClient:
+    return OcrClient(PlatformResources(local.bucket, local.queue_url, local.table))
+
+
+def _wait(client: OcrClient, job_id: str, timeout: float = 180) -> dict[str, Any]:
+    return client.wait(job_id, timeout=timeout, poll_seconds=0.2)
+
+
+def _desired(local: stack.StackInfo) -> int:
+    variant = boto3.client("sagemaker").describe_endpoint(EndpointName=local.endpoint)["ProductionVariants"][0]
+    return int(variant["DesiredInstanceCount"])
+
+
+def _cer(result: dict, index: int, expected: list[str]) -> float:
+    return character_error_rate("\n".join(line["text"] for line in result["pages"][index]["lines"]), "\n".join(expected))
+
+
+def test_pp_ocrv5_on_a_pdf_goes_queued_processing_completed(client: OcrClient, docs: dict[str, Path]) -> None:
+    job = client.submit(docs["image_pdf"], model="pp-ocrv5")
+    assert job["status"] == "QUEUED"
+
+    done = _wait(client, job["job_id"])
+
+    assert (done["status"], done["backend"], done["page_count"]) == ("COMPLETED", "lambda", 2)
+    assert done["created_at"] <= done["started_at"] <= done["finished_at"]
+    result = client.result(job["job_id"])
+    assert _cer(result, 0, ENGLISH_PAGES[0]) <= 0.02 and _cer(result, 1, ENGLISH_PAGES[1]) <= 0.02
+    keys = {o["Key"] for o in boto3.client("s3").list_objects_v2(Bucket=client.resources.bucket, Prefix=f"results/{job['job_id']}/")["Contents"]}
+    assert keys == {f"results/{job['job_id']}/result.json", f"results/{job['job_id']}/raw.json"}
+
+
+def test_pp_ocrv5_on_an_image(client: OcrClient, docs: dict[str, Path]) -> None:
+    job = client.submit(docs["png"], model="pp-ocrv5")
+    done = _wait(client, job["job_id"])
+    assert done["status"] == "COMPLETED"
+    assert _cer(client.result(job["job_id"]), 0, ENGLISH_PAGES[0]) <= 0.02
+
+
+def test_pp_structurev3_runs_and_names_the_model_that_really_ran(client: OcrClient, docs: dict[str, Path]) -> None:
+    job = client.submit(docs["png"], model="pp-structurev3")
+    done = _wait(client, job["job_id"])
+    assert done["status"] == "COMPLETED"
+    result = client.result(job["job_id"])
+    assert result["model"] == "pp-structurev3"
+    assert result["engine"]["name"].startswith("PP-OCRv5 (fallback: PP-StructureV3 unavailable")
+    assert _cer(result, 0, ENGLISH_PAGES[0]) <= 0.02
+
+
+def test_cpu_route_failure_ends_failed_with_its_reason(client: OcrClient, docs: dict[str, Path]) -> None:
+    job = client.submit(docs["encrypted"], model="pp-ocrv5")
+    done = _wait(client, job["job_id"])
+    assert (done["status"], done["error"]["code"]) == ("FAILED", "encrypted_pdf")
+
+
+def test_duplicate_delivery_is_processed_once(client: OcrClient, local: stack.StackInfo, docs: dict[str, Path]) -> None:
+    job = client.submit(docs["png"], model="pp-ocrv5")
+    done = _wait(client, job["job_id"])
+    s3, sqs = boto3.client("s3"), boto3.client("sqs")
+    key = f"results/{job['job_id']}/result.json"
+    first = s3.head_object(Bucket=local.bucket, Key=key)["LastModified"]
+    message = {"job_id": job["job_id"], "model": "pp-ocrv5", "input": job["input"], "language": "en"}
+
+    sqs.send_message(QueueUrl=local.queue_url, MessageBody=json.dumps(message))
+    _wait_queue_drained(sqs, local.queue_url)
+    time.sleep(1.0)
+
+    again = client.status(job["job_id"])
+    assert again["status"] == "COMPLETED" and again["finished_at"] == done["finished_at"]
+    assert s3.head_object(Bucket=local.bucket, Key=key)["LastModified"] == first
+
+
+def _wait_queue_drained(sqs: Any, url: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        attrs = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+        if attrs["ApproximateNumberOfMessages"] == "0" and attrs["ApproximateNumberOfMessagesNotVisible"] == "0":
+            return
+        time.sleep(0.2)
+    raise AssertionError("the OCR queue did not drain")
+
+
+def test_vl_scales_out_from_zero_completes_through_the_success_topic_then_scales_in(client: OcrClient, local: stack.StackInfo, docs: dict[str, Path]) -> None:
+    _wait_for(lambda: _desired(local) == 0, 60, "the endpoint to be idle at 0 instances")
+
+    job = client.submit(docs["png"], model="paddleocr-vl")
+    _wait_for(lambda: client.status(job["job_id"])["status"] == "PROCESSING", 60, "the VL job to be dispatched")
+    assert _desired(local) == 1
+    done = _wait(client, job["job_id"])
+
+    assert (done["status"], done["backend"]) == ("COMPLETED", "sagemaker")
+    result = client.result(job["job_id"])
+    assert result["model"] == "paddleocr-vl" and "fallback" in result["engine"]["name"]
+    assert _cer(result, 0, ENGLISH_PAGES[0]) <= 0.02
+    _wait_for(lambda: _desired(local) == 0, IDLE_PERIODS * PERIOD_SECONDS + 30, "scale-in after the idle window")
+
+
+def test_vl_route_failure_ends_failed_with_the_endpoint_error(client: OcrClient, local: stack.StackInfo, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.pdf"
+    notes.write_text("not a pdf at all")
+    job = client.submit(notes, model="paddleocr-vl")
+    done = _wait(client, job["job_id"])
+    assert (done["status"], done["error"]["code"]) == ("FAILED", "unsupported_type")
+
+
+def test_cli_run_shows_the_transitions_and_writes_the_result(local: stack.StackInfo, docs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ocr_platform import cli
+
+    output = tmp_path / "result.json"
+    assert cli.main(["run", str(docs["png"]), "--model", "pp-ocrv5", "--output", str(output)]) == 0
+
+    err = capsys.readouterr().err
+    assert "QUEUED" in err and "PROCESSING (lambda)" in err and "COMPLETED in" in err
+    assert "Invoice 2026-0042" in err  # the text preview
+    assert _cer(json.loads(output.read_text()), 0, ENGLISH_PAGES[0]) <= 0.02
+
+
+def test_cli_run_exits_non_zero_with_the_jobs_error(local: stack.StackInfo, docs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ocr_platform import cli
+
+    assert cli.main(["run", str(docs["encrypted"]), "--model", "paddleocr-vl", "--output", str(tmp_path / "r.json")]) == 1
+    err = capsys.readouterr().err
+    assert "QUEUED" in err  # PROCESSING may pass between two polls when the endpoint is already up
+    assert "error: encrypted_pdf: The PDF is password protected" in err
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_no_scale_in_while_a_vl_job_is_in_flight(client: OcrClient, local: stack.StackInfo, tmp_path: Path) -> None:
+    from tests.documents import write_image_pdf
+
+    long_document = write_image_pdf(tmp_path / "long.pdf", ENGLISH_PAGES * 5)  # 15 pages: outlasts the idle window
+    _wait_for(lambda: _desired(local) == 0, 60, "the endpoint to be idle at 0 instances")
+    job = client.submit(long_document, model="paddleocr-vl")
+    desired_while_running = []
+    while (status := client.status(job["job_id"])["status"]) not in ("COMPLETED", "FAILED"):
+        if status == "PROCESSING":
+            desired_while_running.append(_desired(local))
+        time.sleep(0.2)
+
+    done = client.status(job["job_id"])
+    assert (status, done["page_count"]) == ("COMPLETED", 15)
+    seconds = (datetime.fromisoformat(done["finished_at"]) - datetime.fromisoformat(done["started_at"])).total_seconds()
+    assert seconds > IDLE_PERIODS * PERIOD_SECONDS  # the idle window passed while the job ran...
+    assert set(desired_while_running) == {1}  # ...and the instance stayed
+    _wait_for(lambda: _desired(local) == 0, IDLE_PERIODS * PERIOD_SECONDS + 30, "scale-in once idle")
+
+
+def test_a_message_the_invoker_cannot_process_reaches_the_dlq(local: stack.StackInfo) -> None:
+    """With the jobs table gone every receive fails; after 3 receives SQS moves the message to the DLQ."""
+    dynamodb, sqs = boto3.client("dynamodb"), boto3.client("sqs")
+    dynamodb.delete_table(TableName=local.table)
+    try:
+        body = json.dumps({"job_id": "poison-1", "model": "pp-ocrv5", "input": f"s3://{local.bucket}/documents/poison-1/a.png"})
+        sqs.send_message(QueueUrl=local.queue_url, MessageBody=body)
+        deadline = time.monotonic() + 60
+        dead: list[dict[str, Any]] = []
+        while not dead and time.monotonic() < deadline:
+            dead = sqs.receive_message(QueueUrl=local.dlq_url, AttributeNames=["All"], WaitTimeSeconds=1).get("Messages", [])
+        assert dead, "the message never reached the DLQ"
+        assert json.loads(dead[0]["Body"])["job_id"] == "poison-1"
+        assert int(dead[0]["Attributes"]["ApproximateReceiveCount"]) >= 3
+    finally:
+        stack.create_jobs_table(dynamodb, local.table)
+
+
+def _wait_for(condition: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")

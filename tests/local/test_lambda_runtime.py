@@ -1,0 +1,248 @@
+"""The local Lambda runtime driven through a real boto3 Lambda client, as handlers and event sources use it."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from ocr_platform.local.functions import FunctionSpec
+from ocr_platform.local.lambda_runtime import FunctionNotFoundError, LambdaRuntime
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ARN_PREFIX = "arn:aws:lambda:us-east-1:123456789012:function:"
+FIXTURES = "tests.local.fixture_handlers"
+
+
+@pytest.fixture(scope="module")
+def record_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("lambda-runtime") / "records.jsonl"
+
+
+@pytest.fixture(scope="module")
+def runtime(record_path: Path) -> Iterator[LambdaRuntime]:
+    functions = [
+        FunctionSpec("echo", f"{FIXTURES}.echo", {"FIXTURE_VALUE": "from-spec"}, timeout_seconds=5, memory_mb=512),
+        FunctionSpec("fail", f"{FIXTURES}.fail", retry_attempts=1, on_failure="recorder"),
+        FunctionSpec("sleeper", f"{FIXTURES}.sleep", timeout_seconds=1),
+        FunctionSpec("crasher", f"{FIXTURES}.crash"),
+        FunctionSpec("recorder", f"{FIXTURES}.record", {"FIXTURE_RECORD_PATH": str(record_path)}),
+        FunctionSpec("chatty", f"{FIXTURES}.chatty"),
+        FunctionSpec("counter", f"{FIXTURES}.count"),
+        FunctionSpec("powertools", f"{FIXTURES}.powertools"),
+        FunctionSpec("missing", "tests.local.no_such_module.handler"),
+    ]
+    base = {
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "FIXTURE_VALUE": "from-base",
+        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p),
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+    }
+    with LambdaRuntime(functions, base_environment=base, retry_delays_seconds=(0.0,)) as lambdas:
+        yield lambdas
+
+
+@pytest.fixture(scope="module")
+def client(runtime: LambdaRuntime) -> Any:
+    return boto3.client(
+        "lambda", endpoint_url=runtime.url, region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x",
+        config=Config(retries={"total_max_attempts": 1}, read_timeout=30),
+    )
+
+
+def invoke(client: Any, name: str, payload: Any = None, **kwargs: Any) -> tuple[dict[str, Any], Any]:
+    response = client.invoke(FunctionName=name, Payload=json.dumps(payload if payload is not None else {}), **kwargs)
+    body = response["Payload"].read()
+    return response, json.loads(body) if body else None
+
+
+def read_records(path: Path) -> list[Any]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_request_response_returns_the_handler_value_with_lambda_context(client: Any) -> None:
+    response, body = invoke(client, "echo", {"hello": "world"})
+
+    assert response["StatusCode"] == 200
+    assert response["ExecutedVersion"] == "$LATEST"
+    assert "FunctionError" not in response
+    assert body["event"] == {"hello": "world"}
+    assert body["aws_request_id"] == response["ResponseMetadata"]["RequestId"]
+    assert (body["function_name"], body["function_version"], body["memory_limit_in_mb"]) == ("echo", "$LATEST", 512)
+    assert body["invoked_function_arn"] == f"{ARN_PREFIX}echo"
+    assert body["log_group_name"] == "/aws/lambda/echo"
+    assert 3000 < body["remaining_ms"] <= 5000
+    assert (body["fixture_value"], body["lambda_function_name"]) == ("from-spec", "echo")
+
+
+@pytest.mark.parametrize("name", [f"{ARN_PREFIX}echo", f"{ARN_PREFIX}echo:$LATEST", "echo:$LATEST", "123456789012:function:echo"])
+def test_function_name_may_be_an_arn_or_qualified(client: Any, name: str) -> None:
+    response, body = invoke(client, name, {"n": 1})
+
+    assert response["StatusCode"] == 200 and body["event"] == {"n": 1}
+    assert body["invoked_function_arn"].startswith(f"{ARN_PREFIX}echo")
+
+
+def test_handler_exception_is_an_unhandled_function_error(client: Any) -> None:
+    response, body = invoke(client, "fail", {"job": 7})
+
+    assert response["StatusCode"] == 200
+    assert response["FunctionError"] == "Unhandled"
+    assert body["errorType"] == "ValueError"
+    assert body["errorMessage"] == "cannot process {'job': 7}"
+    assert body["requestId"] == response["ResponseMetadata"]["RequestId"]
+    assert any("raise ValueError" in frame for frame in body["stackTrace"])
+
+
+def test_unimportable_handler_is_an_import_module_error(client: Any) -> None:
+    response, body = invoke(client, "missing")
+
+    assert response["FunctionError"] == "Unhandled"
+    assert body["errorType"] == "Runtime.ImportModuleError"
+    assert body["errorMessage"].startswith("Unable to import module 'tests.local.no_such_module'")
+
+
+@pytest.mark.parametrize("name", ["nope", f"{ARN_PREFIX}nope", "echo:7"])
+def test_unknown_function_raises_resource_not_found(client: Any, name: str) -> None:
+    with pytest.raises(client.exceptions.ResourceNotFoundException) as raised:
+        client.invoke(FunctionName=name, Payload=b"{}")
+
+    error = raised.value.response
+    assert error["ResponseMetadata"]["HTTPStatusCode"] == 404
+    assert error["Error"]["Message"] == f"Function not found: {ARN_PREFIX}{name.removeprefix(ARN_PREFIX)}"
+
+
+def test_payload_that_is_not_json_is_rejected(client: Any) -> None:
+    with pytest.raises(client.exceptions.InvalidRequestContentException):
+        client.invoke(FunctionName="echo", Payload=b"{not json")
+
+
+def test_dry_run_answers_204_without_running(client: Any, runtime: LambdaRuntime) -> None:
+    before = runtime.stats()["counter"]["invocations"]
+
+    response = client.invoke(FunctionName="counter", InvocationType="DryRun")
+
+    assert response["StatusCode"] == 204
+    assert runtime.stats()["counter"]["invocations"] == before
+
+
+def test_event_invocation_is_accepted_then_executed(client: Any, runtime: LambdaRuntime, record_path: Path) -> None:
+    record_path.unlink(missing_ok=True)
+
+    response = client.invoke(FunctionName="recorder", InvocationType="Event", Payload=json.dumps({"job_id": "j-1"}))
+
+    assert response["StatusCode"] == 202
+    assert response["Payload"].read() == b""
+    assert runtime.wait_idle(timeout=10)
+    assert read_records(record_path) == [{"job_id": "j-1"}]
+
+
+def test_failed_event_is_retried_then_sent_to_the_on_failure_destination(client: Any, runtime: LambdaRuntime, record_path: Path) -> None:
+    record_path.unlink(missing_ok=True)
+    before = runtime.stats()["fail"]
+
+    response = client.invoke(FunctionName="fail", InvocationType="Event", Payload=json.dumps({"job_id": "j-2"}))
+    assert runtime.wait_idle(timeout=10)
+
+    [record] = read_records(record_path)
+    request_id = response["ResponseMetadata"]["RequestId"]
+    assert set(record) == {"version", "timestamp", "requestContext", "requestPayload", "responseContext", "responsePayload"}
+    assert record["version"] == "1.0"
+    assert record["timestamp"].endswith("Z") and "T" in record["timestamp"]
+    assert record["requestContext"] == {
+        "requestId": request_id, "functionArn": f"{ARN_PREFIX}fail:$LATEST",
+        "condition": "RetriesExhausted", "approximateInvokeCount": 2,
+    }
+    assert record["requestPayload"] == {"job_id": "j-2"}
+    assert record["responseContext"] == {"statusCode": 200, "executedVersion": "$LATEST", "functionError": "Unhandled"}
+    assert record["responsePayload"]["errorType"] == "ValueError"
+    assert record["responsePayload"]["errorMessage"] == "cannot process {'job_id': 'j-2'}"
+    assert record["responsePayload"]["requestId"] == request_id
+    after = runtime.stats()["fail"]
+    assert (after["invocations"] - before["invocations"], after["errors"] - before["errors"]) == (2, 2)
+
+
+def test_timeout_ends_the_worker_and_the_next_invocation_runs(client: Any) -> None:
+    started = time.monotonic()
+    response, body = invoke(client, "sleeper", {"seconds": 30})
+
+    assert time.monotonic() - started < 5
+    assert response["FunctionError"] == "Unhandled"
+    assert body == {
+        "errorType": "Sandbox.Timedout",
+        "errorMessage": f"RequestId: {response['ResponseMetadata']['RequestId']} Error: Task timed out after 1.00 seconds",
+    }
+    response, body = invoke(client, "sleeper", {"seconds": 0})
+    assert "FunctionError" not in response and body == "awake"
+
+
+def test_crash_is_a_runtime_exit_error_and_the_worker_restarts(client: Any, runtime: LambdaRuntime) -> None:
+    for _ in range(2):
+        response, body = invoke(client, "crasher")
+
+        assert response["FunctionError"] == "Unhandled"
+        assert body == {
+            "errorType": "Runtime.ExitError",
+            "errorMessage": f"RequestId: {response['ResponseMetadata']['RequestId']} Error: Runtime exited with error: exit status 3",
+        }
+
+
+def test_module_state_survives_between_invocations(client: Any) -> None:
+    _, first = invoke(client, "counter")
+    _, second = invoke(client, "counter")
+
+    assert second["invocations_served"] == first["invocations_served"] + 1
+    assert second["pid"] == first["pid"]
+
+
+def test_handler_output_on_stdout_does_not_corrupt_the_protocol(client: Any) -> None:
+    for _ in range(2):
+        response, body = invoke(client, "chatty")
+
+        assert "FunctionError" not in response
+        assert body == {"said": "hello"}
+
+
+def test_powertools_inject_lambda_context_accepts_the_context(client: Any) -> None:
+    response, body = invoke(client, "powertools")
+
+    assert "FunctionError" not in response
+    assert body == {"function_name": "powertools", "request_id": response["ResponseMetadata"]["RequestId"]}
+
+
+def test_python_api_invokes_in_process(runtime: LambdaRuntime, record_path: Path) -> None:
+    ok = runtime.invoke("echo", {"a": 1})
+    failed = runtime.invoke("fail", {"b": 2})
+
+    assert ok.status_code == 200 and ok.error is None and ok.payload["event"] == {"a": 1}
+    assert failed.payload is None and failed.function_error == "Unhandled" and failed.error["errorType"] == "ValueError"
+    assert runtime.invoke("echo", {}, invocation_type="DryRun").status_code == 204
+    with pytest.raises(FunctionNotFoundError):
+        runtime.invoke_async("nope", {})
+
+    record_path.unlink(missing_ok=True)
+    runtime.invoke_async("recorder", {"first": True})
+    assert runtime.invoke("recorder", {"second": True}, invocation_type="Event").status_code == 202
+    assert runtime.wait_idle(timeout=10)
+    assert read_records(record_path) == [{"first": True}, {"second": True}]
+
+
+def test_stop_ends_the_workers_and_releases_the_port() -> None:
+    spec = FunctionSpec("echo", f"{FIXTURES}.echo")
+    environment = {"PYTHONPATH": str(REPO_ROOT)}
+    with LambdaRuntime([spec], base_environment=environment) as lambdas:
+        port = int(lambdas.url.rsplit(":", 1)[1])
+        assert lambdas.invoke("echo", {}).error is None
+        worker = lambdas.functions["echo"].worker
+        assert worker is not None
+
+    assert worker.process.poll() is not None
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=1)

@@ -1,0 +1,350 @@
+"""The local SageMaker async runtime driven through a real boto3 ``sagemaker-runtime`` client, on moto's server.
+
+Most tests run a tiny stand-in ``serve`` process (``FAKE_SERVE``: the /ping + /invocations contract, echoing
+the request) so they take seconds; one runs the real vl-endpoint server, which falls back to the real
+PP-OCRv5 engine here, on a rendered page.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from ocr_platform.completion import AsyncInferenceNotification
+from ocr_platform.local.sagemaker_runtime import SageMakerAsyncRuntime
+from tests import documents
+
+REGION = "us-east-1"
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": REGION}
+VARIANT = "AllTraffic"
+ISO_MILLIS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+# The endpoint contract in a few lines: /ping answers FAKE_PING_STATUS (503 for FAKE_LOAD_SECONDS first);
+# job ids starting "bad" answer 400, "crash" 500, "slow" sleep ``sleep`` seconds; anything else echoes.
+FAKE_SERVE = r"""
+import json, os, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+PING = int(os.environ.get("FAKE_PING_STATUS", "200"))
+READY_AT = time.monotonic() + float(os.environ.get("FAKE_LOAD_SECONDS", "0"))
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def reply(self, status, payload):
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def do_GET(self):
+        self.reply(503 if time.monotonic() < READY_AT else PING, {"status": "ping"})
+    def do_POST(self):
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        job = request.get("job_id", "")
+        if job.startswith("bad"):
+            return self.reply(400, {"error": {"code": "invalid_message", "message": "job " + job + " is bad"}})
+        if job.startswith("crash"):
+            return self.reply(500, {"error": {"code": "engine_failed", "message": "the engine crashed"}})
+        if job.startswith("slow"):
+            time.sleep(float(request.get("sleep", 1)))
+        self.reply(200, {"job_id": job, "echo": request, "content_type": self.headers["Content-Type"],
+                         "inference_id": self.headers["X-Amzn-SageMaker-Inference-Id"]})
+    def log_message(self, *args):
+        pass
+ThreadingHTTPServer(("127.0.0.1", int(os.environ["SAGEMAKER_BIND_TO_PORT"])), Handler).serve_forever()
+"""
+
+
+@dataclass
+class Aws:
+    url: str
+    bucket: str
+    endpoint: str
+    topics: dict[str, str]
+    taps: dict[str, str]
+    s3: Any
+    sqs: Any
+    sns: Any
+    sagemaker: Any
+
+    def set_desired(self, count: int) -> None:
+        self.sagemaker.update_endpoint_weights_and_capacities(
+            EndpointName=self.endpoint, DesiredWeightsAndCapacities=[{"VariantName": VARIANT, "DesiredInstanceCount": count}]
+        )
+
+    def keys(self, prefix: str) -> list[str]:
+        return [o["Key"] for o in self.s3.list_objects_v2(Bucket=self.bucket, Prefix=prefix).get("Contents", [])]
+
+    def read(self, uri: str) -> Any:
+        bucket, key = uri.removeprefix("s3://").split("/", 1)
+        return json.loads(self.s3.get_object(Bucket=bucket, Key=key)["Body"].read())
+
+    def drain(self) -> None:
+        for url in self.taps.values():
+            while messages := self.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages"):
+                for message in messages:
+                    self.sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+
+    def notifications(self, topic: str, count: int = 1, timeout: float = 15) -> list[dict[str, Any]]:
+        """The SageMaker notifications delivered through ``topic``'s SQS subscriber."""
+        found: list[dict[str, Any]] = []
+        deadline = time.monotonic() + timeout
+        while len(found) < count and time.monotonic() < deadline:
+            for message in self.sqs.receive_message(QueueUrl=self.taps[topic], MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
+                envelope = json.loads(message["Body"])
+                assert envelope["TopicArn"] == self.topics[topic]
+                found.append(json.loads(envelope["Message"]))
+                self.sqs.delete_message(QueueUrl=self.taps[topic], ReceiptHandle=message["ReceiptHandle"])
+        assert len(found) >= count, f"{len(found)} of {count} notifications on {topic} within {timeout} s"
+        return found
+
+
+@pytest.fixture(scope="module")
+def aws() -> Iterator[Aws]:
+    """moto as a real HTTP server (the serve process and the runtime's threads reach it over the network)."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    url = f"http://{host}:{port}"
+    clients = {n: boto3.client(n, endpoint_url=url, **CREDENTIALS) for n in ("s3", "sqs", "sns", "sagemaker", "iam")}
+    suffix = uuid.uuid4().hex[:8]  # moto's backends are process-wide: keep clear of other modules' resources
+    bucket, endpoint = f"smrt-{suffix}", f"smrt-vl-{suffix}"
+    clients["s3"].create_bucket(Bucket=bucket)
+    topics, taps = {}, {}
+    for name in ("success", "error"):
+        topics[name] = clients["sns"].create_topic(Name=f"smrt-{name}-{suffix}")["TopicArn"]
+        taps[name] = clients["sqs"].create_queue(QueueName=f"smrt-{name}-tap-{suffix}")["QueueUrl"]
+        arn = clients["sqs"].get_queue_attributes(QueueUrl=taps[name], AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        clients["sns"].subscribe(TopicArn=topics[name], Protocol="sqs", Endpoint=arn)
+    role = clients["iam"].create_role(RoleName=f"smrt-{suffix}", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    sagemaker = clients["sagemaker"]
+    sagemaker.create_model(ModelName=f"{endpoint}-model", ExecutionRoleArn=role,
+                           PrimaryContainer={"Image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/vl-endpoint:1"})
+    sagemaker.create_endpoint_config(
+        EndpointConfigName=f"{endpoint}-config",
+        # moto's instance-type list predates ml.g5.
+        ProductionVariants=[{"VariantName": VARIANT, "ModelName": f"{endpoint}-model", "InitialInstanceCount": 1, "InstanceType": "ml.g4dn.xlarge"}],
+        AsyncInferenceConfig={"OutputConfig": {"S3OutputPath": f"s3://{bucket}/async/outputs",
+                                               "NotificationConfig": {"SuccessTopic": topics["success"], "ErrorTopic": topics["error"]}}},
+    )
+    sagemaker.create_endpoint(EndpointName=endpoint, EndpointConfigName=f"{endpoint}-config")
+    yield Aws(url, bucket, endpoint, topics, taps, clients["s3"], clients["sqs"], clients["sns"], sagemaker)
+    server.stop()
+
+
+RuntimeFactory = Callable[..., SageMakerAsyncRuntime]
+
+
+@pytest.fixture
+def make_runtime(aws: Aws) -> Iterator[RuntimeFactory]:
+    """Start runtimes for ``aws.endpoint`` (at 0 instances, empty taps); all are stopped after the test."""
+    aws.set_desired(0)
+    aws.drain()
+    started: list[SageMakerAsyncRuntime] = []
+
+    def make(env: dict[str, str] | None = None, **kwargs: Any) -> SageMakerAsyncRuntime:
+        options: dict[str, Any] = {
+            "serve_command": [sys.executable, "-c", FAKE_SERVE], "serve_environment": env or {},
+            "poll_seconds": 0.1, "startup_timeout_seconds": 30, **kwargs,
+        }
+        runtime = SageMakerAsyncRuntime(
+            endpoint_name=aws.endpoint, output_path=f"s3://{aws.bucket}/async/outputs", failure_path=f"s3://{aws.bucket}/async/failures",
+            success_topic_arn=aws.topics["success"], error_topic_arn=aws.topics["error"], s3=aws.s3, sns=aws.sns, sagemaker=aws.sagemaker,
+            **options,
+        )
+        runtime.start()
+        started.append(runtime)
+        return runtime
+
+    yield make
+    for runtime in started:
+        runtime.stop()
+
+
+def runtime_client(runtime: SageMakerAsyncRuntime) -> Any:
+    return boto3.client("sagemaker-runtime", endpoint_url=runtime.url, config=Config(retries={"total_max_attempts": 1}), **CREDENTIALS)
+
+
+def submit(aws: Aws, runtime: SageMakerAsyncRuntime, job_id: str, **extra: Any) -> dict[str, Any]:
+    """Write the request object and call InvokeEndpointAsync, as ``ocr_platform.endpoint.AsyncInference`` does."""
+    key = f"async/requests/{job_id}.json"
+    body = {"job_id": job_id, "model": "paddleocr-vl", "input": f"s3://{aws.bucket}/documents/{job_id}/page.png", "language": "en", **extra}
+    aws.s3.put_object(Bucket=aws.bucket, Key=key, Body=json.dumps(body).encode(), ContentType="application/json")
+    return runtime_client(runtime).invoke_endpoint_async(
+        EndpointName=aws.endpoint, InputLocation=f"s3://{aws.bucket}/{key}", InferenceId=job_id,
+        ContentType="application/json", Accept="application/json", InvocationTimeoutSeconds=60,
+    )
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.05)
+
+
+def test_request_waits_at_zero_instances_and_runs_after_scale_out(aws: Aws, make_runtime: RuntimeFactory) -> None:
+    runtime = make_runtime()
+    response = submit(aws, runtime, "job-queued")
+
+    assert response["ResponseMetadata"]["HTTPStatusCode"] == 202
+    assert response["InferenceId"] == "job-queued"
+    assert response["OutputLocation"] == f"s3://{aws.bucket}/async/outputs/job-queued.out"
+    assert response["FailureLocation"] == f"s3://{aws.bucket}/async/failures/job-queued-error.out"
+    time.sleep(0.6)  # several dispatcher polls at DesiredInstanceCount 0
+    assert (runtime.backlog(), runtime.has_capacity(), runtime.serve_pid) == (1, False, None)
+    assert aws.keys("async/outputs/") == []
+
+    aws.set_desired(1)
+    [note] = aws.notifications("success")
+    assert set(note) == {"awsRegion", "eventTime", "receivedTime", "invocationStatus", "requestParameters",
+                         "responseParameters", "inferenceId", "eventVersion", "eventSource", "eventName"}
+    assert note["requestParameters"] == {"contentType": "application/json", "endpointName": aws.endpoint,
+                                         "inputLocation": f"s3://{aws.bucket}/async/requests/job-queued.json"}
+    assert note["responseParameters"] == {"contentType": "application/json", "outputLocation": response["OutputLocation"]}
+    assert (note["awsRegion"], note["invocationStatus"], note["inferenceId"]) == (REGION, "Completed", "job-queued")
+    assert (note["eventVersion"], note["eventSource"], note["eventName"]) == ("1.0", "aws:sagemaker", "InferenceResult")
+    assert ISO_MILLIS.match(note["receivedTime"]) and ISO_MILLIS.match(note["eventTime"])
+    assert note["receivedTime"] < note["eventTime"]
+    output = aws.read(response["OutputLocation"])
+    assert output["echo"]["job_id"] == "job-queued" and output["inference_id"] == "job-queued"
+    assert output["content_type"] == "application/json"
+    parsed = AsyncInferenceNotification.parse(json.dumps(note))
+    assert parsed.succeeded and parsed.output_location == response["OutputLocation"]
+    assert runtime.wait_idle(5) and (runtime.completed, runtime.failed) == (1, 0)
+    assert runtime.has_capacity() and runtime.serve_pid is not None
+
+
+def test_model_errors_go_to_the_failure_path_and_error_topic(aws: Aws, make_runtime: RuntimeFactory) -> None:
+    aws.set_desired(1)
+    runtime = make_runtime()
+    bad, crash = submit(aws, runtime, "bad-input"), submit(aws, runtime, "crash-engine")
+
+    notes = {n["inferenceId"]: n for n in aws.notifications("error", count=2)}
+    note = notes["bad-input"]
+    assert note["invocationStatus"] == "Failed"
+    assert note["responseParameters"] == {"contentType": "application/json", "failureLocation": bad["FailureLocation"]}
+    assert note["failureReason"].startswith('ClientError: Received client error (400) from primary with message "{')
+    assert "job bad-input is bad" in note["failureReason"] and f"/aws/sagemaker/Endpoints/{aws.endpoint}" in note["failureReason"]
+    assert aws.read(bad["FailureLocation"]) == {"error": {"code": "invalid_message", "message": "job bad-input is bad"}}
+    assert notes["crash-engine"]["failureReason"].startswith("ClientError: Received server error (500) from primary")
+    assert aws.read(crash["FailureLocation"])["error"]["code"] == "engine_failed"
+    assert aws.keys("async/outputs/bad") == [] and aws.keys("async/outputs/crash") == []
+    parsed = AsyncInferenceNotification.parse(json.dumps(note))
+    assert not parsed.succeeded and parsed.failure_location == bad["FailureLocation"]
+    assert runtime.wait_idle(5) and (runtime.completed, runtime.failed) == (0, 2)
+
+
+def test_bad_requests_are_validation_errors(aws: Aws, make_runtime: RuntimeFactory) -> None:
+    runtime = make_runtime()
+    client = runtime_client(runtime)
+
+    with pytest.raises(ClientError) as unknown:
+        client.invoke_endpoint_async(EndpointName="no-such-endpoint", InputLocation=f"s3://{aws.bucket}/x.json")
+    assert unknown.value.response["Error"]["Code"] == "ValidationError"
+    assert unknown.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert "Endpoint no-such-endpoint of account" in unknown.value.response["Error"]["Message"]
+    for bad in ({}, {"InputLocation": "/not/s3"}, {"InputLocation": f"s3://{aws.bucket}/x", "InvocationTimeoutSeconds": 4000}):
+        with pytest.raises(ClientError) as invalid:
+            client.invoke_endpoint_async(EndpointName=aws.endpoint, **bad)
+        assert invalid.value.response["Error"]["Code"] == "ValidationError"
+    assert runtime.backlog() == 0
+
+    generated = client.invoke_endpoint_async(EndpointName=aws.endpoint, InputLocation=f"s3://{aws.bucket}/x.json")
+    inference_id = generated["InferenceId"]
+    assert uuid.UUID(inference_id) and generated["OutputLocation"].endswith(f"/async/outputs/{inference_id}.out")
+    assert runtime.backlog() == 1
+
+
+def test_scale_in_waits_for_the_request_in_flight_then_stops_the_serve_process(aws: Aws, make_runtime: RuntimeFactory) -> None:
+    aws.set_desired(1)
+    runtime = make_runtime()
+    submit(aws, runtime, "slow-scale-in", sleep=1.5)
+    wait_for(lambda: runtime.in_flight() == 1)
+    process = runtime._process
+    assert process is not None
+
+    aws.set_desired(0)  # what the scale-in Lambda does
+    time.sleep(0.5)
+    assert process.poll() is None and runtime.backlog() == 1
+    [note] = aws.notifications("success")
+    assert note["inferenceId"] == "slow-scale-in"
+    wait_for(lambda: runtime.serve_pid is None)
+    assert process.poll() is not None and not runtime.has_capacity()
+
+    submit(aws, runtime, "job-after-scale-in")  # queued again until the next scale-out
+    time.sleep(0.4)
+    assert runtime.backlog() == 1 and runtime.serve_pid is None
+
+
+def test_backlog_counts_queued_and_in_flight_requests(aws: Aws, make_runtime: RuntimeFactory) -> None:
+    runtime = make_runtime(max_concurrent_invocations=2, env={"FAKE_LOAD_SECONDS": "0.3"})
+    for index in range(3):
+        submit(aws, runtime, f"slow-{index}", sleep=0.8)
+    assert (runtime.backlog(), runtime.in_flight()) == (3, 0)
+
+    aws.set_desired(1)
+    wait_for(lambda: runtime.in_flight() == 2)
+    assert runtime.backlog() == 3  # two at the model, one queued: MaxConcurrentInvocationsPerInstance
+    assert runtime.wait_idle(10)
+    assert (runtime.backlog(), runtime.completed) == (0, 3)
+    assert {n["inferenceId"] for n in aws.notifications("success", count=3)} == {"slow-0", "slow-1", "slow-2"}
+
+
+def test_an_instance_that_fails_its_health_check_fails_the_queued_requests(aws: Aws, make_runtime: RuntimeFactory) -> None:
+    runtime = make_runtime(env={"FAKE_PING_STATUS": "500"})
+    submit(aws, runtime, "job-broken-model")
+    aws.set_desired(1)
+
+    [note] = aws.notifications("error")
+    assert note["inferenceId"] == "job-broken-model" and "responseParameters" not in note
+    assert "failed its health check" in note["failureReason"] and "GET /ping answered 500" in note["failureReason"]
+    assert runtime.wait_idle(5) and runtime.failed == 1 and runtime.serve_pid is None
+
+
+def test_inline_body_output_path_extension_and_filename(aws: Aws, make_runtime: RuntimeFactory) -> None:
+    aws.set_desired(1)
+    runtime = make_runtime()
+    response = runtime_client(runtime).invoke_endpoint_async(
+        EndpointName=aws.endpoint, Body=json.dumps({"job_id": "job-inline"}).encode(), ContentType="application/json",
+        S3OutputPathExtension="batch-7", Filename="inline.json", InferenceId="job-inline",
+    )
+    assert response["OutputLocation"] == f"s3://{aws.bucket}/async/outputs/batch-7/inline.json"
+    assert response["FailureLocation"] == f"s3://{aws.bucket}/async/failures/batch-7/job-inline-error.out"
+    [note] = aws.notifications("success")
+    assert note["requestParameters"] == {"contentType": "application/json", "endpointName": aws.endpoint}
+    assert aws.read(response["OutputLocation"])["echo"] == {"job_id": "job-inline"}
+
+
+def test_real_endpoint_server_reads_a_page(aws: Aws, make_runtime: RuntimeFactory, tmp_path: Path) -> None:
+    """The real vl-endpoint ``serve`` process (PaddleOCR-VL is not obtainable offline: it runs PP-OCRv5)."""
+    page = documents.write_png(tmp_path / "page.png", documents.ENGLISH_PAGES[0])
+    aws.s3.put_object(Bucket=aws.bucket, Key="documents/job-real/page.png", Body=page.read_bytes())
+    env = {
+        "AWS_ENDPOINT_URL": aws.url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": REGION, "OCR_ENGINE_FALLBACK": "pp-ocrv5", "OCR_MODEL_HUB": "off",
+        "OCR_MODEL_CACHE_DIR": str(tmp_path / "models"), "LOG_LEVEL": "WARNING",
+    }
+    runtime = make_runtime(env=env, serve_command=[sys.executable, "-m", "ocr_platform.endpoint_server"], startup_timeout_seconds=120)
+    response = submit(aws, runtime, "job-real")
+    aws.set_desired(1)
+
+    [note] = aws.notifications("success", timeout=90)
+    assert note["inferenceId"] == "job-real"
+    result = aws.read(response["OutputLocation"])
+    assert result["job_id"] == "job-real" and result["page_count"] == 1
+    assert "PP-OCRv5" in result["engine"]["name"]  # the model that really ran
+    assert documents.character_error_rate(result["text"], "\n".join(documents.ENGLISH_PAGES[0])) < 0.05
+    assert "Invoice 2026-0042" in result["text"]
