@@ -101,6 +101,8 @@ class PlatformConfig:
         versioned_bucket: S3 versioning of the data bucket (noncurrent versions expire with the async
             rule's age).
         alarm_email: address subscribed to the operations topic (DLQ alarm); empty: no subscription.
+        sweeper_interval_minutes: how often the sweeper fails jobs stuck past their deadline (see the
+            ``*_deadline_seconds`` properties).
     """
 
     stage: str = "dev"
@@ -143,6 +145,7 @@ class PlatformConfig:
     retain_data: bool = True
     versioned_bucket: bool = False
     alarm_email: str = ""
+    sweeper_interval_minutes: int = 15
 
     def __post_init__(self) -> None:
         problems = self._problems()
@@ -194,6 +197,7 @@ class PlatformConfig:
         within("job_ttl_days", 0, 36_500)
         within("async_io_expiry_days", 1, 36_500)
         within("access_log_retention_days", 1, 36_500)
+        within("sweeper_interval_minutes", 1, 1440)
         if self.queue_visibility_timeout_seconds > 43_200:
             problems.append("invoker_timeout_seconds x visibility_timeout_factor exceeds SQS's 12-hour maximum")
         if self.log_retention_days not in _LOG_RETENTION_DAYS:
@@ -227,6 +231,22 @@ class PlatformConfig:
     def inflight_window_seconds(self) -> int:
         """A SageMaker job PROCESSING for longer than this no longer blocks scale-in."""
         return self.invocation_timeout_seconds + self.inflight_margin_seconds
+
+    @property
+    def queued_deadline_seconds(self) -> int:
+        """A job QUEUED this long has outlived every receive of its message (the sweeper fails it)."""
+        return self.max_receive_count * self.queue_visibility_timeout_seconds + 600
+
+    @property
+    def lambda_deadline_seconds(self) -> int:
+        """A job PROCESSING on the CPU processor this long cannot still run: the invoker marks it before
+        the async invoke, which may wait in Lambda's queue up to the max event age, then run to the timeout."""
+        return self.processor_max_event_age_hours * 3600 + self.processor_timeout_seconds + 300
+
+    @property
+    def sagemaker_deadline_seconds(self) -> int:
+        """A job PROCESSING on the endpoint this long is past the invocation timeout and its notification."""
+        return self.inflight_window_seconds + 600
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

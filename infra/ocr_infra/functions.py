@@ -26,6 +26,8 @@ PYTHON_RUNTIME = lambda_.Runtime.PYTHON_3_14
 INVOKER_HANDLER = "ocr_platform.handlers.invoker.handler"
 COMPLETION_HANDLER = "ocr_platform.handlers.completion.handler"
 SCALE_IN_HANDLER = "ocr_platform.handlers.scale_in.handler"
+DLQ_CONSUMER_HANDLER = "ocr_platform.handlers.dlq_consumer.handler"
+SWEEPER_HANDLER = "ocr_platform.handlers.sweeper.handler"
 
 
 #: CloudWatch Logs retention periods by days (``PlatformConfig.log_retention_days``).

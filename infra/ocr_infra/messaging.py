@@ -134,7 +134,12 @@ class JobQueue(Construct):
         super().__init__(scope, construct_id)
         # 1. DLQ: keeps messages that failed max_receive_count times (cdk-nag's SQS3 sees it is a DLQ).
         self._dlq = sqs.Queue(
-            self, "DeadLetterQueue", retention_period=Duration.days(props.dlq_retention_days), **secure_queue_props()
+            self,
+            "DeadLetterQueue",
+            retention_period=Duration.days(props.dlq_retention_days),
+            # 6 x the DLQ consumer's 60 s timeout, as AWS recommends for an SQS event source.
+            visibility_timeout=Duration.minutes(6),
+            **secure_queue_props(),
         )
         # 2. Job queue: redrives to the DLQ after max_receive_count receives.
         self._queue = sqs.Queue(

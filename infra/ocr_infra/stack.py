@@ -23,6 +23,7 @@ from ocr_infra.messaging import (
     NotificationTopics,
     NotificationTopicsProps,
 )
+from ocr_infra.recovery import JobRecovery, JobRecoveryProps
 from ocr_infra.storage import (
     DocumentBucket,
     DocumentBucketProps,
@@ -181,7 +182,27 @@ class OcrPlatformStack(Stack):
             ),
         )
 
-        # 7. Outputs: what clients and frontends need (read with describe_stacks).
+        # 7. Recovery: the DLQ consumer and the stuck-job sweeper end jobs nothing else would.
+        self.recovery = JobRecovery(
+            self,
+            "Recovery",
+            JobRecoveryProps(
+                dead_letter_queue=self.queue.dead_letter_queue,
+                bucket=bucket,
+                table=table,
+                status_index_arn=self.jobs.status_index_arn,
+                code=code,
+                layers=layers,
+                queued_deadline_seconds=cfg.queued_deadline_seconds,
+                lambda_deadline_seconds=cfg.lambda_deadline_seconds,
+                sagemaker_deadline_seconds=cfg.sagemaker_deadline_seconds,
+                sweeper_interval_minutes=cfg.sweeper_interval_minutes,
+                job_ttl_days=cfg.job_ttl_days,
+                log_retention=retention,
+            ),
+        )
+
+        # 8. Outputs: what clients and frontends need (read with describe_stacks).
         self._output(OUTPUT_BUCKET_NAME, bucket.bucket_name, "Bucket for documents/, results/, models/ and async/")
         self._output(OUTPUT_QUEUE_URL, self.queue.queue.queue_url, "Send OCR job messages here")
         self._output(OUTPUT_TABLE_NAME, table.table_name, "DynamoDB jobs table (partition key job_id)")

@@ -31,6 +31,7 @@ class ErrorCode:
     INFERENCE_FAILED = "inference_failed"
     INVALID_RESULT = "invalid_result"
     CAPACITY_UNAVAILABLE = "capacity_unavailable"
+    DEAD_LETTERED = "dead_lettered"
     INTERNAL_ERROR = "internal_error"
 
 

@@ -23,6 +23,9 @@ class ENV:
     JOB_TTL_DAYS = "OCR_JOB_TTL_DAYS"
     INVOCATION_TIMEOUT_SECONDS = "OCR_INVOCATION_TIMEOUT_SECONDS"
     IDLE_ALARM_NAME = "OCR_IDLE_ALARM_NAME"
+    QUEUED_DEADLINE_SECONDS = "OCR_QUEUED_DEADLINE_SECONDS"
+    LAMBDA_DEADLINE_SECONDS = "OCR_LAMBDA_DEADLINE_SECONDS"
+    SAGEMAKER_DEADLINE_SECONDS = "OCR_SAGEMAKER_DEADLINE_SECONDS"
     MAX_CONCURRENT_INVOCATIONS = "OCR_MAX_CONCURRENT_INVOCATIONS"
 
 
@@ -41,6 +44,8 @@ class RuntimeSettings:
         job_ttl_days: days a job item is kept (DynamoDB TTL); 0 keeps it forever.
         invocation_timeout_seconds: InvokeEndpointAsync's InvocationTimeoutSeconds (max 3600).
         idle_alarm_name: the endpoint's idle alarm, re-checked by the scale-in function's schedule.
+        queued_deadline_seconds / lambda_deadline_seconds / sagemaker_deadline_seconds: how long a job may
+            stay QUEUED, or PROCESSING on each backend, before the sweeper fails it ``timed_out``.
     """
 
     table_name: str
@@ -53,6 +58,9 @@ class RuntimeSettings:
     job_ttl_days: int = 30
     invocation_timeout_seconds: int = 3600
     idle_alarm_name: str = ""
+    queued_deadline_seconds: int = 3600
+    lambda_deadline_seconds: int = 1200
+    sagemaker_deadline_seconds: int = 3900
 
     def to_env(self) -> dict[str, str]:
         """The environment variables that ``from_env`` reads back into these settings."""
@@ -67,6 +75,9 @@ class RuntimeSettings:
             ENV.JOB_TTL_DAYS: str(self.job_ttl_days),
             ENV.INVOCATION_TIMEOUT_SECONDS: str(self.invocation_timeout_seconds),
             ENV.IDLE_ALARM_NAME: self.idle_alarm_name,
+            ENV.QUEUED_DEADLINE_SECONDS: str(self.queued_deadline_seconds),
+            ENV.LAMBDA_DEADLINE_SECONDS: str(self.lambda_deadline_seconds),
+            ENV.SAGEMAKER_DEADLINE_SECONDS: str(self.sagemaker_deadline_seconds),
         }
         return {name: value for name, value in values.items() if value}
 
@@ -88,4 +99,7 @@ class RuntimeSettings:
             job_ttl_days=int(env.get(ENV.JOB_TTL_DAYS, "30")),
             invocation_timeout_seconds=int(env.get(ENV.INVOCATION_TIMEOUT_SECONDS, "3600")),
             idle_alarm_name=env.get(ENV.IDLE_ALARM_NAME, ""),
+            queued_deadline_seconds=int(env.get(ENV.QUEUED_DEADLINE_SECONDS, "3600")),
+            lambda_deadline_seconds=int(env.get(ENV.LAMBDA_DEADLINE_SECONDS, "1200")),
+            sagemaker_deadline_seconds=int(env.get(ENV.SAGEMAKER_DEADLINE_SECONDS, "3900")),
         )

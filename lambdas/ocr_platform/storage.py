@@ -7,6 +7,7 @@ One bucket holds four areas (prefixes), so a lifecycle rule or an IAM statement 
 - ``models/``: the model archive cache used by cold starts.
 - ``async/requests/{job_id}.json``, ``async/outputs/``, ``async/failures/``: SageMaker async I/O,
   transient and expired by a lifecycle rule.
+- ``dead-letters/{message_id}.json``: job messages that reached the DLQ, kept for inspection.
 
 >>> layout = StorageLayout("my-bucket")
 >>> layout.result_uri("job-1")
@@ -27,6 +28,7 @@ ASYNC_PREFIX = "async/"
 ASYNC_REQUESTS_PREFIX = "async/requests/"
 ASYNC_OUTPUTS_PREFIX = "async/outputs/"
 ASYNC_FAILURES_PREFIX = "async/failures/"
+DEAD_LETTERS_PREFIX = "dead-letters/"
 
 JOB_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 _UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
@@ -93,6 +95,10 @@ class StorageLayout:
 
     def async_request_uri(self, job_id: str) -> S3Uri:
         return S3Uri(self.bucket, f"{ASYNC_REQUESTS_PREFIX}{self._checked(job_id)}.json")
+
+    def dead_letter_key(self, message_id: str) -> str:
+        safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in message_id)[:128]
+        return f"{DEAD_LETTERS_PREFIX}{safe}.json"
 
     def async_output_uri(self) -> str:
         return f"s3://{self.bucket}/{ASYNC_OUTPUTS_PREFIX}"

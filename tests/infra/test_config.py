@@ -140,7 +140,7 @@ def test_config_reaches_the_resources() -> None:
     stack = OcrPlatformStack(_app(), "Tuned", config=cfg)
     resolve = stack.resolve
     assert resolve(stack.cpu.function.node.default_child.memory_size) == 4096
-    [mapping] = [c for c in stack.node.find_all() if isinstance(c, lambda_.CfnEventSourceMapping)]
+    [mapping] = [c for c in stack.invoker.node.find_all() if isinstance(c, lambda_.CfnEventSourceMapping)]
     assert resolve(mapping.batch_size) == 5
     [variant] = resolve(stack.gpu.endpoint_config.production_variants)
     assert variant["instanceType"] == "ml.g6.xlarge"

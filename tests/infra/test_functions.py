@@ -24,6 +24,8 @@ def _function(synthesis: Synthesis, name: str) -> dict[str, Any]:
         "completion": stack.completion.function,
         "scale_in": stack.gpu.scale_in_function if stack.gpu else None,
         "processor": stack.cpu.function if stack.cpu else None,
+        "dlq_consumer": stack.recovery.dlq_consumer_function,
+        "sweeper": stack.recovery.sweeper_function,
     }[name]
     assert construct is not None
     return synthesis.resource(construct)["Properties"]
@@ -33,8 +35,8 @@ def _env(props: dict[str, Any]) -> dict[str, Any]:
     return props["Environment"]["Variables"]
 
 
-def test_four_functions(template: Template) -> None:
-    template.resource_count_is("AWS::Lambda::Function", 4)
+def test_six_functions(template: Template) -> None:
+    template.resource_count_is("AWS::Lambda::Function", 6)
 
 
 @pytest.mark.parametrize(
@@ -110,7 +112,7 @@ def test_scale_in_environment(synthesis: Synthesis) -> None:
 
 
 def test_scale_in_is_rechecked_on_a_schedule_of_idle_minutes(template: Template, synthesis: Synthesis) -> None:
-    [rule] = template.find_resources("AWS::Events::Rule").values()
+    rule = synthesis.resource(synthesis.stack.gpu.node.find_child("ScaleInRecheck"))
     props = rule["Properties"]
     assert props["ScheduleExpression"] == "rate(10 minutes)"
     assert props["State"] == "ENABLED"
@@ -122,11 +124,12 @@ def test_scale_in_is_rechecked_on_a_schedule_of_idle_minutes(template: Template,
 def test_invoker_reads_the_queue_one_message_at_a_time_with_partial_failures(
     template: Template, synthesis: Synthesis
 ) -> None:
-    template.resource_count_is("AWS::Lambda::EventSourceMapping", 1)
-    [mapping] = template.find_resources("AWS::Lambda::EventSourceMapping").values()
-    props = mapping["Properties"]
+    template.resource_count_is("AWS::Lambda::EventSourceMapping", 2)  # the invoker's and the DLQ consumer's
+    [props] = [
+        m["Properties"] for m in template.find_resources("AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["FunctionName"] == {"Ref": synthesis.logical_id(synthesis.stack.invoker.function)}
+    ]
     assert props["EventSourceArn"] == {"Fn::GetAtt": [synthesis.logical_id(synthesis.stack.queue.queue), "Arn"]}
-    assert props["FunctionName"] == {"Ref": synthesis.logical_id(synthesis.stack.invoker.function)}
     assert props["BatchSize"] == 1
     assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
 
@@ -203,10 +206,38 @@ def test_completion_subscribes_to_success_and_error_topics_scale_in_to_its_topic
 
 def test_every_function_logs_to_its_own_group_with_retention(template: Template, synthesis: Synthesis) -> None:
     groups = template.find_resources("AWS::Logs::LogGroup")
-    assert len(groups) == 4
+    assert len(groups) == 6
     assert all(group["Properties"]["RetentionInDays"] == 30 for group in groups.values())
     used = {
         _function(synthesis, name)["LoggingConfig"]["LogGroup"]["Ref"]
-        for name in ("invoker", "completion", "scale_in", "processor")
+        for name in ("invoker", "completion", "scale_in", "processor", "dlq_consumer", "sweeper")
     }
     assert used == set(groups)
+
+
+def test_dlq_consumer_reads_the_dead_letter_queue_with_partial_failures(template: Template, synthesis: Synthesis) -> None:
+    recovery = synthesis.stack.recovery
+    [props] = [
+        m["Properties"] for m in template.find_resources("AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["FunctionName"] == {"Ref": synthesis.logical_id(recovery.dlq_consumer_function)}
+    ]
+    assert props["EventSourceArn"] == {"Fn::GetAtt": [synthesis.logical_id(synthesis.stack.queue.dead_letter_queue), "Arn"]}
+    assert props["BatchSize"] == 10
+    assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    dlq = synthesis.resource(synthesis.stack.queue.dead_letter_queue)["Properties"]
+    assert dlq["VisibilityTimeout"] == 360
+
+
+def test_sweeper_runs_on_its_schedule_with_the_configured_deadlines(synthesis: Synthesis) -> None:
+    recovery = synthesis.stack.recovery
+    rule = synthesis.resource(recovery.sweeper_rule)["Properties"]
+    assert rule["ScheduleExpression"] == "rate(15 minutes)"
+    [target] = rule["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": [synthesis.logical_id(recovery.sweeper_function), "Arn"]}
+    env = synthesis.resource(recovery.sweeper_function)["Properties"]["Environment"]["Variables"]
+    cfg = synthesis.stack.config
+    assert env[ENV.QUEUED_DEADLINE_SECONDS] == str(3 * 360 + 600) == str(cfg.queued_deadline_seconds)
+    assert env[ENV.LAMBDA_DEADLINE_SECONDS] == str(6 * 3600 + 900 + 300)
+    assert env[ENV.SAGEMAKER_DEADLINE_SECONDS] == str(3900 + 600)
+    handler = synthesis.resource(recovery.sweeper_function)["Properties"]["Handler"]
+    assert handler == "ocr_platform.handlers.sweeper.handler"

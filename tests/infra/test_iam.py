@@ -41,7 +41,7 @@ def _log_group(synthesis: Synthesis, fn: Any) -> str:
 
 def test_roles_have_no_managed_policies(resources: dict[str, Any]) -> None:
     roles = {k: r for k, r in resources.items() if r["Type"] == "AWS::IAM::Role"}
-    assert len(roles) == 5  # four functions + the SageMaker execution role
+    assert len(roles) == 7  # six functions + the SageMaker execution role
     for name, role in roles.items():
         assert "ManagedPolicyArns" not in role["Properties"], name
     assert not [r for r in resources.values() if r["Type"] == "AWS::IAM::ManagedPolicy"]
@@ -160,3 +160,22 @@ def test_function_roles_trust_only_lambda(synthesis: Synthesis, resources: dict[
         assert trust == [
             {"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}}
         ]
+
+
+def test_recovery_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
+    recovery = synthesis.stack.recovery
+    dlq = synthesis.logical_id(synthesis.stack.queue.dead_letter_queue)
+    consumer = grants(resources, _role_id(synthesis, recovery.dlq_consumer_function))
+    assert consumer["s3:PutObject"] == {f"<{ids['bucket']}.Arn>/dead-letters/*"}
+    assert consumer["dynamodb:UpdateItem"] == {f"<{ids['table']}.Arn>"}
+    assert consumer["sqs:ReceiveMessage"] == {f"<{dlq}.Arn>"}
+    assert set(consumer) <= {"s3:PutObject", "dynamodb:UpdateItem", "logs:CreateLogStream", "logs:PutLogEvents",
+                             "sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl",
+                             "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
+    sweeper = grants(resources, _role_id(synthesis, recovery.sweeper_function))
+    assert sweeper == {
+        "logs:CreateLogStream": {_log_group(synthesis, recovery.sweeper_function)},
+        "logs:PutLogEvents": {_log_group(synthesis, recovery.sweeper_function)},
+        "dynamodb:Query": {f"<{ids['table']}.Arn>/index/status-created_at-index"},
+        "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
+    }

@@ -196,22 +196,23 @@ def test_no_scale_in_while_a_vl_job_is_in_flight(client: OcrClient, local: stack
     _wait_for(lambda: _desired(local) == 0, IDLE_PERIODS * PERIOD_SECONDS + 30, "scale-in once idle")
 
 
-def test_a_message_the_invoker_cannot_process_reaches_the_dlq(local: stack.StackInfo) -> None:
-    """With the jobs table gone every receive fails; after 3 receives SQS moves the message to the DLQ."""
-    dynamodb, sqs = boto3.client("dynamodb"), boto3.client("sqs")
+def test_a_message_the_invoker_cannot_process_goes_to_the_dlq_and_its_job_fails(client: OcrClient, local: stack.StackInfo) -> None:
+    """With the jobs table gone every receive fails; after 3 receives SQS moves the message to the DLQ,
+    whose consumer archives it and, once the table is back, fails the job ``dead_lettered``."""
+    dynamodb, sqs, s3 = boto3.client("dynamodb"), boto3.client("sqs"), boto3.client("s3")
     dynamodb.delete_table(TableName=local.table)
     try:
         body = json.dumps({"job_id": "poison-1", "model": "pp-ocrv5", "input": f"s3://{local.bucket}/documents/poison-1/a.png"})
         sqs.send_message(QueueUrl=local.queue_url, MessageBody=body)
-        deadline = time.monotonic() + 60
-        dead: list[dict[str, Any]] = []
-        while not dead and time.monotonic() < deadline:
-            dead = sqs.receive_message(QueueUrl=local.dlq_url, AttributeNames=["All"], WaitTimeSeconds=1).get("Messages", [])
-        assert dead, "the message never reached the DLQ"
-        assert json.loads(dead[0]["Body"])["job_id"] == "poison-1"
-        assert int(dead[0]["Attributes"]["ApproximateReceiveCount"]) >= 3
+        _wait_for(lambda: s3.list_objects_v2(Bucket=local.bucket, Prefix="dead-letters/").get("KeyCount", 0) > 0, 60, "the DLQ consumer to archive the message")
     finally:
         stack.create_jobs_table(dynamodb, local.table)
+    [archived] = s3.list_objects_v2(Bucket=local.bucket, Prefix="dead-letters/")["Contents"]
+    record = json.loads(s3.get_object(Bucket=local.bucket, Key=archived["Key"])["Body"].read())
+    assert json.loads(record["body"])["job_id"] == "poison-1"
+    assert int(record["attributes"]["ApproximateReceiveCount"]) >= 1
+    _wait_for(lambda: (client.store.get("poison-1") or {}).get("status") == "FAILED", 60, "the dead-lettered job to fail")
+    assert client.status("poison-1")["error"]["code"] == "dead_lettered"
 
 
 def _wait_for(condition: Any, timeout: float, what: str) -> None:

@@ -7,7 +7,8 @@
    Auto Scaling, provisioned from the same ``PlatformConfig`` the CDK app uses (stage ``local``);
 2. the Lambda runtime running the real handler modules (invoker, processor, completion, scale-in) with
    the environment the stack gives them (``RuntimeSettings.to_env``);
-3. the SQS event source (batches, ReportBatchItemFailures, visibility timeout, moto's redrive to the DLQ);
+3. the SQS event sources of the invoker (batches, ReportBatchItemFailures, visibility timeout, moto's
+   redrive to the DLQ) and of the DLQ consumer;
 4. SNS -> Lambda delivery for the success, error and scale-in topics;
 5. the SageMaker async runtime with the real vl-endpoint ``serve`` process;
 6. the idle alarm evaluated from the async backlog every ``period_seconds`` (60 s on AWS), publishing
@@ -147,6 +148,8 @@ class LocalStack:
             "processor": f"{prefix}-processor",
             "completion": f"{prefix}-completion",
             "scale_in": f"{prefix}-scale-in",
+            "dlq_consumer": f"{prefix}-dlq-consumer",
+            "sweeper": f"{prefix}-sweeper",
             "idle_alarm": f"{prefix}-endpoint-idle",
             "capacity_alarm": f"{prefix}-endpoint-backlog-without-capacity",
         }
@@ -199,7 +202,8 @@ class LocalStack:
         )
         self.sagemaker.start()
 
-        self._spawn(self._sqs_event_source, resources["queue_url"], resources["queue_arn"])
+        self._spawn(self._sqs_event_source, resources["queue_url"], resources["queue_arn"], self.names["invoker"], self.config.invoker_batch_size)
+        self._spawn(self._sqs_event_source, resources["dlq_url"], resources["dlq_arn"], self.names["dlq_consumer"], 10)
         for topic, function in (("success_topic", "completion"), ("error_topic", "completion"), ("scale_in_topic", "scale_in")):
             self._spawn(self._sns_delivery, resources[f"{topic}_tap"], resources[topic], self.names[function])
         self._spawn(self._alarm_evaluator, resources)
@@ -241,9 +245,12 @@ class LocalStack:
         out: dict[str, str] = {}
         c["s3"].create_bucket(Bucket=names["bucket"])
         create_jobs_table(c["dynamodb"], names["table"])
-        out["dlq_url"] = c["sqs"].create_queue(QueueName=names["dlq"])["QueueUrl"]
-        dlq_arn = self._queue_arn(out["dlq_url"])
         visibility = self.options.visibility_timeout_seconds or cfg.queue_visibility_timeout_seconds
+        dlq_attributes = {"MessageRetentionPeriod": str(14 * 24 * 3600)}
+        if self.options.visibility_timeout_seconds:
+            dlq_attributes["VisibilityTimeout"] = str(self.options.visibility_timeout_seconds)
+        out["dlq_url"] = c["sqs"].create_queue(QueueName=names["dlq"], Attributes=dlq_attributes)["QueueUrl"]
+        dlq_arn = out["dlq_arn"] = self._queue_arn(out["dlq_url"])
         out["queue_url"] = c["sqs"].create_queue(QueueName=names["queue"], Attributes={
             "VisibilityTimeout": str(visibility),
             "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(cfg.max_receive_count)}),
@@ -335,6 +342,13 @@ class LocalStack:
                     inflight_window_seconds=cfg.inflight_window_seconds, idle_alarm_name=names["idle_alarm"]),
                 timeout_seconds=cfg.scale_in_timeout_seconds, memory_mb=cfg.scale_in_memory_mb,
             ),
+            FunctionSpec(names["dlq_consumer"], "ocr_platform.handlers.dlq_consumer.handler", env("ocr-dlq-consumer")),
+            FunctionSpec(
+                names["sweeper"], "ocr_platform.handlers.sweeper.handler",
+                env("ocr-sweeper", queued_deadline_seconds=cfg.queued_deadline_seconds,
+                    lambda_deadline_seconds=cfg.lambda_deadline_seconds,
+                    sagemaker_deadline_seconds=cfg.sagemaker_deadline_seconds),
+            ),
         ]
 
     # -- event sources -----------------------------------------------------------------------------
@@ -352,19 +366,19 @@ class LocalStack:
                 logger.exception("%s failed; restarting it", target.__name__)
                 self._stop.wait(1.0)
 
-    def _sqs_event_source(self, queue_url: str, queue_arn: str) -> None:
-        """Lambda's SQS event source mapping for the invoker: batches, partial failures, redrive by SQS."""
+    def _sqs_event_source(self, queue_url: str, queue_arn: str, function: str, batch_size: int) -> None:
+        """Lambda's SQS event source mapping: batches, partial batch failures; SQS itself redrives."""
         from ocr_platform.local.events import sqs_event
 
         sqs = self._client("sqs")
         while not self._stop.is_set():
             messages = sqs.receive_message(
-                QueueUrl=queue_url, MaxNumberOfMessages=self.config.invoker_batch_size, WaitTimeSeconds=1,
+                QueueUrl=queue_url, MaxNumberOfMessages=batch_size, WaitTimeSeconds=1,
                 AttributeNames=["All"], MessageAttributeNames=["All"],
             ).get("Messages", [])
             if not messages:
                 continue
-            result = self.lambdas.invoke(self.names["invoker"], sqs_event(messages, queue_arn))
+            result = self.lambdas.invoke(function, sqs_event(messages, queue_arn))
             if result.error is not None:
                 continue  # a function error returns the whole batch after the visibility timeout
             failed = {f.get("itemIdentifier") for f in (result.payload or {}).get("batchItemFailures", [])}
@@ -390,7 +404,8 @@ class LocalStack:
           ``idle_minutes`` periods -> CloudWatch's alarm message on the scale-in topic;
         - HasBacklogWithoutCapacity >= 1 -> the step scaling policy's scale-out to 1 instance;
         - the scale-in re-check rule: every ``idle_minutes`` periods a scheduled event to the scale-in
-          function, which acts while the idle alarm is still in ALARM.
+          function, which acts while the idle alarm is still in ALARM;
+        - the sweeper rule: every ``sweeper_interval_minutes`` periods a scheduled event to the sweeper.
         """
         import uuid
 
@@ -400,6 +415,7 @@ class LocalStack:
         window: list[float | None] = []
         state, periods = "OK", 0
         rule_arn = f"arn:aws:events:{REGION}:{ACCOUNT}:rule/ocr-{cfg.stage}-scale-in-recheck"
+        sweeper_rule_arn = f"arn:aws:events:{REGION}:{ACCOUNT}:rule/ocr-{cfg.stage}-sweeper"
         while not self._stop.is_set():
             samples, period_end = [], time.monotonic() + self.options.period_seconds
             while time.monotonic() < period_end and not self._stop.is_set():
@@ -417,6 +433,8 @@ class LocalStack:
             periods += 1
             if periods % cfg.idle_minutes == 0:
                 self.lambdas.invoke_async(self.names["scale_in"], scheduled_event(rule_arn, _iso_now(), event_id=str(uuid.uuid4())))
+            if periods % cfg.sweeper_interval_minutes == 0:
+                self.lambdas.invoke_async(self.names["sweeper"], scheduled_event(sweeper_rule_arn, _iso_now(), event_id=str(uuid.uuid4())))
             if new_state == state:
                 continue
             reason = (f"Threshold Crossed: {cfg.idle_minutes} datapoints were less than the threshold "

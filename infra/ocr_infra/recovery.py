@@ -1,0 +1,134 @@
+"""The functions that end jobs nothing else will: the DLQ consumer and the stuck-job sweeper."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from aws_cdk import Duration
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as events_targets
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as event_sources
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from ocr_infra.functions import DLQ_CONSUMER_HANDLER, SWEEPER_HANDLER, PlatformFunction, PlatformFunctionProps
+from ocr_infra.secure_defaults import allow
+from ocr_platform.settings import ENV
+from ocr_platform.storage import DEAD_LETTERS_PREFIX
+
+
+@dataclass(frozen=True)
+class JobRecoveryProps:
+    """Props of :class:`JobRecovery`.
+
+    Attributes:
+        dead_letter_queue: the job queue's DLQ, consumed by the DLQ consumer (batches of 10, partial
+            batch failures: a record that cannot be handled yet stays on the DLQ).
+        bucket / table: the platform bucket (``dead-letters/`` archive) and the jobs table.
+        status_index_arn: the status/time GSI the sweeper queries.
+        code / layers: the ``lambdas/`` asset and the Powertools layer.
+        queued_deadline_seconds / lambda_deadline_seconds / sagemaker_deadline_seconds: how long a job
+            may stay QUEUED, or PROCESSING on each backend, before the sweeper fails it ``timed_out``
+            (``PlatformConfig``'s ``*_deadline_seconds``).
+        sweeper_interval_minutes: the sweeper's schedule (15).
+        job_ttl_days / log_retention: as for every function.
+    """
+
+    dead_letter_queue: sqs.IQueue
+    bucket: s3.IBucket
+    table: dynamodb.ITable
+    status_index_arn: str
+    code: lambda_.Code
+    queued_deadline_seconds: int
+    lambda_deadline_seconds: int
+    sagemaker_deadline_seconds: int
+    layers: Sequence[lambda_.ILayerVersion] = field(default_factory=tuple)
+    sweeper_interval_minutes: int = 15
+    job_ttl_days: int = 30
+    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
+
+
+class JobRecovery(Construct):
+    """Every job ends: dead-lettered messages fail their jobs, stuck jobs are swept to ``timed_out``."""
+
+    def __init__(self, scope: Construct, construct_id: str, props: JobRecoveryProps) -> None:
+        super().__init__(scope, construct_id)
+        base_env = {
+            ENV.TABLE_NAME: props.table.table_name,
+            ENV.BUCKET_NAME: props.bucket.bucket_name,
+            ENV.JOB_TTL_DAYS: str(props.job_ttl_days),
+        }
+        # 1. DLQ consumer: archive each dead-lettered message under dead-letters/ and fail its job.
+        self._dlq_consumer = PlatformFunction(
+            self,
+            "DlqConsumer",
+            PlatformFunctionProps(
+                description="OCR platform DLQ consumer: archive dead-lettered job messages and fail their jobs",
+                code=props.code,
+                handler=DLQ_CONSUMER_HANDLER,
+                layers=props.layers,
+                memory_mb=256,
+                timeout_seconds=60,
+                service_name="ocr-dlq-consumer",
+                environment=base_env,
+                log_retention=props.log_retention,
+            ),
+        )
+        allow(
+            self._dlq_consumer.role,
+            ["s3:PutObject"],
+            [props.bucket.arn_for_objects(f"{DEAD_LETTERS_PREFIX}*")],
+            reason="Key-prefix scope: one archive object per dead-lettered message id, known only at run time.",
+        )
+        allow(self._dlq_consumer.role, ["dynamodb:UpdateItem"], [props.table.table_arn])
+        self._dlq_consumer.function.add_event_source(
+            event_sources.SqsEventSource(props.dead_letter_queue, batch_size=10, report_batch_item_failures=True)
+        )
+
+        # 2. Sweeper: on a schedule, fail QUEUED/PROCESSING jobs past their backend's deadline.
+        self._sweeper = PlatformFunction(
+            self,
+            "Sweeper",
+            PlatformFunctionProps(
+                description="OCR platform sweeper: fail jobs stuck QUEUED or PROCESSING past their deadline",
+                code=props.code,
+                handler=SWEEPER_HANDLER,
+                layers=props.layers,
+                memory_mb=256,
+                timeout_seconds=300,
+                service_name="ocr-sweeper",
+                environment={
+                    **base_env,
+                    ENV.QUEUED_DEADLINE_SECONDS: str(props.queued_deadline_seconds),
+                    ENV.LAMBDA_DEADLINE_SECONDS: str(props.lambda_deadline_seconds),
+                    ENV.SAGEMAKER_DEADLINE_SECONDS: str(props.sagemaker_deadline_seconds),
+                },
+                log_retention=props.log_retention,
+            ),
+        )
+        allow(self._sweeper.role, ["dynamodb:Query"], [props.status_index_arn])
+        allow(self._sweeper.role, ["dynamodb:UpdateItem"], [props.table.table_arn])
+        self._sweeper_rule = events.Rule(
+            self,
+            "SweeperSchedule",
+            description="Fail OCR jobs stuck past their deadline",
+            schedule=events.Schedule.rate(Duration.minutes(props.sweeper_interval_minutes)),
+            targets=[events_targets.LambdaFunction(self._sweeper.function, retry_attempts=0)],
+        )
+
+    @property
+    def dlq_consumer_function(self) -> lambda_.Function:
+        return self._dlq_consumer.function
+
+    @property
+    def sweeper_function(self) -> lambda_.Function:
+        return self._sweeper.function
+
+    @property
+    def sweeper_rule(self) -> events.Rule:
+        return self._sweeper_rule

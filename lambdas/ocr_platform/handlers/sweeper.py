@@ -1,0 +1,23 @@
+"""Sweeper Lambda (EventBridge schedule): fails jobs stuck QUEUED or PROCESSING past their deadline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from ocr_platform.handlers._services import services
+from ocr_platform.recovery import Deadlines, sweep_stuck_jobs
+
+logger = Logger(service="ocr-sweeper")
+
+
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    svc = services()
+    settings = svc.settings
+    deadlines = Deadlines(settings.queued_deadline_seconds, settings.lambda_deadline_seconds, settings.sagemaker_deadline_seconds)
+    failed = sweep_stuck_jobs(svc.store, deadlines)
+    logger.info("Sweep done", failed=failed)
+    return {"failed": failed}

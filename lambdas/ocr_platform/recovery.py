@@ -1,0 +1,99 @@
+"""The last line of "every job ends": jobs whose message died, and jobs stuck past their deadline.
+
+- ``fail_dead_lettered``: a job message that reached the DLQ (the invoker could not process it in
+  ``maxReceiveCount`` receives, e.g. while DynamoDB was unavailable) fails its job ``dead_lettered`` and is
+  archived under ``dead-letters/`` in the bucket, so nothing is lost and an operator can inspect or
+  resubmit it.
+- ``sweep_stuck_jobs``: a job still QUEUED or PROCESSING long after any backend could still be working on
+  it (a lost notification, a crashed runtime that reported nothing) fails ``timed_out``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from ocr_platform.errors import ErrorCode, JobError
+from ocr_platform.jobs import JobStatus, JobStore
+from ocr_platform.storage import StorageLayout, is_valid_job_id
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Deadlines:
+    """How long a job may stay in a non-terminal state before the sweeper fails it.
+
+    Attributes:
+        queued_seconds: QUEUED for longer than the queue could ever hold the message (receives x
+            visibility timeout, plus margin).
+        lambda_seconds: PROCESSING on the CPU processor past its timeout (plus margin).
+        sagemaker_seconds: PROCESSING on the endpoint past the invocation timeout (plus margin).
+    """
+
+    queued_seconds: int = 3600
+    lambda_seconds: int = 1200
+    sagemaker_seconds: int = 3900
+
+    def for_job(self, job: dict[str, Any]) -> tuple[str, int]:
+        """The timestamp attribute the deadline counts from, and the deadline, for ``job``'s state."""
+        if job.get("status") == JobStatus.QUEUED:
+            return "created_at", self.queued_seconds
+        return "started_at", self.sagemaker_seconds if job.get("backend") == "sagemaker" else self.lambda_seconds
+
+
+def fail_dead_lettered(
+    message_id: str,
+    body: str,
+    *,
+    attributes: dict[str, Any],
+    store: JobStore,
+    s3: Any,
+    layout: StorageLayout,
+) -> str | None:
+    """Archive a dead-lettered message and fail its job; returns the job id (``None`` if it has none)."""
+    s3.put_object(
+        Bucket=layout.bucket,
+        Key=layout.dead_letter_key(message_id),
+        Body=json.dumps({"message_id": message_id, "body": body, "attributes": attributes}).encode(),
+        ContentType="application/json",
+    )
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    job_id = data.get("job_id") if isinstance(data, dict) else None
+    if not is_valid_job_id(job_id):
+        logger.error("Dead-lettered message %s has no usable job id; archived only", message_id)
+        return None
+    store.mark_failed(
+        job_id,
+        JobError(
+            ErrorCode.DEAD_LETTERED,
+            "The job could not be started after the queue's maximum number of attempts; its message is kept as "
+            f"s3://{layout.bucket}/{layout.dead_letter_key(message_id)} for inspection. Submit the file again.",
+        ),
+    )
+    return job_id
+
+
+def sweep_stuck_jobs(store: JobStore, deadlines: Deadlines, *, now: datetime | None = None) -> list[str]:
+    """Fail every QUEUED or PROCESSING job older than its deadline; returns the ids it failed."""
+    now = now or store.clock()
+    failed = []
+    for status in (JobStatus.QUEUED, JobStatus.PROCESSING):
+        for job in store.list_by_status(status):
+            attribute, seconds = deadlines.for_job(job)
+            since = job.get(attribute) or job.get("created_at")
+            if not since or datetime.fromisoformat(since.replace("Z", "+00:00")) > now - timedelta(seconds=seconds):
+                continue
+            where = f" on {job['backend']}" if job.get("backend") else ""
+            error = JobError(ErrorCode.TIMED_OUT, f"The job was {status}{where} for more than {seconds} s without finishing.")
+            if store.mark_failed(job["job_id"], error):
+                failed.append(job["job_id"])
+    if failed:
+        logger.warning("Swept %d stuck job(s): %s", len(failed), ", ".join(failed[:20]))
+    return failed

@@ -1,0 +1,88 @@
+"""DLQ consumer and sweeper against moto: no job is left QUEUED or PROCESSING forever."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import boto3
+import pytest
+
+from ocr_platform.jobs import JobStore, NewJob, utc_now
+from tests.aws_events import FakeLambdaContext, sqs_event
+from tests.conftest import BUCKET, TABLE, Platform
+
+
+def _dead_letter(platform: Platform, body: str) -> dict:
+    platform.sqs.send_message(QueueUrl=platform.dlq_url, MessageBody=body)
+    messages = platform.sqs.receive_message(QueueUrl=platform.dlq_url, AttributeNames=["All"])["Messages"]
+    return sqs_event(messages, "arn:aws:sqs:us-east-1:123456789012:ocr-test-dlq")
+
+
+def test_dead_lettered_message_fails_its_job_and_is_archived(platform: Platform) -> None:
+    from ocr_platform.handlers import dlq_consumer
+
+    platform.store.create(NewJob("job-dead", "pp-ocrv5", "s3://b/documents/job-dead/a.png"))
+    event = _dead_letter(platform, json.dumps({"job_id": "job-dead", "model": "pp-ocrv5", "input": "s3://b/documents/job-dead/a.png"}))
+
+    assert dlq_consumer.handler(event, FakeLambdaContext()) == {"batchItemFailures": []}
+
+    job = platform.job("job-dead")
+    assert job["status"] == "FAILED" and job["error"]["code"] == "dead_lettered"
+    message_id = event["Records"][0]["messageId"]
+    archived = platform.read_json(f"dead-letters/{message_id}.json")
+    assert json.loads(archived["body"])["job_id"] == "job-dead"
+    assert f"s3://{BUCKET}/dead-letters/{message_id}.json" in job["error"]["message"]
+
+
+def test_dead_lettered_message_without_a_job_id_is_archived_only(platform: Platform) -> None:
+    from ocr_platform.handlers import dlq_consumer
+
+    event = _dead_letter(platform, "{broken")
+
+    assert dlq_consumer.handler(event, FakeLambdaContext()) == {"batchItemFailures": []}
+    assert platform.keys("dead-letters/") == [f"dead-letters/{event['Records'][0]['messageId']}.json"]
+    assert platform.store.table.scan()["Items"] == []
+
+
+def test_dead_letter_of_a_finished_job_changes_nothing(platform: Platform) -> None:
+    from ocr_platform.handlers import dlq_consumer
+
+    platform.store.create(NewJob("job-ok", "pp-ocrv5", "s3://b/documents/job-ok/a.png"))
+    platform.store.mark_processing("job-ok", "lambda")
+    platform.store.mark_completed("job-ok", result_uri="s3://b/results/job-ok/result.json", page_count=1)
+
+    dlq_consumer.handler(_dead_letter(platform, json.dumps({"job_id": "job-ok"})), FakeLambdaContext())
+
+    assert platform.job("job-ok")["status"] == "COMPLETED"
+
+
+@pytest.fixture
+def past(platform: Platform):
+    def store_at(hours_ago: float) -> JobStore:
+        return JobStore(TABLE, dynamodb=boto3.resource("dynamodb"), clock=lambda: utc_now() - timedelta(hours=hours_ago))
+
+    return store_at
+
+
+def test_sweeper_fails_jobs_past_their_deadline_and_only_those(platform: Platform, past) -> None:
+    from ocr_platform.handlers import sweeper
+
+    old, recent = past(2), past(0.01)
+    for store, job_id, backend in ((old, "stuck-gpu", "sagemaker"), (recent, "busy-gpu", "sagemaker"), (old, "stuck-cpu", "lambda")):
+        store.create(NewJob(job_id, "m", "s3://b/k"))
+        store.mark_processing(job_id, backend)
+    old.create(NewJob("stuck-queued", "m", "s3://b/k"))
+    recent.create(NewJob("fresh-queued", "m", "s3://b/k"))
+    old.create(NewJob("done", "m", "s3://b/k"))
+    old.mark_processing("done", "lambda")
+    old.mark_completed("done", result_uri="s3://b/r", page_count=1)
+
+    response = sweeper.handler({"source": "aws.events", "detail-type": "Scheduled Event"}, FakeLambdaContext())
+
+    assert sorted(response["failed"]) == ["stuck-cpu", "stuck-gpu", "stuck-queued"]
+    for job_id in ("stuck-cpu", "stuck-gpu", "stuck-queued"):
+        job = platform.job(job_id)
+        assert job["status"] == "FAILED" and job["error"]["code"] == "timed_out"
+    assert "PROCESSING on sagemaker" in platform.job("stuck-gpu")["error"]["message"]
+    assert [platform.job(j)["status"] for j in ("busy-gpu", "fresh-queued", "done")] == ["PROCESSING", "QUEUED", "COMPLETED"]
