@@ -35,6 +35,8 @@ def local(tmp_path_factory: pytest.TempPathFactory, docs: dict[str, Path]) -> It
         options = stack.LocalOptions(period_seconds=PERIOD_SECONDS, visibility_timeout_seconds=2, retry_delays_seconds=(0.2, 0.2))
         info, started = stack.up(options=options, timeout=120)
         assert started
+        again, started_again = stack.up(options=options)
+        assert (again, started_again) == (info, False)  # a second `up` reuses the running stack
         try:
             yield info
         finally:
