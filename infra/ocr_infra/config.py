@@ -101,8 +101,9 @@ class PlatformConfig:
         versioned_bucket: S3 versioning of the data bucket (noncurrent versions expire with the async
             rule's age).
         alarm_email: address subscribed to the operations topic (DLQ alarm); empty: no subscription.
-        sweeper_interval_minutes: how often the sweeper fails jobs stuck past their deadline (see the
-            ``*_deadline_seconds`` properties).
+        sweeper_interval_minutes: how often (1..1440) the scheduled sweeper fails jobs stuck QUEUED or
+            PROCESSING past their deadline; the deadlines are derived, not set (the
+            ``queued/lambda/sagemaker_deadline_seconds`` properties say how).
     """
 
     stage: str = "dev"
@@ -234,18 +235,39 @@ class PlatformConfig:
 
     @property
     def queued_deadline_seconds(self) -> int:
-        """A job QUEUED this long has outlived every receive of its message (the sweeper fails it)."""
+        """How long a job may stay QUEUED (from ``created_at``) before the sweeper fails it ``timed_out``.
+
+        ``max_receive_count`` x the queue's visibility timeout is the longest the invoker can keep
+        receiving the job's message before SQS moves it to the DLQ (where the DLQ consumer fails the job);
+        10 minutes more covers the redrive and the DLQ consumer. Past that, nothing will start the job.
+        """
         return self.max_receive_count * self.queue_visibility_timeout_seconds + 600
 
     @property
     def lambda_deadline_seconds(self) -> int:
-        """A job PROCESSING on the CPU processor this long cannot still run: the invoker marks it before
-        the async invoke, which may wait in Lambda's queue up to the max event age, then run to the timeout."""
+        """How long a job may stay PROCESSING on the CPU processor (from ``started_at``) before it is swept.
+
+        The invoker marks the job PROCESSING *before* its asynchronous invoke, and Lambda may hold that
+        event in its async queue (throttling, a concurrency limit, an outage) for up to
+        ``processor_max_event_age_hours`` before the run starts; the run then takes at most
+        ``processor_timeout_seconds``. A job younger than max event age + timeout can therefore still be
+        legitimately waiting or running, so both count, plus 5 minutes for the on-failure destination (the
+        completion function, which normally fails an expired or crashed event first). The sweeper is the
+        backstop for what reported nothing; with the defaults that is 6 h + 900 s + 300 s = 22,800 s.
+        """
         return self.processor_max_event_age_hours * 3600 + self.processor_timeout_seconds + 300
 
     @property
     def sagemaker_deadline_seconds(self) -> int:
-        """A job PROCESSING on the endpoint this long is past the invocation timeout and its notification."""
+        """How long a job may stay PROCESSING on the endpoint (from ``started_at``) before it is swept.
+
+        The in-flight window (invocation timeout + margin) plus 10 minutes for the success/error
+        notification to reach the completion function. Kept simple on purpose: it does not add the time
+        a request may wait in the endpoint's internal queue before it starts (SageMaker's ``RequestTTL``,
+        6 h by default, the invoker sets none), so it assumes the endpoint keeps up with its backlog --
+        the same assumption the scale-in function's in-flight window makes. A job still waiting there past
+        this deadline is failed ``timed_out``, and its late result no longer changes the job.
+        """
         return self.inflight_window_seconds + 600
 
     def as_dict(self) -> dict[str, Any]:

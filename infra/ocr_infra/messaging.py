@@ -118,13 +118,17 @@ class JobQueueProps:
             message is not received again while the function that holds it is still running or retried.
         max_receive_count: receives before a message moves to the DLQ.
         retention_days: how long an unconsumed job message is kept (1..14).
-        dlq_retention_days: how long a dead-lettered message is kept for inspection and redrive.
+        dlq_retention_days: how long a dead-lettered message is kept for inspection and redrive (14, the
+            SQS maximum: a message the DLQ consumer cannot handle stays there for an operator).
+        dead_letter_visibility_timeout_seconds: 6 x the DLQ consumer's timeout (AWS's guidance for an SQS
+            event source; the stack passes it from ``recovery.DLQ_CONSUMER_TIMEOUT_SECONDS``).
     """
 
     visibility_timeout_seconds: int = 360
     max_receive_count: int = 3
     retention_days: int = 4
     dlq_retention_days: int = 14
+    dead_letter_visibility_timeout_seconds: int = 360
 
 
 class JobQueue(Construct):
@@ -137,8 +141,7 @@ class JobQueue(Construct):
             self,
             "DeadLetterQueue",
             retention_period=Duration.days(props.dlq_retention_days),
-            # 6 x the DLQ consumer's 60 s timeout, as AWS recommends for an SQS event source.
-            visibility_timeout=Duration.minutes(6),
+            visibility_timeout=Duration.seconds(props.dead_letter_visibility_timeout_seconds),
             **secure_queue_props(),
         )
         # 2. Job queue: redrives to the DLQ after max_receive_count receives.

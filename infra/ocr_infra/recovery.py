@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from aws_cdk import Duration
@@ -21,6 +21,10 @@ from ocr_infra.secure_defaults import allow
 from ocr_platform.settings import ENV
 from ocr_platform.storage import DEAD_LETTERS_PREFIX
 
+#: The DLQ consumer's timeout; the stack sizes the DLQ's visibility timeout from it (6 x, AWS's guidance for
+#: an SQS event source), so it is a constant both read rather than a prop.
+DLQ_CONSUMER_TIMEOUT_SECONDS = 60
+
 
 @dataclass(frozen=True)
 class JobRecoveryProps:
@@ -35,7 +39,12 @@ class JobRecoveryProps:
         queued_deadline_seconds / lambda_deadline_seconds / sagemaker_deadline_seconds: how long a job
             may stay QUEUED, or PROCESSING on each backend, before the sweeper fails it ``timed_out``
             (``PlatformConfig``'s ``*_deadline_seconds``).
-        sweeper_interval_minutes: the sweeper's schedule (15).
+        sweeper_interval_minutes: the sweeper's schedule (15). Runs that overlap are harmless: every
+            transition is a conditional UpdateItem.
+        dlq_consumer_memory_mb: 256 (it archives one small JSON object and updates one item per record);
+            its timeout is ``DLQ_CONSUMER_TIMEOUT_SECONDS`` (60).
+        sweeper_memory_mb / sweeper_timeout_seconds: 256 MB, 300 s (a Query page per status, one UpdateItem
+            per stuck job).
         job_ttl_days / log_retention: as for every function.
     """
 
@@ -49,6 +58,9 @@ class JobRecoveryProps:
     sagemaker_deadline_seconds: int
     layers: Sequence[lambda_.ILayerVersion] = field(default_factory=tuple)
     sweeper_interval_minutes: int = 15
+    dlq_consumer_memory_mb: int = 256
+    sweeper_memory_mb: int = 256
+    sweeper_timeout_seconds: int = 300
     job_ttl_days: int = 30
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
 
@@ -63,7 +75,9 @@ class JobRecovery(Construct):
             ENV.BUCKET_NAME: props.bucket.bucket_name,
             ENV.JOB_TTL_DAYS: str(props.job_ttl_days),
         }
-        # 1. DLQ consumer: archive each dead-lettered message under dead-letters/ and fail its job.
+        # 1. DLQ consumer: archive each dead-lettered message under dead-letters/ and fail its job
+        #    (conditional UpdateItem: QUEUED/PROCESSING or no item yet -> FAILED); the SQS grants come from
+        #    the event source.
         self._dlq_consumer = PlatformFunction(
             self,
             "DlqConsumer",
@@ -72,8 +86,8 @@ class JobRecovery(Construct):
                 code=props.code,
                 handler=DLQ_CONSUMER_HANDLER,
                 layers=props.layers,
-                memory_mb=256,
-                timeout_seconds=60,
+                memory_mb=props.dlq_consumer_memory_mb,
+                timeout_seconds=DLQ_CONSUMER_TIMEOUT_SECONDS,
                 service_name="ocr-dlq-consumer",
                 environment=base_env,
                 log_retention=props.log_retention,
@@ -90,7 +104,7 @@ class JobRecovery(Construct):
             event_sources.SqsEventSource(props.dead_letter_queue, batch_size=10, report_batch_item_failures=True)
         )
 
-        # 2. Sweeper: on a schedule, fail QUEUED/PROCESSING jobs past their backend's deadline.
+        # 2. Sweeper: query the status GSI for QUEUED and PROCESSING jobs, fail those past their deadline.
         self._sweeper = PlatformFunction(
             self,
             "Sweeper",
@@ -99,8 +113,8 @@ class JobRecovery(Construct):
                 code=props.code,
                 handler=SWEEPER_HANDLER,
                 layers=props.layers,
-                memory_mb=256,
-                timeout_seconds=300,
+                memory_mb=props.sweeper_memory_mb,
+                timeout_seconds=props.sweeper_timeout_seconds,
                 service_name="ocr-sweeper",
                 environment={
                     **base_env,
@@ -113,6 +127,7 @@ class JobRecovery(Construct):
         )
         allow(self._sweeper.role, ["dynamodb:Query"], [props.status_index_arn])
         allow(self._sweeper.role, ["dynamodb:UpdateItem"], [props.table.table_arn])
+        # 3. Schedule: every sweeper_interval_minutes, no retries (the next run sweeps again).
         self._sweeper_rule = events.Rule(
             self,
             "SweeperSchedule",
@@ -126,8 +141,16 @@ class JobRecovery(Construct):
         return self._dlq_consumer.function
 
     @property
+    def dlq_consumer_environment(self) -> Mapping[str, str]:
+        return self._dlq_consumer.environment
+
+    @property
     def sweeper_function(self) -> lambda_.Function:
         return self._sweeper.function
+
+    @property
+    def sweeper_environment(self) -> Mapping[str, str]:
+        return self._sweeper.environment
 
     @property
     def sweeper_rule(self) -> events.Rule:

@@ -23,7 +23,7 @@ from ocr_infra.messaging import (
     NotificationTopics,
     NotificationTopicsProps,
 )
-from ocr_infra.recovery import JobRecovery, JobRecoveryProps
+from ocr_infra.recovery import DLQ_CONSUMER_TIMEOUT_SECONDS, JobRecovery, JobRecoveryProps
 from ocr_infra.storage import (
     DocumentBucket,
     DocumentBucketProps,
@@ -84,6 +84,7 @@ class OcrPlatformStack(Stack):
             JobQueueProps(
                 visibility_timeout_seconds=cfg.queue_visibility_timeout_seconds,
                 max_receive_count=cfg.max_receive_count,
+                dead_letter_visibility_timeout_seconds=6 * DLQ_CONSUMER_TIMEOUT_SECONDS,
             ),
         )
         self.topics = NotificationTopics(self, "Topics", NotificationTopicsProps(alarm_email=cfg.alarm_email))

@@ -30,6 +30,7 @@ def test_defaults() -> None:
     assert cfg.idle_minutes == 10
     assert cfg.max_receive_count == 3
     assert cfg.powertools_layer_version == 27
+    assert cfg.sweeper_interval_minutes == 15
 
 
 def test_derived_values() -> None:
@@ -40,6 +41,27 @@ def test_derived_values() -> None:
     assert cfg.inflight_window_seconds == 3600 + 300
     assert cfg.backends == {"lambda", "sagemaker"}
     assert PlatformConfig(models=("pp-ocrv5",)).backends == {"lambda"}
+
+
+def test_sweeper_deadlines_are_derived_from_the_settings_they_outlast() -> None:
+    cfg = PlatformConfig()
+    # Every receive of the message (3 x 360 s) + 10 minutes.
+    assert cfg.queued_deadline_seconds == 3 * 360 + 600 == 1680
+    # Lambda's async queue may hold the event up to the max event age, then the run takes the timeout.
+    assert cfg.lambda_deadline_seconds == 6 * 3600 + 900 + 300 == 22_800
+    # The scale-in in-flight window + 10 minutes for the notification.
+    assert cfg.sagemaker_deadline_seconds == 3600 + 300 + 600 == 4500
+    tuned = PlatformConfig(
+        max_receive_count=5,
+        invoker_timeout_seconds=30,
+        processor_max_event_age_hours=1,
+        processor_timeout_seconds=600,
+        invocation_timeout_seconds=1800,
+        inflight_margin_seconds=120,
+    )
+    assert tuned.queued_deadline_seconds == 5 * 180 + 600
+    assert tuned.lambda_deadline_seconds == 3600 + 600 + 300
+    assert tuned.sagemaker_deadline_seconds == 1800 + 120 + 600
 
 
 def test_context_overrides_object_then_fields() -> None:
@@ -80,6 +102,8 @@ def test_context_overrides_object_then_fields() -> None:
         ({"log_retention_days": 31}, "log_retention_days=31"),
         ({"instance_type": "g5.xlarge"}, "instance_type="),
         ({"alarm_email": "ops"}, "alarm_email="),
+        ({"sweeper_interval_minutes": 0}, "sweeper_interval_minutes=0"),
+        ({"sweeper_interval_minutes": 1441}, "sweeper_interval_minutes=1441"),
     ],
 )
 def test_invalid_values_fail_naming_the_field(overrides: dict[str, Any], message: str) -> None:
@@ -119,6 +143,8 @@ def test_cpu_only_stage_has_no_gpu_backend() -> None:
     env = stack.invoker.environment
     assert ENV.ENDPOINT_NAME not in env and ENV.PROCESSOR_FUNCTION in env
     assert stack.stack_name == "ocr-platform-cpu"
+    # Every stage recovers its jobs, whatever its backends.
+    assert stack.recovery.dlq_consumer_function is not None and stack.recovery.sweeper_function is not None
 
 
 def test_gpu_only_stage_has_no_processor() -> None:
@@ -149,6 +175,19 @@ def test_config_reaches_the_resources() -> None:
     assert resolve(stack.gpu.scalable_target.node.default_child.max_capacity) == 2
     idle = stack.gpu.idle_alarm.node.default_child
     assert resolve(idle.evaluation_periods) == 15 and resolve(idle.datapoints_to_alarm) == 15
+
+
+def test_sweeper_settings_reach_its_rule_and_environment() -> None:
+    cfg = PlatformConfig(sweeper_interval_minutes=1, processor_max_event_age_hours=2, max_receive_count=4)
+    stack = OcrPlatformStack(_app(), "Sweep", config=cfg)
+    rule = stack.recovery.sweeper_rule.node.default_child
+    assert stack.resolve(rule.schedule_expression) == "rate(1 minute)"
+    env = stack.recovery.sweeper_environment
+    assert env[ENV.QUEUED_DEADLINE_SECONDS] == str(4 * 360 + 600)
+    assert env[ENV.LAMBDA_DEADLINE_SECONDS] == str(2 * 3600 + 900 + 300)
+    assert env[ENV.SAGEMAKER_DEADLINE_SECONDS] == str(3600 + 300 + 600)
+    context = PlatformConfig.from_context(App(context={"ocr:sweeper_interval_minutes": "5"}))
+    assert context.sweeper_interval_minutes == 5
 
 
 def test_vllm_backend_reaches_the_model_environment() -> None:

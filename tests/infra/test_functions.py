@@ -1,4 +1,4 @@
-"""The four Lambda functions: runtime, size, environment, triggers, async invoke config."""
+"""The six Lambda functions: runtime, size, environment, triggers, async invoke config."""
 
 from __future__ import annotations
 
@@ -45,6 +45,8 @@ def test_six_functions(template: Template) -> None:
         ("invoker", "ocr_platform.handlers.invoker.handler", 256, 60),
         ("completion", "ocr_platform.handlers.completion.handler", 256, 300),
         ("scale_in", "ocr_platform.handlers.scale_in.handler", 128, 30),
+        ("dlq_consumer", "ocr_platform.handlers.dlq_consumer.handler", 256, 60),
+        ("sweeper", "ocr_platform.handlers.sweeper.handler", 256, 300),
     ],
 )
 def test_zip_functions_run_the_newest_python_with_powertools(
@@ -61,12 +63,15 @@ def test_zip_functions_run_the_newest_python_with_powertools(
 
 
 def test_zip_code_is_the_lambdas_directory_without_tests(synthesis: Synthesis) -> None:
-    keys = {_function(synthesis, name)["Code"]["S3Key"] for name in ("invoker", "completion", "scale_in")}
+    zips = ("invoker", "completion", "scale_in", "dlq_consumer", "sweeper")
+    keys = {_function(synthesis, name)["Code"]["S3Key"] for name in zips}
     assert len(keys) == 1, "one shared asset"
     asset_dir = synthesis.outdir / f"asset.{keys.pop().removesuffix('.zip')}"
     files = {p.relative_to(asset_dir).as_posix() for p in asset_dir.rglob("*") if p.is_file()}
     assert "ocr_platform/handlers/invoker.py" in files
     assert "ocr_platform/handlers/scale_in.py" in files
+    assert "ocr_platform/handlers/dlq_consumer.py" in files
+    assert "ocr_platform/handlers/sweeper.py" in files
     assert not [f for f in files if "__pycache__" in f or "/tests/" in f or f.endswith(".pyc")]
 
 
@@ -216,28 +221,78 @@ def test_every_function_logs_to_its_own_group_with_retention(template: Template,
 
 
 def test_dlq_consumer_reads_the_dead_letter_queue_with_partial_failures(template: Template, synthesis: Synthesis) -> None:
-    recovery = synthesis.stack.recovery
+    stack = synthesis.stack
     [props] = [
-        m["Properties"] for m in template.find_resources("AWS::Lambda::EventSourceMapping").values()
-        if m["Properties"]["FunctionName"] == {"Ref": synthesis.logical_id(recovery.dlq_consumer_function)}
+        m["Properties"]
+        for m in template.find_resources("AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["FunctionName"] == {"Ref": synthesis.logical_id(stack.recovery.dlq_consumer_function)}
     ]
-    assert props["EventSourceArn"] == {"Fn::GetAtt": [synthesis.logical_id(synthesis.stack.queue.dead_letter_queue), "Arn"]}
+    assert props["EventSourceArn"] == {"Fn::GetAtt": [synthesis.logical_id(stack.queue.dead_letter_queue), "Arn"]}
     assert props["BatchSize"] == 10
     assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
-    dlq = synthesis.resource(synthesis.stack.queue.dead_letter_queue)["Properties"]
-    assert dlq["VisibilityTimeout"] == 360
+    # AWS's guidance for an SQS event source: visibility timeout >= 6 x the function's timeout.
+    dlq = synthesis.resource(stack.queue.dead_letter_queue)["Properties"]
+    assert dlq["VisibilityTimeout"] == 6 * _function(synthesis, "dlq_consumer")["Timeout"] == 360
 
 
-def test_sweeper_runs_on_its_schedule_with_the_configured_deadlines(synthesis: Synthesis) -> None:
+def test_dlq_consumer_environment(synthesis: Synthesis) -> None:
+    stack = synthesis.stack
+    assert _env(_function(synthesis, "dlq_consumer")) == {
+        "POWERTOOLS_SERVICE_NAME": "ocr-dlq-consumer",
+        ENV.TABLE_NAME: {"Ref": synthesis.logical_id(stack.jobs.table)},
+        ENV.BUCKET_NAME: {"Ref": synthesis.logical_id(stack.documents.bucket)},
+        ENV.JOB_TTL_DAYS: "30",
+    }
+
+
+def test_sweeper_environment_carries_the_derived_deadlines(synthesis: Synthesis) -> None:
+    stack = synthesis.stack
+    cfg = stack.config
+    assert _env(_function(synthesis, "sweeper")) == {
+        "POWERTOOLS_SERVICE_NAME": "ocr-sweeper",
+        ENV.TABLE_NAME: {"Ref": synthesis.logical_id(stack.jobs.table)},
+        ENV.BUCKET_NAME: {"Ref": synthesis.logical_id(stack.documents.bucket)},
+        ENV.JOB_TTL_DAYS: "30",
+        ENV.QUEUED_DEADLINE_SECONDS: str(3 * 360 + 600),
+        ENV.LAMBDA_DEADLINE_SECONDS: str(6 * 3600 + 900 + 300),
+        ENV.SAGEMAKER_DEADLINE_SECONDS: str(3600 + 300 + 600),
+    }
+    assert (cfg.queued_deadline_seconds, cfg.lambda_deadline_seconds, cfg.sagemaker_deadline_seconds) == (
+        1680,
+        22800,
+        4500,
+    )
+
+
+def test_sweeper_runs_every_fifteen_minutes_without_retries(template: Template, synthesis: Synthesis) -> None:
     recovery = synthesis.stack.recovery
-    rule = synthesis.resource(recovery.sweeper_rule)["Properties"]
-    assert rule["ScheduleExpression"] == "rate(15 minutes)"
-    [target] = rule["Targets"]
-    assert target["Arn"] == {"Fn::GetAtt": [synthesis.logical_id(recovery.sweeper_function), "Arn"]}
-    env = synthesis.resource(recovery.sweeper_function)["Properties"]["Environment"]["Variables"]
-    cfg = synthesis.stack.config
-    assert env[ENV.QUEUED_DEADLINE_SECONDS] == str(3 * 360 + 600) == str(cfg.queued_deadline_seconds)
-    assert env[ENV.LAMBDA_DEADLINE_SECONDS] == str(6 * 3600 + 900 + 300)
-    assert env[ENV.SAGEMAKER_DEADLINE_SECONDS] == str(3900 + 600)
-    handler = synthesis.resource(recovery.sweeper_function)["Properties"]["Handler"]
-    assert handler == "ocr_platform.handlers.sweeper.handler"
+    props = synthesis.resource(recovery.sweeper_rule)["Properties"]
+    assert props["ScheduleExpression"] == "rate(15 minutes)"
+    assert props["State"] == "ENABLED"
+    [target] = props["Targets"]
+    sweeper = synthesis.logical_id(recovery.sweeper_function)
+    assert target["Arn"] == {"Fn::GetAtt": [sweeper, "Arn"]}
+    assert target["RetryPolicy"] == {"MaximumRetryAttempts": 0}
+    # EventBridge may invoke the sweeper, from this rule only.
+    [permission] = [
+        p["Properties"]
+        for p in template.find_resources("AWS::Lambda::Permission").values()
+        if p["Properties"]["Principal"] == "events.amazonaws.com"
+        and p["Properties"]["FunctionName"] == {"Fn::GetAtt": [sweeper, "Arn"]}
+    ]
+    assert permission["SourceArn"] == {"Fn::GetAtt": [synthesis.logical_id(recovery.sweeper_rule), "Arn"]}
+
+
+def test_two_schedules_scale_in_recheck_and_sweeper(template: Template, synthesis: Synthesis) -> None:
+    stack = synthesis.stack
+    assert stack.gpu is not None
+    rules = template.find_resources("AWS::Events::Rule")
+    assert set(rules) == {
+        synthesis.logical_id(stack.gpu.node.find_child("ScaleInRecheck")),
+        synthesis.logical_id(stack.recovery.sweeper_rule),
+    }
+    targets = {rule["Properties"]["Targets"][0]["Arn"]["Fn::GetAtt"][0] for rule in rules.values()}
+    assert targets == {
+        synthesis.logical_id(stack.gpu.scale_in_function),
+        synthesis.logical_id(stack.recovery.sweeper_function),
+    }

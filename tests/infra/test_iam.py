@@ -23,6 +23,7 @@ def ids(synthesis: Synthesis) -> dict[str, str]:
         "bucket": synthesis.logical_id(stack.documents.bucket),
         "table": synthesis.logical_id(stack.jobs.table),
         "queue": synthesis.logical_id(stack.queue.queue),
+        "dlq": synthesis.logical_id(stack.queue.dead_letter_queue),
         "processor": synthesis.logical_id(stack.cpu.function),
         "completion": synthesis.logical_id(stack.completion.function),
         "success": synthesis.logical_id(stack.topics.success_topic),
@@ -155,27 +156,50 @@ def test_sagemaker_execution_role_grants(synthesis: Synthesis, resources: dict[s
 
 def test_function_roles_trust_only_lambda(synthesis: Synthesis, resources: dict[str, Any]) -> None:
     stack = synthesis.stack
-    for fn in (stack.invoker.function, stack.completion.function, stack.cpu.function, stack.gpu.scale_in_function):
+    functions = (
+        stack.invoker.function,
+        stack.completion.function,
+        stack.cpu.function,
+        stack.gpu.scale_in_function,
+        stack.recovery.dlq_consumer_function,
+        stack.recovery.sweeper_function,
+    )
+    for fn in functions:
         trust = resources[_role_id(synthesis, fn)]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
         assert trust == [
             {"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}}
         ]
 
 
-def test_recovery_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
-    recovery = synthesis.stack.recovery
-    dlq = synthesis.logical_id(synthesis.stack.queue.dead_letter_queue)
-    consumer = grants(resources, _role_id(synthesis, recovery.dlq_consumer_function))
-    assert consumer["s3:PutObject"] == {f"<{ids['bucket']}.Arn>/dead-letters/*"}
-    assert consumer["dynamodb:UpdateItem"] == {f"<{ids['table']}.Arn>"}
-    assert consumer["sqs:ReceiveMessage"] == {f"<{dlq}.Arn>"}
-    assert set(consumer) <= {"s3:PutObject", "dynamodb:UpdateItem", "logs:CreateLogStream", "logs:PutLogEvents",
-                             "sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl",
-                             "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
-    sweeper = grants(resources, _role_id(synthesis, recovery.sweeper_function))
-    assert sweeper == {
-        "logs:CreateLogStream": {_log_group(synthesis, recovery.sweeper_function)},
-        "logs:PutLogEvents": {_log_group(synthesis, recovery.sweeper_function)},
+def test_dlq_consumer_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
+    fn = synthesis.stack.recovery.dlq_consumer_function
+    assert grants(resources, _role_id(synthesis, fn)) == {
+        "logs:CreateLogStream": {_log_group(synthesis, fn)},
+        "logs:PutLogEvents": {_log_group(synthesis, fn)},
+        "s3:PutObject": {f"<{ids['bucket']}.Arn>/dead-letters/*"},
+        "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
+        # Granted by the SQS event source on the DLQ.
+        "sqs:ReceiveMessage": {f"<{ids['dlq']}.Arn>"},
+        "sqs:DeleteMessage": {f"<{ids['dlq']}.Arn>"},
+        "sqs:ChangeMessageVisibility": {f"<{ids['dlq']}.Arn>"},
+        "sqs:GetQueueAttributes": {f"<{ids['dlq']}.Arn>"},
+        "sqs:GetQueueUrl": {f"<{ids['dlq']}.Arn>"},
+    }
+
+
+def test_dlq_consumer_acknowledges_exactly_its_key_prefix_wildcard(synthesis: Synthesis, ids: dict[str, str]) -> None:
+    role = synthesis.stack.recovery.dlq_consumer_function.role
+    [acknowledged] = [m.data for m in role.node.metadata if m.type == "aws:cdk:acknowledged-rules"]
+    [(finding, reason)] = acknowledged.items()
+    assert finding.endswith(f"AwsSolutions-IAM5[Resource::<{ids['bucket']}.Arn>/dead-letters/*]")
+    assert "message id" in reason
+
+
+def test_sweeper_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
+    fn = synthesis.stack.recovery.sweeper_function
+    assert grants(resources, _role_id(synthesis, fn)) == {
+        "logs:CreateLogStream": {_log_group(synthesis, fn)},
+        "logs:PutLogEvents": {_log_group(synthesis, fn)},
         "dynamodb:Query": {f"<{ids['table']}.Arn>/index/status-created_at-index"},
         "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
     }
