@@ -6,6 +6,9 @@ moto does not execute Lambda code without Docker. ``LambdaRuntime`` serves
 code that calls ``boto3.client("lambda").invoke`` behind ``AWS_ENDPOINT_URL_LAMBDA`` runs unchanged.
 Event sources in the same process call ``invoke`` / ``invoke_async`` directly.
 
+A :class:`~ocr_platform.local.faults.FaultInjector` can crash an execution environment mid-invocation or
+start a handler late (past its timeout, too), the way an out-of-memory kill or a slow start fails on AWS.
+
 Each function runs in one long-lived worker process (``function_worker``) that keeps module state between
 invocations and serves one invocation at a time. A timeout or crash ends that worker, as Lambda ends an
 execution environment; the next invocation starts a fresh one. Asynchronous invocations follow Lambda's
@@ -26,6 +29,7 @@ import sys
 import threading
 import time
 import uuid
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,6 +37,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from ocr_platform.local.faults import FaultInjector
 from ocr_platform.local.functions import FunctionSpec
 
 logger = logging.getLogger(__name__)
@@ -41,6 +46,7 @@ ACCOUNT = "123456789012"
 LATEST = "$LATEST"
 INVOCATION_TYPES = ("RequestResponse", "Event", "DryRun")
 INIT_GRACE_SECONDS = 10.0
+HISTORY_SIZE = 10_000
 LAMBDAS_DIR = Path(__file__).resolve().parents[2]
 
 
@@ -61,6 +67,16 @@ class InvocationResult:
     @property
     def function_error(self) -> str | None:
         return "Unhandled" if self.error is not None else None
+
+
+@dataclass(frozen=True)
+class InvocationRecord:
+    """What one invocation received and how it ended (``error_type`` None: it returned)."""
+
+    function: str
+    request_id: str
+    event: Any
+    error_type: str | None
 
 
 @dataclass
@@ -111,8 +127,8 @@ class _Worker:
 class _Function:
     """A function's spec, its current worker, and the lock that serializes its invocations."""
 
-    def __init__(self, spec: FunctionSpec, environment: dict[str, str], arn: str) -> None:
-        self.spec, self.environment, self.arn = spec, environment, arn
+    def __init__(self, spec: FunctionSpec, environment: dict[str, str], arn: str, faults: FaultInjector) -> None:
+        self.spec, self.environment, self.arn, self.faults = spec, environment, arn, faults
         self.lock = threading.Lock()
         self.spawn_guard = threading.Lock()
         self.worker: _Worker | None = None
@@ -137,22 +153,35 @@ class _Function:
                     if worker.answers.get(timeout=timeout + INIT_GRACE_SECONDS) is None:
                         return None, self._exited(worker, request_id)
                     worker.ready = True
+                deadline, wall_deadline = time.monotonic() + timeout, time.time() + timeout
+                subject = json.dumps(event)
+                if (delay := self.faults.take(self.spec.name, "delay", subject)) is not None:
+                    time.sleep(min(delay.seconds, timeout))
+                    if delay.seconds >= timeout:
+                        raise queue.Empty
                 request = {"request_id": request_id, "event": event, "invoked_function_arn": invoked_arn,
-                           "deadline_ms": int((time.time() + timeout) * 1000)}
+                           "deadline_ms": int(wall_deadline * 1000)}
                 try:
                     assert worker.process.stdin is not None
                     worker.process.stdin.write(json.dumps(request) + "\n")
                     worker.process.stdin.flush()
                 except (OSError, ValueError):  # the worker is gone, or stop() closed its input
                     return None, self._exited(worker, request_id)
-                deadline = time.monotonic() + timeout
-                while True:
-                    line = worker.answers.get(timeout=max(0.0, deadline - time.monotonic()))
-                    if line is None:
-                        return None, self._exited(worker, request_id)
-                    answer = json.loads(line)
-                    if answer.get("request_id") == request_id:
-                        return answer.get("payload"), answer.get("error")
+                crash = self.faults.take(self.spec.name, "crash", subject)
+                killer = threading.Timer(crash.seconds, worker.kill) if crash is not None else None
+                if killer is not None:
+                    killer.start()
+                try:
+                    while True:
+                        line = worker.answers.get(timeout=max(0.0, deadline - time.monotonic()))
+                        if line is None:
+                            return None, self._exited(worker, request_id)
+                        answer = json.loads(line)
+                        if answer.get("request_id") == request_id:
+                            return answer.get("payload"), answer.get("error")
+                finally:
+                    if killer is not None:
+                        killer.cancel()
             except queue.Empty:
                 worker.kill()
                 message = f"RequestId: {request_id} Error: Task timed out after {timeout:.2f} seconds"
@@ -176,9 +205,14 @@ class LambdaRuntime:
         port: int = 0,
         retry_delays_seconds: tuple[float, ...] = (60.0, 120.0),
         prewarm: bool = True,
+        faults: FaultInjector | None = None,
     ) -> None:
         self.region = (base_environment or {}).get("AWS_DEFAULT_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-        self.functions = {spec.name: _Function(spec, self._environment(spec, base_environment or {}), self.function_arn(spec.name)) for spec in functions}
+        self.faults = faults or FaultInjector()
+        self.functions = {
+            spec.name: _Function(spec, self._environment(spec, base_environment or {}), self.function_arn(spec.name), self.faults)
+            for spec in functions
+        }
         self.retry_delays_seconds = retry_delays_seconds or (0.0,)
         self.prewarm = prewarm
         self._address = (host, port)
@@ -189,6 +223,7 @@ class LambdaRuntime:
         self._sequence = itertools.count()
         self._stopping = False
         self._stats = {name: {"invocations": 0, "errors": 0} for name in self.functions}
+        self._history: deque[InvocationRecord] = deque(maxlen=HISTORY_SIZE)
 
     def function_arn(self, name: str) -> str:
         return f"arn:aws:lambda:{self.region}:{ACCOUNT}:function:{name}"
@@ -310,6 +345,7 @@ class LambdaRuntime:
             stats = self._stats[function.spec.name]
             stats["invocations"] += 1
             stats["errors"] += error is not None
+            self._history.append(InvocationRecord(function.spec.name, request_id, payload, (error or {}).get("errorType") if error else None))
         if error is not None:
             return InvocationResult(request_id, 200, error=error, body=json.dumps(error).encode())
         return InvocationResult(request_id, 200, payload=json.loads(body or "null"), body=(body or "null").encode())
@@ -377,6 +413,11 @@ class LambdaRuntime:
         """Blocks until no invocation runs and no async event (or retry) is queued; False on timeout."""
         with self._state:
             return self._state.wait_for(lambda: self._busy == 0, timeout)
+
+    def invocations(self, function: str | None = None) -> list[InvocationRecord]:
+        """The last ``HISTORY_SIZE`` invocations (every attempt), oldest first; of one function if named."""
+        with self._state:
+            return [r for r in self._history if function is None or r.function == function]
 
     def stats(self) -> dict[str, dict[str, int]]:
         """Invocations (every attempt) and function errors per function."""

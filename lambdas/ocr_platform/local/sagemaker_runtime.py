@@ -20,6 +20,9 @@ change takes effect at the next poll (no minutes in ``Updating``); an instance t
 (``/ping`` 500, early exit, startup timeout) fails the requests queued for it instead of being replaced while
 they wait; ``RequestTTLSeconds`` is checked when a request is dequeued; container logs go to this process's
 stderr, not CloudWatch; requests are not SigV4-checked.
+
+A :class:`~ocr_platform.local.faults.FaultInjector` (target ``endpoint``, action ``model-error``) makes the
+model container answer a request with HTTP 500, as a model that fails on AWS does.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import sys
 import threading
 import time
 import uuid
-from collections import deque
+from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -43,6 +46,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from ocr_platform.local.faults import FaultInjector
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +104,7 @@ class SageMakerAsyncRuntime:
         serve_command: list[str] | None = None, serve_environment: dict[str, str] | None = None,
         endpoint_url: str | None = None, s3: Any = None, sns: Any = None, sagemaker: Any = None,
         region: str = "us-east-1", poll_seconds: float = 0.5, startup_timeout_seconds: float = 300.0,
-        host: str = "127.0.0.1", port: int = 0,
+        host: str = "127.0.0.1", port: int = 0, faults: FaultInjector | None = None,
     ) -> None:
         import boto3
 
@@ -115,7 +120,9 @@ class SageMakerAsyncRuntime:
         self.s3, self.sns, self.sagemaker = s3 or client("s3"), sns or client("sns"), sagemaker or client("sagemaker")
         self.poll_seconds, self.startup_timeout_seconds = poll_seconds, startup_timeout_seconds
         self.host, self.port = host, port
+        self.faults = faults or FaultInjector()
         self.accepted = self.completed = self.failed = 0
+        self._accepted_ids: Counter[str] = Counter()
         self._queue: deque[AsyncRequest] = deque()
         self._in_flight = 0
         self._cond = threading.Condition()
@@ -181,6 +188,11 @@ class SageMakerAsyncRuntime:
         process = self._process
         return process.pid if process is not None and process.poll() is None else None
 
+    def accepted_requests(self) -> dict[str, int]:
+        """How many requests were accepted per InferenceId."""
+        with self._cond:
+            return dict(self._accepted_ids)
+
     def wait_idle(self, timeout: float) -> bool:
         """Wait until nothing is queued or in flight; False on timeout."""
         with self._cond:
@@ -227,6 +239,7 @@ class SageMakerAsyncRuntime:
         with self._cond:
             self._queue.append(request)
             self.accepted += 1
+            self._accepted_ids[request.inference_id] += 1
         self._wake.set()
         return request
 
@@ -366,7 +379,10 @@ class SageMakerAsyncRuntime:
         if request.custom_attributes:
             headers["X-Amzn-SageMaker-Custom-Attributes"] = request.custom_attributes
         try:
-            status, body, content_type = self._call("POST", "/invocations", payload, headers, timeout=request.timeout_seconds)
+            if self.faults.take("endpoint", "model-error", request.inference_id) is not None:
+                status, body, content_type = 500, b"Internal Server Error (injected model-error fault)", "text/plain"
+            else:
+                status, body, content_type = self._call("POST", "/invocations", payload, headers, timeout=request.timeout_seconds)
         except TimeoutError:
             return self._fail(request, f"ModelError: The model did not answer within InvocationTimeoutSeconds ({request.timeout_seconds} s).")
         except (OSError, http.client.HTTPException) as err:

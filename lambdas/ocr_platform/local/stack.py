@@ -15,7 +15,8 @@
    CloudWatch's alarm message to the scale-in topic, the backlog-without-capacity scale-out, and the
    scheduled scale-in re-check.
 
-Handlers reach all of it through the standard boto3 endpoint variables only.
+Handlers reach all of it through the standard boto3 endpoint variables only. ``LocalOptions.faults``
+injects failures where AWS can fail (see ``ocr_platform.local.faults``), for fault campaigns.
 """
 
 from __future__ import annotations
@@ -35,10 +36,12 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from botocore.exceptions import ClientError
 
 from ocr_platform.jobs import STATUS_INDEX_NAME
+from ocr_platform.local.faults import Fault, FaultInjector
 from ocr_platform.local.functions import FunctionSpec
-from ocr_platform.settings import RuntimeSettings
+from ocr_platform.settings import ENV, RuntimeSettings, metrics_namespace
 
 logger = logging.getLogger(__name__)
 
@@ -57,12 +60,22 @@ class LocalOptions:
         visibility_timeout_seconds: the OCR queue's visibility timeout; ``None`` = the stack's value.
         retry_delays_seconds: waits before Lambda's async retries (60 and 120 s on AWS).
         poll_seconds: how often event sources and runtimes look for work.
+        faults: failures to inject (none by default); a function is named by its key (``processor``).
     """
 
     period_seconds: float = 60.0
     visibility_timeout_seconds: int | None = None
     retry_delays_seconds: tuple[float, ...] = (60.0, 120.0)
     poll_seconds: float = 0.2
+    faults: tuple[Fault, ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "LocalOptions":
+        """The options from ``dataclasses.asdict`` output (as ``up`` passes them to the supervisor)."""
+        values = dict(data)
+        values["retry_delays_seconds"] = tuple(values.get("retry_delays_seconds", cls.retry_delays_seconds))
+        values["faults"] = tuple(Fault.from_dict(f) if isinstance(f, dict) else f for f in values.get("faults", ()))
+        return cls(**values)
 
 
 @dataclass
@@ -153,8 +166,11 @@ class LocalStack:
             "idle_alarm": f"{prefix}-endpoint-idle",
             "capacity_alarm": f"{prefix}-endpoint-backlog-without-capacity",
         }
+        functions = ("invoker", "processor", "completion", "scale_in", "dlq_consumer", "sweeper")
+        self.faults = FaultInjector(self.options.faults, aliases={self.names[key]: key for key in functions})
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._restore_moto: Any = None
         self._moto: Any = None
         self.lambdas: Any = None
         self.sagemaker: Any = None
@@ -168,6 +184,7 @@ class LocalStack:
         from ocr_platform.local.sagemaker_runtime import SageMakerAsyncRuntime
 
         started = time.perf_counter()
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto's per-request access log
         moto_port, lambda_port, sagemaker_port = _free_port(), _free_port(), _free_port()
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=moto_port, verbose=False)
         self._moto.start()
@@ -176,6 +193,7 @@ class LocalStack:
         self._aws = {**CREDENTIALS, "AWS_ENDPOINT_URL": moto_url}
         self._clients = {name: self._client(name) for name in ("s3", "sqs", "sns", "dynamodb", "sagemaker", "cloudwatch", "iam", "application-autoscaling")}
         resources = self._provision()
+        self._refuse_capacity_updates_on_fault()
 
         base_env = {
             **self._aws,
@@ -185,7 +203,7 @@ class LocalStack:
         }
         self.lambdas = LambdaRuntime(
             self._function_specs(resources), base_environment=base_env, port=lambda_port,
-            retry_delays_seconds=self.options.retry_delays_seconds,
+            retry_delays_seconds=self.options.retry_delays_seconds, faults=self.faults,
         )
         self.lambdas.start()
         self.sagemaker = SageMakerAsyncRuntime(
@@ -198,14 +216,14 @@ class LocalStack:
             max_concurrent_invocations=self.config.max_concurrent_invocations_per_instance,
             serve_environment={**base_env, "OCR_BUCKET_NAME": self.names["bucket"]},
             s3=self._clients["s3"], sns=self._clients["sns"], sagemaker=self._clients["sagemaker"],
-            poll_seconds=self.options.poll_seconds, port=sagemaker_port,
+            poll_seconds=self.options.poll_seconds, port=sagemaker_port, faults=self.faults,
         )
         self.sagemaker.start()
 
-        self._spawn(self._sqs_event_source, resources["queue_url"], resources["queue_arn"], self.names["invoker"], self.config.invoker_batch_size)
-        self._spawn(self._sqs_event_source, resources["dlq_url"], resources["dlq_arn"], self.names["dlq_consumer"], 10)
+        self._spawn(self._sqs_event_source, resources["queue_url"], resources["queue_arn"], self.names["invoker"], self.config.invoker_batch_size, "job-queue")
+        self._spawn(self._sqs_event_source, resources["dlq_url"], resources["dlq_arn"], self.names["dlq_consumer"], 10, "dead-letter-queue")
         for topic, function in (("success_topic", "completion"), ("error_topic", "completion"), ("scale_in_topic", "scale_in")):
-            self._spawn(self._sns_delivery, resources[f"{topic}_tap"], resources[topic], self.names[function])
+            self._spawn(self._sns_delivery, resources[f"{topic}_tap"], resources[topic], self.names[function], topic.replace("_", "-"))
         self._spawn(self._alarm_evaluator, resources)
 
         self.info = StackInfo(
@@ -223,6 +241,8 @@ class LocalStack:
         for runtime in (self.sagemaker, self.lambdas):
             if runtime is not None:
                 runtime.stop()
+        if self._restore_moto is not None:
+            self._restore_moto()
         if self._moto is not None:
             self._moto.stop()
 
@@ -244,6 +264,8 @@ class LocalStack:
         cfg, names, c = self.config, self.names, self._clients
         out: dict[str, str] = {}
         c["s3"].create_bucket(Bucket=names["bucket"])
+        if cfg.versioned_bucket:
+            c["s3"].put_bucket_versioning(Bucket=names["bucket"], VersioningConfiguration={"Status": "Enabled"})
         create_jobs_table(c["dynamodb"], names["table"])
         visibility = self.options.visibility_timeout_seconds or cfg.queue_visibility_timeout_seconds
         dlq_attributes = {"MessageRetentionPeriod": str(14 * 24 * 3600)}
@@ -307,6 +329,24 @@ class LocalStack:
             DesiredWeightsAndCapacities=[{"VariantName": self.config.variant_name, "DesiredInstanceCount": count}],
         )
 
+    def _refuse_capacity_updates_on_fault(self) -> None:
+        """The ``endpoint-capacity`` / ``update-refused`` fault: SageMaker's refusal of a capacity update
+        while the endpoint is updating, which moto (applying every update at once) never gives."""
+        from moto.sagemaker.exceptions import ValidationError
+        from moto.sagemaker.models import sagemaker_backends
+
+        backend = sagemaker_backends[ACCOUNT][REGION]
+        apply = backend.update_endpoint_weights_and_capacities
+
+        def update_endpoint_weights_and_capacities(endpoint_name: str, desired_weights_and_capacities: list[dict[str, Any]]) -> str:
+            if self.faults.take("endpoint-capacity", "update-refused", endpoint_name) is not None:
+                arn = f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:endpoint/{endpoint_name.lower()}"
+                raise ValidationError(f'Cannot update in-progress endpoint "{arn}".')
+            return apply(endpoint_name=endpoint_name, desired_weights_and_capacities=desired_weights_and_capacities)
+
+        backend.update_endpoint_weights_and_capacities = update_endpoint_weights_and_capacities
+        self._restore_moto = lambda: vars(backend).pop("update_endpoint_weights_and_capacities", None)
+
     def _desired(self) -> int:
         desc = self._clients["sagemaker"].describe_endpoint(EndpointName=self.names["endpoint"])
         variant = next(v for v in desc["ProductionVariants"] if v["VariantName"] == self.config.variant_name)
@@ -317,7 +357,8 @@ class LocalStack:
         common = {"table_name": names["table"], "bucket_name": names["bucket"], "job_ttl_days": cfg.job_ttl_days}
 
         def env(service: str, **settings: Any) -> dict[str, str]:
-            return {"POWERTOOLS_SERVICE_NAME": service, **RuntimeSettings(**common, **settings).to_env()}
+            return {"POWERTOOLS_SERVICE_NAME": service, ENV.METRICS_NAMESPACE: metrics_namespace(cfg.stage),
+                    **RuntimeSettings(**common, **settings).to_env()}
 
         return [
             FunctionSpec(
@@ -366,8 +407,11 @@ class LocalStack:
                 logger.exception("%s failed; restarting it", target.__name__)
                 self._stop.wait(1.0)
 
-    def _sqs_event_source(self, queue_url: str, queue_arn: str, function: str, batch_size: int) -> None:
-        """Lambda's SQS event source mapping: batches, partial batch failures; SQS itself redrives."""
+    def _sqs_event_source(self, queue_url: str, queue_arn: str, function: str, batch_size: int, target: str) -> None:
+        """Lambda's SQS event source mapping: batches, partial batch failures; SQS itself redrives.
+
+        A ``duplicate`` fault on ``target`` delivers a message once more after its batch, as SQS's
+        at-least-once delivery may."""
         from ocr_platform.local.events import sqs_event
 
         sqs = self._client("sqs")
@@ -385,15 +429,23 @@ class LocalStack:
             for message in messages:
                 if message["MessageId"] not in failed:
                     sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+            duplicates = [m for m in messages if self.faults.take(target, "duplicate", m["Body"]) is not None]
+            if duplicates:
+                self.lambdas.invoke(function, sqs_event(duplicates, queue_arn))
 
-    def _sns_delivery(self, tap_url: str, topic_arn: str, function: str) -> None:
-        """SNS -> Lambda: each notification invokes the subscribed function asynchronously."""
+    def _sns_delivery(self, tap_url: str, topic_arn: str, function: str, target: str) -> None:
+        """SNS -> Lambda: each notification invokes the subscribed function asynchronously (twice under a
+        ``duplicate`` fault on ``target``, as SNS's at-least-once delivery may)."""
         from ocr_platform.local.events import sns_event
 
         sqs = self._client("sqs")
         while not self._stop.is_set():
             for message in sqs.receive_message(QueueUrl=tap_url, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
-                self.lambdas.invoke_async(function, sns_event([json.loads(message["Body"])], f"{topic_arn}:local"))
+                envelope = json.loads(message["Body"])
+                event = sns_event([envelope], f"{topic_arn}:local")
+                self.lambdas.invoke_async(function, event)
+                if self.faults.take(target, "duplicate", envelope.get("Message", "")) is not None:
+                    self.lambdas.invoke_async(function, event)
                 sqs.delete_message(QueueUrl=tap_url, ReceiptHandle=message["ReceiptHandle"])
 
     def _alarm_evaluator(self, resources: dict[str, str]) -> None:
@@ -426,7 +478,10 @@ class LocalStack:
             backlog, desired = sum(samples) / max(1, len(samples)), self._desired()
             if desired == 0 and backlog > 0:
                 logger.info("HasBacklogWithoutCapacity: scaling %s out to 1", self.names["endpoint"])
-                self._set_desired(1)
+                try:
+                    self._set_desired(1)
+                except ClientError as err:  # the alarm stays in ALARM: tried again next period
+                    logger.warning("Scale-out refused: %s", err)
             window = (window + [backlog / desired if desired else None])[-cfg.idle_minutes:]
             idle = len(window) == cfg.idle_minutes and all(v is None or v < cfg.idle_backlog_threshold for v in window)
             new_state = "ALARM" if idle else "OK"
@@ -539,8 +594,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--options", help="LocalOptions as JSON")
     args = parser.parse_args(argv)
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto's per-request access log
-    options = LocalOptions(**{k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(args.options).items()}) if args.options else LocalOptions()
+    options = LocalOptions.from_dict(json.loads(args.options)) if args.options else LocalOptions()
     stack = LocalStack(options=options)
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())

@@ -1,0 +1,335 @@
+"""The fault campaign: a mixed batch of jobs through the local stack while faults are injected.
+
+Every job must end. Good documents end COMPLETED with their text, bad ones FAILED with their error
+code, and faulted jobs end the way the fault must make them end: FAILED ``processor_crashed``,
+``timed_out`` or ``inference_failed``, or COMPLETED where the platform absorbs the fault (a duplicate
+SQS delivery, a notification delivered twice, a refused scale-out). Afterwards nothing may be in
+flight, no job may have been processed twice, and no terminal state may have changed.
+
+The faults come from the local stack's runtimes (``ocr_platform.local.faults``): a real worker process
+killed mid-invocation, a handler started too late for its timeout, a model container answering 500,
+SQS and SNS delivering twice, moto's SageMaker refusing a capacity update. The handlers run unchanged.
+
+``tests/local/test_fault_campaign.py`` runs it with 54 jobs; ``scripts/fault_campaign.py`` runs any
+number and prints the counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from ocr_platform.client import OcrClient, PlatformResources
+from ocr_platform.jobs import JobStatus
+from ocr_platform.local.faults import Fault
+from ocr_platform.local.stack import LocalOptions, LocalStack
+from tests import documents
+from tests.documents import ENGLISH_PAGES, character_error_rate
+
+MODELS = ("pp-ocrv5", "pp-structurev3", "paddleocr-vl")
+PROCESSOR_TIMEOUT_SECONDS = 15
+MAX_CER = 0.02
+#: The documents of the campaign: file name and the text of each page (empty for bad files).
+GOOD_DOCUMENTS: dict[str, tuple[str, list[list[str]]]] = {
+    "png": ("invoice.png", ENGLISH_PAGES[:1]),
+    "jpeg": ("photo.jpg", ENGLISH_PAGES[1:2]),
+    "pdf2": ("scan.pdf", ENGLISH_PAGES[:2]),
+    "pdf3": ("letter.pdf", ENGLISH_PAGES),
+    "tiff": ("fax.tiff", ENGLISH_PAGES),
+    "vector": ("digital.pdf", ENGLISH_PAGES),
+}
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    """One job of the campaign and what must become of it."""
+
+    job_id: str
+    model: str
+    document: str | None  # a key of the document set; None: a raw message is sent instead
+    status: str
+    code: str | None = None
+    pages: str | None = None
+    language: str = "en"
+    raw_message: dict[str, Any] | None = None
+    fault: str = "none"
+
+    @property
+    def expected_text(self) -> list[list[str]]:
+        return GOOD_DOCUMENTS[self.document][1] if self.status == JobStatus.COMPLETED and self.document else []
+
+
+@dataclass
+class CampaignReport:
+    """What the campaign saw; ``problems`` lists every broken promise (empty: it passed)."""
+
+    jobs: int = 0
+    seconds: float = 0.0
+    by_model: Counter[str] = field(default_factory=Counter)
+    by_status: Counter[str] = field(default_factory=Counter)
+    by_code: Counter[str] = field(default_factory=Counter)
+    by_fault: Counter[str] = field(default_factory=Counter)
+    faults_injected: dict[str, int] = field(default_factory=dict)
+    processor_runs: int = 0
+    endpoint_requests: int = 0
+    text_checked: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        def counts(counter: Counter[str]) -> str:
+            return ", ".join(f"{key} {value}" for key, value in sorted(counter.items()))
+
+        return [
+            f"jobs: {self.jobs} in {self.seconds:.1f} s ({counts(self.by_model)})",
+            f"terminal: {counts(self.by_status)}",
+            f"failure codes: {counts(self.by_code)}",
+            f"jobs per fault: {counts(self.by_fault)}",
+            f"faults injected: {counts(Counter(self.faults_injected))}",
+            f"processor runs: {self.processor_runs}, endpoint requests: {self.endpoint_requests}, "
+            f"completed texts checked (CER <= {MAX_CER:.0%}): {self.text_checked}",
+            f"problems: {len(self.problems)}",
+            *(f"  - {problem}" for problem in self.problems),
+        ]
+
+
+def write_documents(root: Path) -> dict[str, Path]:
+    """The good documents of ``GOOD_DOCUMENTS`` and the bad files, under ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "png": documents.write_png(root / "invoice.png", ENGLISH_PAGES[0]),
+        "pdf2": documents.write_image_pdf(root / "scan.pdf", ENGLISH_PAGES[:2]),
+        "pdf3": documents.write_image_pdf(root / "letter.pdf", ENGLISH_PAGES),
+        "tiff": documents.write_tiff(root / "fax.tiff", ENGLISH_PAGES),
+        "vector": documents.write_vector_pdf(root / "digital.pdf", ENGLISH_PAGES),
+        "encrypted": documents.write_vector_pdf(root / "secret.pdf", ENGLISH_PAGES[:1], password="s3cret"),
+        "bomb": documents.write_bomb_png(root / "bomb.png"),
+    }
+    paths["jpeg"] = root / "photo.jpg"
+    documents.render_page(ENGLISH_PAGES[1]).save(paths["jpeg"], format="JPEG", quality=85)
+    paths["not_pdf"] = root / "notes.pdf"
+    paths["not_pdf"].write_text("meeting notes, not a PDF at all\n")
+    paths["truncated"] = root / "truncated.pdf"
+    paths["truncated"].write_bytes(paths["pdf2"].read_bytes()[:2000])
+    paths["empty"] = root / "empty.png"
+    paths["empty"].write_bytes(b"")
+    return paths
+
+
+def plan(total: int = 54) -> tuple[list[PlannedJob], tuple[Fault, ...]]:
+    """The job mix (every scenario once, then good documents round-robin up to ``total``) and its faults."""
+    jobs: list[PlannedJob] = []
+    faults: list[Fault] = []
+
+    def add(label: str, model: str, document: str | None, status: str, code: str | None = None, **extra: Any) -> str:
+        job_id = f"{len(jobs):03d}-{label}"
+        jobs.append(PlannedJob(job_id, model, document, status, code, **extra))
+        return job_id
+
+    done, failed = JobStatus.COMPLETED.value, JobStatus.FAILED.value
+    # Good documents on every model.
+    for document in GOOD_DOCUMENTS:
+        for model in MODELS:
+            add(f"good-{document}", model, document, done)
+    # Bad input: each refusal has its own code, on whichever backend checks it.
+    add("encrypted", "pp-ocrv5", "encrypted", failed, "encrypted_pdf")
+    add("encrypted-vl", "paddleocr-vl", "encrypted", failed, "encrypted_pdf")
+    add("not-a-pdf", "pp-structurev3", "not_pdf", failed, "unsupported_type")
+    add("not-a-pdf-vl", "paddleocr-vl", "not_pdf", failed, "unsupported_type")
+    add("truncated", "pp-ocrv5", "truncated", failed, "corrupt_document")
+    add("truncated-vl", "paddleocr-vl", "truncated", failed, "corrupt_document")
+    add("empty", "pp-structurev3", "empty", failed, "empty_document")
+    add("bomb", "pp-ocrv5", "bomb", failed, "page_too_large")
+    add("bad-pages", "pp-ocrv5", "png", failed, "invalid_pages", pages="7")
+    add("bad-language", "pp-ocrv5", "png", failed, "unsupported_language", language="klingon")
+    add("unknown-model", "tesseract", None, failed, "unknown_model", raw_message={"model": "tesseract", "document": "png"})
+    add("no-input", "pp-ocrv5", None, failed, "invalid_message", raw_message={"model": "pp-ocrv5"})
+    add("missing-object", "pp-ocrv5", None, failed, "input_not_found", raw_message={"model": "pp-ocrv5", "key": "documents/nowhere/a.png"})
+    # Faults.
+    for model, label in (("pp-ocrv5", "crash"), ("pp-structurev3", "crash-structure")):
+        job = add(label, model, "pdf3", failed, "processor_crashed", fault="processor crash mid-job")
+        faults.append(Fault("processor", "crash", match=job, seconds=0.25))
+    job = add("timeout", "pp-ocrv5", "pdf3", failed, "timed_out", fault="processor timeout")
+    faults.append(Fault("processor", "delay", match=job, seconds=PROCESSOR_TIMEOUT_SECONDS - 0.3))
+    for n in (1, 2):
+        job = add(f"model-error-{n}", "paddleocr-vl", "png", failed, "inference_failed", fault="endpoint error")
+        faults.append(Fault("endpoint", "model-error", match=job))
+    for model in MODELS:
+        job = add("duplicate-delivery", model, "pdf2", done, fault="duplicate SQS delivery")
+        faults.append(Fault("job-queue", "duplicate", match=job))
+    for n in (1, 2):
+        job = add(f"sns-twice-{n}", "paddleocr-vl", "pdf2", done, fault="success notification twice")
+        faults.append(Fault("success-topic", "duplicate", match=job))
+    job = add("sns-error-twice", "paddleocr-vl", "encrypted", failed, "encrypted_pdf", fault="error notification twice")
+    faults.append(Fault("error-topic", "duplicate", match=job))
+    # The first two scale-outs are refused (the endpoint is "updating"): their messages come back later.
+    faults.append(Fault("endpoint-capacity", "update-refused", count=2))
+    # More good work up to the total, round-robin over models and documents.
+    names = list(GOOD_DOCUMENTS)
+    while len(jobs) < total:
+        n = len(jobs)
+        add("more", MODELS[n % len(MODELS)], names[(n // len(MODELS)) % len(names)], done)
+    return jobs, tuple(faults)
+
+
+@contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def run_campaign(workdir: Path, total: int = 54, *, timeout: float = 900.0) -> CampaignReport:
+    """Start a local stack with the campaign's faults, run the job mix through it, check every promise."""
+    from ocr_infra.config import PlatformConfig
+
+    jobs, faults = plan(total)
+    paths = write_documents(workdir / "documents")
+    offline = {
+        "OCR_MODEL_HUB": "off",  # every model from installed packages
+        "OCR_MODEL_CACHE_DIR": str(workdir / "models"),
+        "OCR_ENGINE_FALLBACK": "pp-ocrv5",
+    }
+    config = PlatformConfig(stage="local", processor_timeout_seconds=PROCESSOR_TIMEOUT_SECONDS, versioned_bucket=True)
+    options = LocalOptions(period_seconds=0.5, visibility_timeout_seconds=2, retry_delays_seconds=(0.2, 0.2), faults=faults)
+    report = CampaignReport(jobs=len(jobs))
+    with _environment(offline):
+        stack = LocalStack(config, options)
+        info = stack.start()
+        try:
+            with _environment(info.client_environment()):
+                started = time.perf_counter()
+                _submit(jobs, paths, info)
+                client = OcrClient(PlatformResources(info.bucket, info.queue_url, info.table))
+                first_terminal = _wait_all_terminal(client, jobs, timeout, report)
+                report.seconds = time.perf_counter() - started
+                _settle(stack, info)
+                _check(stack, info, client, jobs, first_terminal, report)
+        finally:
+            stack.stop()
+    return report
+
+
+def _submit(jobs: list[PlannedJob], paths: dict[str, Path], info: Any) -> None:
+    client = OcrClient(PlatformResources(info.bucket, info.queue_url, info.table))
+    sqs, s3 = boto3.client("sqs"), boto3.client("s3")
+    for job in jobs:
+        if job.raw_message is None:
+            assert job.document is not None
+            client.submit(paths[job.document], model=job.model, job_id=job.job_id, pages=job.pages, language=job.language)
+            continue
+        # What a producer that skips the client may send: no item written first, a raw SQS message.
+        body: dict[str, Any] = {"job_id": job.job_id, "model": job.raw_message["model"]}
+        if "document" in job.raw_message:
+            key = f"documents/{job.job_id}/{paths[job.raw_message['document']].name}"
+            s3.upload_file(str(paths[job.raw_message["document"]]), info.bucket, key)
+            body["input"] = f"s3://{info.bucket}/{key}"
+        elif "key" in job.raw_message:
+            body["input"] = f"s3://{info.bucket}/{job.raw_message['key']}"
+        sqs.send_message(QueueUrl=info.queue_url, MessageBody=json.dumps(body))
+
+
+def _wait_all_terminal(client: OcrClient, jobs: list[PlannedJob], timeout: float, report: CampaignReport) -> dict[str, dict[str, Any]]:
+    """Poll every job until it is terminal; the first terminal item of each (to prove it never changes)."""
+    terminal: dict[str, dict[str, Any]] = {}
+    deadline = time.monotonic() + timeout
+    while len(terminal) < len(jobs) and time.monotonic() < deadline:
+        for job in jobs:
+            if job.job_id not in terminal:
+                item = client.store.get(job.job_id)
+                if item and item.get("status") in (JobStatus.COMPLETED, JobStatus.FAILED):
+                    terminal[job.job_id] = item
+        time.sleep(0.5)
+    for job in jobs:
+        if job.job_id not in terminal:
+            report.problems.append(f"{job.job_id}: not terminal after {timeout:.0f} s ({(client.store.get(job.job_id) or {}).get('status')})")
+    return terminal
+
+
+def _settle(stack: LocalStack, info: Any, timeout: float = 60.0) -> None:
+    """Let late deliveries (duplicates, retries, notifications) arrive before the final checks."""
+    sqs = boto3.client("sqs")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        quiet = all(_queue_depth(sqs, url) == 0 for url in (info.queue_url, info.dlq_url))
+        if quiet and stack.sagemaker.backlog() == 0 and stack.lambdas.wait_idle(timeout=1.0):
+            time.sleep(2.0)  # one more SQS poll and SNS delivery round
+            if stack.lambdas.wait_idle(timeout=1.0):
+                return
+        time.sleep(0.5)
+
+
+def _queue_depth(sqs: Any, url: str) -> int:
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"]) + int(attributes["ApproximateNumberOfMessagesNotVisible"])
+
+
+def _check(stack: LocalStack, info: Any, client: OcrClient, jobs: list[PlannedJob], first: dict[str, dict[str, Any]], report: CampaignReport) -> None:
+    s3, sqs = boto3.client("s3"), boto3.client("sqs")
+    processor_runs = Counter(
+        (record.event or {}).get("job_id") for record in stack.lambdas.invocations(stack.names["processor"]) if isinstance(record.event, dict)
+    )
+    endpoint_requests = stack.sagemaker.accepted_requests()
+    report.processor_runs, report.endpoint_requests = sum(processor_runs.values()), sum(endpoint_requests.values())
+    report.faults_injected = stack.faults.counts()
+    for job in jobs:
+        item = client.store.get(job.job_id) or {}
+        status, code = item.get("status"), (item.get("error") or {}).get("code")
+        report.by_model[job.model] += 1
+        report.by_status[str(status)] += 1
+        report.by_fault[job.fault] += 1
+        if code:
+            report.by_code[code] += 1
+        if (status, code) != (job.status, job.code):
+            report.problems.append(f"{job.job_id}: {status} {code or ''} ({(item.get('error') or {}).get('message', '')}), expected {job.status} {job.code or ''}")
+            continue
+        if job.job_id in first and {k: first[job.job_id].get(k) for k in ("status", "finished_at", "error", "result")} != {
+            k: item.get(k) for k in ("status", "finished_at", "error", "result")
+        }:
+            report.problems.append(f"{job.job_id}: its terminal state changed after it was first seen")
+        if processor_runs[job.job_id] > 1 or endpoint_requests.get(job.job_id, 0) > 1:
+            report.problems.append(f"{job.job_id}: processed twice (processor {processor_runs[job.job_id]}, endpoint {endpoint_requests.get(job.job_id, 0)})")
+        if status == JobStatus.COMPLETED:
+            key = f"results/{job.job_id}/result.json"
+            versions = s3.list_object_versions(Bucket=info.bucket, Prefix=key).get("Versions", [])
+            if len(versions) != 1:
+                report.problems.append(f"{job.job_id}: result.json was written {len(versions)} times")
+            result = client.result(job.job_id)
+            for index, lines in enumerate(job.expected_text):
+                recognised = "\n".join(line["text"] for line in result["pages"][index]["lines"])
+                if (cer := character_error_rate(recognised, "\n".join(lines))) > MAX_CER:
+                    report.problems.append(f"{job.job_id}: page {index + 1} CER {cer:.3f} > {MAX_CER}")
+            report.text_checked += 1
+    for status in (JobStatus.QUEUED, JobStatus.PROCESSING):
+        for item in client.store.list_by_status(status):
+            report.problems.append(f"{item['job_id']}: still {status}")
+    for name, url in (("job queue", info.queue_url), ("DLQ", info.dlq_url)):
+        if (depth := _queue_depth(sqs, url)) != 0:
+            report.problems.append(f"{depth} message(s) left on the {name}")
+    if stack.sagemaker.backlog() != 0:
+        report.problems.append(f"{stack.sagemaker.backlog()} endpoint request(s) still queued or in flight")
+    # Function errors come from the injected crashes and timeouts only: the processor's.
+    injected = report.faults_injected.get("processor:crash", 0) + report.faults_injected.get("processor:delay", 0)
+    errors = {name: counts["errors"] for name, counts in stack.lambdas.stats().items() if counts["errors"]}
+    if errors != ({stack.names["processor"]: injected} if injected else {}):
+        report.problems.append(f"function errors {errors}; expected only the {injected} injected into the processor")
+    for fault in stack.options.faults:
+        if f"{fault.target}:{fault.action}" not in report.faults_injected:
+            report.problems.append(f"fault {fault.target}:{fault.action} ({fault.match or 'any'}) was never injected")
