@@ -17,7 +17,10 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from ocr_platform.handlers import _services
+# The handlers' Metrics read their namespace when first imported, as on Lambda, where the stack sets it.
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "OcrPlatform/test")
+
+from ocr_platform.handlers import _services  # noqa: E402
 from ocr_platform.jobs import STATUS_INDEX_NAME, JobStore
 from ocr_platform.settings import ENV
 from ocr_platform.storage import StorageLayout

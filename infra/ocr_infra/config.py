@@ -104,6 +104,10 @@ class PlatformConfig:
         sweeper_interval_minutes: how often (1..1440) the scheduled sweeper fails jobs stuck QUEUED or
             PROCESSING past their deadline; the deadlines are derived, not set (the
             ``queued/lambda/sagemaker_deadline_seconds`` properties say how).
+        failed_job_rate_percent: the failed-job-rate alarm goes off when more than this share (1..100) of
+            the jobs finished in a 5-minute period failed, in 2 of 3 periods.
+        failed_job_rate_min_jobs: periods with fewer finished jobs never count as failing (one bad file
+            among three jobs is not an incident).
     """
 
     stage: str = "dev"
@@ -147,6 +151,8 @@ class PlatformConfig:
     versioned_bucket: bool = False
     alarm_email: str = ""
     sweeper_interval_minutes: int = 15
+    failed_job_rate_percent: int = 25
+    failed_job_rate_min_jobs: int = 10
 
     def __post_init__(self) -> None:
         problems = self._problems()
@@ -199,6 +205,8 @@ class PlatformConfig:
         within("async_io_expiry_days", 1, 36_500)
         within("access_log_retention_days", 1, 36_500)
         within("sweeper_interval_minutes", 1, 1440)
+        within("failed_job_rate_percent", 1, 100)
+        within("failed_job_rate_min_jobs", 1, 1_000_000)
         if self.queue_visibility_timeout_seconds > 43_200:
             problems.append("invoker_timeout_seconds x visibility_timeout_factor exceeds SQS's 12-hour maximum")
         if self.log_retention_days not in _LOG_RETENTION_DAYS:

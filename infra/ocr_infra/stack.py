@@ -23,6 +23,7 @@ from ocr_infra.messaging import (
     NotificationTopics,
     NotificationTopicsProps,
 )
+from ocr_infra.monitoring import FailedJobRateAlarm, FailedJobRateAlarmProps
 from ocr_infra.recovery import DLQ_CONSUMER_TIMEOUT_SECONDS, JobRecovery, JobRecoveryProps
 from ocr_infra.storage import (
     DocumentBucket,
@@ -30,6 +31,7 @@ from ocr_infra.storage import (
     JobTable,
     JobTableProps,
 )
+from ocr_platform.settings import ENV, metrics_namespace
 
 #: Output keys the client reads with CloudFormation ``describe_stacks`` (a contract: do not rename).
 OUTPUT_BUCKET_NAME = "BucketName"
@@ -203,7 +205,25 @@ class OcrPlatformStack(Stack):
             ),
         )
 
-        # 8. Outputs: what clients and frontends need (read with describe_stacks).
+        # 8. Job outcome metrics: every function that finishes jobs counts them in the stage's namespace;
+        #    the failed-job-rate alarm goes to the operations topic, like the DLQ alarm.
+        namespace = metrics_namespace(cfg.stage)
+        finishers = [self.invoker.function, self.completion.function, self.recovery.dlq_consumer_function,
+                     self.recovery.sweeper_function] + ([self.cpu.function] if self.cpu else [])
+        for function in finishers:
+            function.add_environment(ENV.METRICS_NAMESPACE, namespace)
+        self.failed_jobs = FailedJobRateAlarm(
+            self,
+            "FailedJobRate",
+            FailedJobRateAlarmProps(
+                namespace=namespace,
+                threshold_percent=cfg.failed_job_rate_percent,
+                min_jobs=cfg.failed_job_rate_min_jobs,
+            ),
+        )
+        self.topics.notify(self.topics.alarm_topic, self.failed_jobs.alarm)
+
+        # 9. Outputs: what clients and frontends need (read with describe_stacks).
         self._output(OUTPUT_BUCKET_NAME, bucket.bucket_name, "Bucket for documents/, results/, models/ and async/")
         self._output(OUTPUT_QUEUE_URL, self.queue.queue.queue_url, "Send OCR job messages here")
         self._output(OUTPUT_TABLE_NAME, table.table_name, "DynamoDB jobs table (partition key job_id)")

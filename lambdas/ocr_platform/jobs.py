@@ -121,6 +121,8 @@ class JobStore:
         ttl_days: days until DynamoDB's TTL removes a job item; 0 disables expiry.
         dynamodb: a boto3 DynamoDB resource; the default one honours ``AWS_ENDPOINT_URL*``.
         clock: returns the current UTC time (tests pass a fixed clock).
+        on_finished: called as ``on_finished(job_id, status, error_code)`` after a write that made a job
+            COMPLETED or FAILED (the Lambdas count job outcomes with it; see ``ocr_platform.metrics``).
     """
 
     def __init__(
@@ -130,10 +132,12 @@ class JobStore:
         ttl_days: int = 30,
         dynamodb: Any = None,
         clock: Callable[[], datetime] = utc_now,
+        on_finished: Callable[[str, str, str | None], None] | None = None,
     ) -> None:
         self.table = (dynamodb or boto3.resource("dynamodb")).Table(table_name)
         self.ttl_days = ttl_days
         self.clock = clock
+        self.on_finished = on_finished
 
     def create(self, job: NewJob) -> JobItem:
         """Write a new QUEUED item; raises ``JobAlreadyExistsError`` if the id is taken."""
@@ -205,7 +209,10 @@ class JobStore:
             "finished_at": now,
             "updated_at": now,
         }
-        return self._transition(job_id, values, Attr("status").eq(JobStatus.PROCESSING), to=JobStatus.COMPLETED)
+        finished = self._transition(job_id, values, Attr("status").eq(JobStatus.PROCESSING), to=JobStatus.COMPLETED)
+        if finished and self.on_finished is not None:
+            self.on_finished(job_id, JobStatus.COMPLETED, None)
+        return finished
 
     def mark_failed(self, job_id: str, error: JobError, *, job: NewJob | None = None) -> bool:
         """QUEUED or PROCESSING -> FAILED with ``{code, message}``.
@@ -226,7 +233,10 @@ class JobStore:
         if self.ttl_days:
             create_if_missing["expires_at"] = int((self.clock() + timedelta(days=self.ttl_days)).timestamp())
         condition = Attr("status").is_in([JobStatus.QUEUED, JobStatus.PROCESSING]) | Attr(PARTITION_KEY).not_exists()
-        return self._transition(job_id, values, condition, to=JobStatus.FAILED, if_not_exists=create_if_missing)
+        finished = self._transition(job_id, values, condition, to=JobStatus.FAILED, if_not_exists=create_if_missing)
+        if finished and self.on_finished is not None:
+            self.on_finished(job_id, JobStatus.FAILED, error.code)
+        return finished
 
     def list_by_status(self, status: JobStatus, *, created_after: str | None = None) -> Iterator[JobItem]:
         """Jobs in ``status``, oldest first, through the status/time GSI."""

@@ -27,6 +27,17 @@ class ENV:
     LAMBDA_DEADLINE_SECONDS = "OCR_LAMBDA_DEADLINE_SECONDS"
     SAGEMAKER_DEADLINE_SECONDS = "OCR_SAGEMAKER_DEADLINE_SECONDS"
     MAX_CONCURRENT_INVOCATIONS = "OCR_MAX_CONCURRENT_INVOCATIONS"
+    #: Powertools' own variable: the CloudWatch namespace of the job outcome metrics (``ocr_platform.metrics``).
+    METRICS_NAMESPACE = "POWERTOOLS_METRICS_NAMESPACE"
+
+
+def metrics_namespace(stage: str) -> str:
+    """The CloudWatch namespace of a stage's job outcome metrics.
+
+    >>> metrics_namespace("prod")
+    'OcrPlatform/prod'
+    """
+    return f"OcrPlatform/{stage}"
 
 
 @dataclass(frozen=True)

@@ -124,3 +124,23 @@ def test_processor_failure_destination_record_fails_the_job(platform: Platform, 
     job = platform.job("job-crash")
     assert job["status"] == "FAILED" and job["error"]["code"] == code
     assert error_message in job["error"]["message"]
+
+
+def _job_metrics(output: str) -> list[dict]:
+    """The EMF blobs the handler printed (Powertools Metrics), one per invocation that counted something."""
+    return [blob for line in output.splitlines() if line.startswith("{") and "_aws" in (blob := json.loads(line))]
+
+
+def test_a_finished_job_is_counted_once_for_the_failed_job_rate_alarm(platform: Platform, capsys: pytest.CaptureFixture[str]) -> None:
+    request = _vl_job(platform)
+    failure = sagemaker_notification("job-vl", endpoint=ENDPOINT, input_location=request, failure_reason="ModelError: boom")
+    capsys.readouterr()
+
+    platform.publish("error", failure)
+    platform.publish("error", failure)  # SNS delivers it again: nothing more is counted
+
+    [blob] = _job_metrics(capsys.readouterr().out)
+    [directive] = blob["_aws"]["CloudWatchMetrics"]
+    assert directive["Namespace"] == "OcrPlatform/test"
+    assert directive["Dimensions"] == [["service"]] and blob["service"] == "jobs"
+    assert blob["JobsFailed"] == [1.0] and "JobsCompleted" not in blob

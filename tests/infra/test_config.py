@@ -104,6 +104,8 @@ def test_context_overrides_object_then_fields() -> None:
         ({"alarm_email": "ops"}, "alarm_email="),
         ({"sweeper_interval_minutes": 0}, "sweeper_interval_minutes=0"),
         ({"sweeper_interval_minutes": 1441}, "sweeper_interval_minutes=1441"),
+        ({"failed_job_rate_percent": 0}, "failed_job_rate_percent=0"),
+        ({"failed_job_rate_min_jobs": 0}, "failed_job_rate_min_jobs=0"),
     ],
 )
 def test_invalid_values_fail_naming_the_field(overrides: dict[str, Any], message: str) -> None:

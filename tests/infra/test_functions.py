@@ -80,6 +80,7 @@ def test_invoker_environment(synthesis: Synthesis) -> None:
     assert stack.cpu is not None
     assert _env(_function(synthesis, "invoker")) == {
         "POWERTOOLS_SERVICE_NAME": "ocr-invoker",
+        ENV.METRICS_NAMESPACE: "OcrPlatform/dev",
         ENV.TABLE_NAME: {"Ref": synthesis.logical_id(stack.jobs.table)},
         ENV.BUCKET_NAME: {"Ref": synthesis.logical_id(stack.documents.bucket)},
         ENV.PROCESSOR_FUNCTION: {"Ref": synthesis.logical_id(stack.cpu.function)},
@@ -97,6 +98,7 @@ def test_completion_and_processor_environment(synthesis: Synthesis) -> None:
         ENV.TABLE_NAME: {"Ref": synthesis.logical_id(stack.jobs.table)},
         ENV.BUCKET_NAME: {"Ref": synthesis.logical_id(stack.documents.bucket)},
         ENV.JOB_TTL_DAYS: "30",
+        ENV.METRICS_NAMESPACE: "OcrPlatform/dev",
     }
     assert _env(_function(synthesis, "completion")) == {"POWERTOOLS_SERVICE_NAME": "ocr-completion", **common}
     assert _env(_function(synthesis, "processor")) == {"POWERTOOLS_SERVICE_NAME": "ocr-processor", **common}
@@ -239,6 +241,7 @@ def test_dlq_consumer_environment(synthesis: Synthesis) -> None:
     stack = synthesis.stack
     assert _env(_function(synthesis, "dlq_consumer")) == {
         "POWERTOOLS_SERVICE_NAME": "ocr-dlq-consumer",
+        ENV.METRICS_NAMESPACE: "OcrPlatform/dev",
         ENV.TABLE_NAME: {"Ref": synthesis.logical_id(stack.jobs.table)},
         ENV.BUCKET_NAME: {"Ref": synthesis.logical_id(stack.documents.bucket)},
         ENV.JOB_TTL_DAYS: "30",
@@ -250,6 +253,7 @@ def test_sweeper_environment_carries_the_derived_deadlines(synthesis: Synthesis)
     cfg = stack.config
     assert _env(_function(synthesis, "sweeper")) == {
         "POWERTOOLS_SERVICE_NAME": "ocr-sweeper",
+        ENV.METRICS_NAMESPACE: "OcrPlatform/dev",
         ENV.TABLE_NAME: {"Ref": synthesis.logical_id(stack.jobs.table)},
         ENV.BUCKET_NAME: {"Ref": synthesis.logical_id(stack.documents.bucket)},
         ENV.JOB_TTL_DAYS: "30",
@@ -296,3 +300,19 @@ def test_two_schedules_scale_in_recheck_and_sweeper(template: Template, synthesi
         synthesis.logical_id(stack.gpu.scale_in_function),
         synthesis.logical_id(stack.recovery.sweeper_function),
     }
+
+
+def test_failed_job_rate_alarm_reads_the_functions_job_metrics(template: Template, synthesis: Synthesis) -> None:
+    alarm = synthesis.resource(synthesis.stack.failed_jobs.alarm)["Properties"]
+    metrics = {query["Id"]: query for query in alarm["Metrics"]}
+    [rate] = [q for q in metrics.values() if "Expression" in q]
+    assert rate["Expression"] == "IF((FILL(failed, 0) + FILL(completed, 0)) >= 10, 100 * FILL(failed, 0) / (FILL(failed, 0) + FILL(completed, 0)), 0)"
+    assert rate.get("ReturnData", True) is True
+    for name, metric_name in (("failed", "JobsFailed"), ("completed", "JobsCompleted")):
+        stat = metrics[name]["MetricStat"]
+        assert stat["Metric"] == {"Namespace": "OcrPlatform/dev", "MetricName": metric_name,
+                                  "Dimensions": [{"Name": "service", "Value": "jobs"}]}
+        assert (stat["Stat"], stat["Period"], metrics[name]["ReturnData"]) == ("Sum", 300, False)
+    assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (25, "GreaterThanThreshold")
+    assert (alarm["EvaluationPeriods"], alarm["DatapointsToAlarm"], alarm["TreatMissingData"]) == (3, 2, "notBreaching")
+    assert alarm["AlarmActions"] == [{"Ref": synthesis.logical_id(synthesis.stack.topics.alarm_topic)}]

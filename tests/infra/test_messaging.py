@@ -95,10 +95,10 @@ def test_alarm_topics_allow_only_their_alarm_to_publish(synthesis: Synthesis, re
     stack = synthesis.stack
     assert stack.gpu is not None
     pairs = [
-        (stack.topics.alarm_topic, stack.queue.dead_letter_alarm),
-        (stack.topics.scale_in_topic, stack.gpu.idle_alarm),
+        (stack.topics.alarm_topic, [stack.queue.dead_letter_alarm, stack.failed_jobs.alarm]),
+        (stack.topics.scale_in_topic, [stack.gpu.idle_alarm]),
     ]
-    for topic, alarm in pairs:
+    for topic, alarms in pairs:
         topic_ref = {"Ref": synthesis.logical_id(topic)}
         [policy] = [
             r
@@ -118,4 +118,5 @@ def test_alarm_topics_allow_only_their_alarm_to_publish(synthesis: Synthesis, re
                 "Resource": topic_ref,
                 "Condition": {"ArnLike": {"aws:SourceArn": {"Fn::GetAtt": [synthesis.logical_id(alarm), "Arn"]}}},
             }
+            for alarm in alarms
         ]

@@ -92,7 +92,7 @@ def _alarm(template: Template, metric: str) -> dict[str, Any]:
     [alarm] = [
         a["Properties"]
         for a in template.find_resources("AWS::CloudWatch::Alarm").values()
-        if a["Properties"]["MetricName"] == metric
+        if a["Properties"].get("MetricName") == metric
     ]
     return alarm
 
@@ -130,9 +130,10 @@ def test_backlog_without_capacity_scales_out_from_zero(template: Template, synth
     assert step["StepAdjustments"] == [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}]
 
 
-def test_exactly_three_alarms(template: Template) -> None:
-    metrics = sorted(a["Properties"]["MetricName"] for a in template.find_resources("AWS::CloudWatch::Alarm").values())
+def test_exactly_four_alarms(template: Template) -> None:
+    metrics = sorted(a["Properties"].get("MetricName", "<metric math>") for a in template.find_resources("AWS::CloudWatch::Alarm").values())
     assert metrics == [
+        "<metric math>",  # the failed-job rate
         "ApproximateBacklogSizePerInstance",
         "ApproximateNumberOfMessagesVisible",
         "HasBacklogWithoutCapacity",

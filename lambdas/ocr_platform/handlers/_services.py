@@ -14,6 +14,7 @@ import boto3
 from ocr_platform.dispatch import JobDispatcher
 from ocr_platform.endpoint import AsyncInference, EndpointCapacity
 from ocr_platform.jobs import JobStore
+from ocr_platform.metrics import count_finished_job
 from ocr_platform.settings import RuntimeSettings
 from ocr_platform.storage import StorageLayout
 
@@ -57,7 +58,10 @@ def services() -> Services:
     settings = RuntimeSettings.from_env()
     return Services(
         settings=settings,
-        store=JobStore(settings.table_name, ttl_days=settings.job_ttl_days, dynamodb=boto3.resource("dynamodb")),
+        store=JobStore(
+            settings.table_name, ttl_days=settings.job_ttl_days, dynamodb=boto3.resource("dynamodb"),
+            on_finished=count_finished_job,
+        ),
         layout=StorageLayout(settings.bucket_name),
         s3=_client("s3"),
     )

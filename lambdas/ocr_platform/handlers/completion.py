@@ -19,10 +19,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ocr_platform.completion import AsyncInferenceNotification, finish_async_inference
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.handlers._services import services
+from ocr_platform.metrics import metrics
 
 logger = Logger(service="ocr-completion")
 
 
+@metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if "requestContext" in event and "requestPayload" in event:

@@ -14,6 +14,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ocr_platform.handlers._services import services
+from ocr_platform.metrics import metrics
 from ocr_platform.recovery import fail_dead_lettered
 
 logger = Logger(service="ocr-dlq-consumer")
@@ -30,6 +31,7 @@ def handle_record(record: SQSRecord) -> str | None:
     return job_id
 
 
+@metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return process_partial_response(event=event, record_handler=handle_record, processor=batch, context=context)

@@ -17,6 +17,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.handlers._services import services
+from ocr_platform.metrics import metrics
 from ocr_platform.messages import InvalidMessageError, parse_job_message
 
 logger = Logger(service="ocr-invoker")
@@ -52,6 +53,7 @@ def handle_record(record: SQSRecord) -> str:
     return result.outcome
 
 
+@metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return process_partial_response(event=event, record_handler=handle_record, processor=batch, context=context)

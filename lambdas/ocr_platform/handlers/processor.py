@@ -14,12 +14,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ocr_platform.engines import get_engine
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.handlers._services import services
+from ocr_platform.metrics import metrics
 from ocr_platform.messages import InvalidMessageError, parse_job_message
 from ocr_platform.processing import process_job
 
 logger = Logger(service="ocr-processor")
 
 
+@metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     svc = services()

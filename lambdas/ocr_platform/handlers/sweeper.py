@@ -8,11 +8,13 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ocr_platform.handlers._services import services
+from ocr_platform.metrics import metrics
 from ocr_platform.recovery import Deadlines, sweep_stuck_jobs
 
 logger = Logger(service="ocr-sweeper")
 
 
+@metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     svc = services()
