@@ -153,30 +153,48 @@ def plan(total: int = 54) -> tuple[list[PlannedJob], tuple[Fault, ...]]:
     add("unknown-model", "tesseract", None, failed, "unknown_model", raw_message={"model": "tesseract", "document": "png"})
     add("no-input", "pp-ocrv5", None, failed, "invalid_message", raw_message={"model": "pp-ocrv5"})
     add("missing-object", "pp-ocrv5", None, failed, "input_not_found", raw_message={"model": "pp-ocrv5", "key": "documents/nowhere/a.png"})
-    # Faults.
-    for model, label in (("pp-ocrv5", "crash"), ("pp-structurev3", "crash-structure")):
-        job = add(label, model, "pdf3", failed, "processor_crashed", fault="processor crash mid-job")
+    # Faults, each as a job that must still end right.
+    def crash(model: str) -> None:
+        job = add("crash", model, "pdf3", failed, "processor_crashed", fault="processor crash mid-job")
         faults.append(Fault("processor", "crash", match=job, seconds=0.25))
-    job = add("timeout", "pp-ocrv5", "pdf3", failed, "timed_out", fault="processor timeout")
-    faults.append(Fault("processor", "delay", match=job, seconds=PROCESSOR_TIMEOUT_SECONDS - 0.3))
-    for n in (1, 2):
-        job = add(f"model-error-{n}", "paddleocr-vl", "png", failed, "inference_failed", fault="endpoint error")
+
+    def model_error(model: str) -> None:
+        job = add("model-error", "paddleocr-vl", "png", failed, "inference_failed", fault="endpoint error")
         faults.append(Fault("endpoint", "model-error", match=job))
-    for model in MODELS:
+
+    def duplicate_delivery(model: str) -> None:
         job = add("duplicate-delivery", model, "pdf2", done, fault="duplicate SQS delivery")
         faults.append(Fault("job-queue", "duplicate", match=job))
-    for n in (1, 2):
-        job = add(f"sns-twice-{n}", "paddleocr-vl", "pdf2", done, fault="success notification twice")
+
+    def success_twice(model: str) -> None:
+        job = add("sns-twice", "paddleocr-vl", "pdf2", done, fault="success notification twice")
         faults.append(Fault("success-topic", "duplicate", match=job))
+
+    for model in ("pp-ocrv5", "pp-structurev3"):
+        crash(model)
+    job = add("timeout", "pp-ocrv5", "pdf3", failed, "timed_out", fault="processor timeout")
+    faults.append(Fault("processor", "delay", match=job, seconds=PROCESSOR_TIMEOUT_SECONDS - 0.3))
+    for _ in range(2):
+        model_error("paddleocr-vl")
+    for model in MODELS:
+        duplicate_delivery(model)
+    for _ in range(2):
+        success_twice("paddleocr-vl")
     job = add("sns-error-twice", "paddleocr-vl", "encrypted", failed, "encrypted_pdf", fault="error notification twice")
     faults.append(Fault("error-topic", "duplicate", match=job))
     # The first two scale-outs are refused (the endpoint is "updating"): their messages come back later.
     faults.append(Fault("endpoint-capacity", "update-refused", count=2))
-    # More good work up to the total, round-robin over models and documents.
-    names = list(GOOD_DOCUMENTS)
+    # More work up to the total: good documents round-robin over models and documents, every 6th job
+    # with one more fault (no timeouts: each holds the processor for its whole timeout).
+    names, recurring = list(GOOD_DOCUMENTS), (duplicate_delivery, crash, success_twice, model_error)
+    filler = 0
     while len(jobs) < total:
-        n = len(jobs)
-        add("more", MODELS[n % len(MODELS)], names[(n // len(MODELS)) % len(names)], done)
+        n, filler = len(jobs), filler + 1
+        model = MODELS[n % len(MODELS)]
+        if filler % 6 == 0:
+            recurring[(filler // 6 - 1) % len(recurring)](model if model != "paddleocr-vl" else "pp-ocrv5")
+        else:
+            add("more", model, names[(n // len(MODELS)) % len(names)], done)
     return jobs, tuple(faults)
 
 

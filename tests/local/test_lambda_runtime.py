@@ -246,3 +246,35 @@ def test_stop_ends_the_workers_and_releases_the_port() -> None:
     assert worker.process.poll() is not None
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=1)
+
+
+def test_injected_faults_crash_or_delay_only_the_matching_invocations(tmp_path: Path) -> None:
+    from ocr_platform.local.faults import Fault, FaultInjector
+
+    faults = FaultInjector(
+        [
+            Fault("slow", "crash", match="job-crash", seconds=0.3),
+            Fault("slow", "delay", match="job-late", seconds=2.0),  # the timeout is 2 s: never starts
+            Fault("slow", "delay", match="job-delayed", seconds=0.5),  # starts late, still in time
+        ],
+        aliases={"ocr-x-slow": "slow"},
+    )
+    functions = [FunctionSpec("ocr-x-slow", f"{FIXTURES}.sleep", timeout_seconds=2)]
+    base = {"PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    with LambdaRuntime(functions, base_environment=base, faults=faults) as lambdas:
+        crashed = lambdas.invoke("ocr-x-slow", {"job_id": "job-crash", "seconds": 1.0})
+        late = lambdas.invoke("ocr-x-slow", {"job_id": "job-late"})
+        started = time.monotonic()
+        delayed = lambdas.invoke("ocr-x-slow", {"job_id": "job-delayed"})
+        delayed_seconds = time.monotonic() - started
+        again = lambdas.invoke("ocr-x-slow", {"job_id": "job-crash", "seconds": 0.4})  # count 1: spent
+
+        assert crashed.error["errorType"] == "Runtime.ExitError" and "signal: killed" in crashed.error["errorMessage"]
+        assert late.error["errorType"] == "Sandbox.Timedout"
+        assert (delayed.error, delayed.payload) == (None, "awake") and delayed_seconds >= 0.5
+        assert (again.error, again.payload) == (None, "awake")
+        assert faults.counts() == {"slow:crash": 1, "slow:delay": 2}
+        records = lambdas.invocations("ocr-x-slow")
+        assert [(r.event["job_id"], r.error_type) for r in records] == [
+            ("job-crash", "Runtime.ExitError"), ("job-late", "Sandbox.Timedout"), ("job-delayed", None), ("job-crash", None),
+        ]
