@@ -157,8 +157,9 @@ class _Function:
                 subject = json.dumps(event)
                 if (delay := self.faults.take(self.spec.name, "delay", subject)) is not None:
                     time.sleep(min(delay.seconds, timeout))
-                    if delay.seconds >= timeout:
-                        raise queue.Empty
+                    if delay.seconds >= timeout:  # the handler never started
+                        worker.kill()
+                        return None, self._timed_out(request_id, timeout)
                 request = {"request_id": request_id, "event": event, "invoked_function_arn": invoked_arn,
                            "deadline_ms": int(wall_deadline * 1000)}
                 try:
@@ -184,8 +185,12 @@ class _Function:
                         killer.cancel()
             except queue.Empty:
                 worker.kill()
-                message = f"RequestId: {request_id} Error: Task timed out after {timeout:.2f} seconds"
-                return None, {"errorType": "Sandbox.Timedout", "errorMessage": message}
+                return None, self._timed_out(request_id, timeout)
+
+    @staticmethod
+    def _timed_out(request_id: str, timeout: float) -> dict[str, Any]:
+        message = f"RequestId: {request_id} Error: Task timed out after {timeout:.2f} seconds"
+        return {"errorType": "Sandbox.Timedout", "errorMessage": message}
 
     def _exited(self, worker: _Worker, request_id: str) -> dict[str, Any]:
         description = worker.exit_description()
