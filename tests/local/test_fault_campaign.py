@@ -23,5 +23,5 @@ def test_every_job_ends_as_it_must_while_faults_are_injected(tmp_path: Path) -> 
     assert report.by_status == Counter(job.status for job in jobs)
     assert report.by_code == Counter(job.code for job in jobs if job.code)
     assert sum(report.faults_injected.values()) >= len(faults)
-    # Each job reached its backend at most once, and every good one exactly once.
+    # At most one backend run per job (a COMPLETED job had at least one).
     assert report.processor_runs + report.endpoint_requests <= len(jobs)
