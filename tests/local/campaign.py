@@ -232,8 +232,8 @@ def run_campaign(workdir: Path, total: int = 54, *, timeout: float = 900.0) -> C
         try:
             with _environment(info.client_environment()):
                 started = time.perf_counter()
-                _submit(jobs, paths, info)
                 client = OcrClient(PlatformResources(info.bucket, info.queue_url, info.table))
+                _submit(client, jobs, paths, info)
                 first_terminal = _wait_all_terminal(client, jobs, timeout, report)
                 report.seconds = time.perf_counter() - started
                 _settle(stack, info)
@@ -243,8 +243,7 @@ def run_campaign(workdir: Path, total: int = 54, *, timeout: float = 900.0) -> C
     return report
 
 
-def _submit(jobs: list[PlannedJob], paths: dict[str, Path], info: Any) -> None:
-    client = OcrClient(PlatformResources(info.bucket, info.queue_url, info.table))
+def _submit(client: OcrClient, jobs: list[PlannedJob], paths: dict[str, Path], info: Any) -> None:
     sqs, s3 = boto3.client("sqs"), boto3.client("s3")
     for job in jobs:
         if job.raw_message is None:
@@ -284,7 +283,7 @@ def _settle(stack: LocalStack, info: Any, timeout: float = 60.0) -> None:
     sqs = boto3.client("sqs")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        quiet = all(_queue_depth(sqs, url) == 0 for url in (info.queue_url, info.dlq_url))
+        quiet = all(queue_depth(sqs, url) == 0 for url in (info.queue_url, info.dlq_url))
         if quiet and stack.sagemaker.backlog() == 0 and stack.lambdas.wait_idle(timeout=1.0):
             time.sleep(2.0)  # one more SQS poll and SNS delivery round
             if stack.lambdas.wait_idle(timeout=1.0):
@@ -292,7 +291,8 @@ def _settle(stack: LocalStack, info: Any, timeout: float = 60.0) -> None:
         time.sleep(0.5)
 
 
-def _queue_depth(sqs: Any, url: str) -> int:
+def queue_depth(sqs: Any, url: str) -> int:
+    """Messages on the queue, visible or in flight."""
     attributes = sqs.get_queue_attributes(
         QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
     )["Attributes"]
@@ -339,7 +339,7 @@ def _check(stack: LocalStack, info: Any, client: OcrClient, jobs: list[PlannedJo
         for item in client.store.list_by_status(status):
             report.problems.append(f"{item['job_id']}: still {status}")
     for name, url in (("job queue", info.queue_url), ("DLQ", info.dlq_url)):
-        if (depth := _queue_depth(sqs, url)) != 0:
+        if (depth := queue_depth(sqs, url)) != 0:
             report.problems.append(f"{depth} message(s) left on the {name}")
     if stack.sagemaker.backlog() != 0:
         report.problems.append(f"{stack.sagemaker.backlog()} endpoint request(s) still queued or in flight")

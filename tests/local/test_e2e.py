@@ -19,6 +19,7 @@ import pytest
 from ocr_platform.client import OcrClient, PlatformResources
 from ocr_platform.local import stack
 from tests.documents import ENGLISH_PAGES, character_error_rate
+from tests.local.campaign import queue_depth
 
 IDLE_PERIODS = 10
 PERIOD_SECONDS = 0.5
@@ -126,8 +127,7 @@ def test_duplicate_delivery_is_processed_once(client: OcrClient, local: stack.St
 def _wait_queue_drained(sqs: Any, url: str, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        attrs = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
-        if attrs["ApproximateNumberOfMessages"] == "0" and attrs["ApproximateNumberOfMessagesNotVisible"] == "0":
+        if queue_depth(sqs, url) == 0:
             return
         time.sleep(0.2)
     raise AssertionError("the OCR queue did not drain")

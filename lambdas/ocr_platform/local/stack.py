@@ -166,8 +166,7 @@ class LocalStack:
             "idle_alarm": f"{prefix}-endpoint-idle",
             "capacity_alarm": f"{prefix}-endpoint-backlog-without-capacity",
         }
-        functions = ("invoker", "processor", "completion", "scale_in", "dlq_consumer", "sweeper")
-        self.faults = FaultInjector(self.options.faults, aliases={self.names[key]: key for key in functions})
+        self.faults = FaultInjector(self.options.faults, aliases={name: key for key, name in self.names.items()})
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._restore_moto: Any = None
