@@ -1,8 +1,8 @@
-"""Lambda event envelopes built from real (moto) service data, the way the Lambda service builds them.
+"""Test conveniences over the one source of AWS event shapes, ``ocr_platform.local.events``.
 
-The SQS event source and SNS -> Lambda delivery are not executed by moto; these helpers take what moto
-really holds (received SQS messages, SNS envelopes delivered to an SQS subscriber) and wrap it in the
-exact record shapes Lambda passes to a handler.
+The builders themselves live in the package because the local stack delivers the same events; here are
+only the defaults a handler test wants (the test account, fixed timestamps), a Lambda context, and
+``load_event`` for AWS's documented samples under ``tests/events/``.
 """
 
 from __future__ import annotations
@@ -10,12 +10,20 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from ocr_platform.local import events
 from ocr_platform.local.events import sns_event, sqs_event  # noqa: F401 - the shapes the local stack delivers
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
+EVENTS_DIR = Path(__file__).resolve().parent / "events"
+
+
+def load_event(name: str) -> Any:
+    """One of AWS's documented sample events, e.g. ``load_event("sqs_event")``."""
+    return json.loads((EVENTS_DIR / f"{name}.json").read_text())
 
 
 @dataclass
@@ -32,20 +40,12 @@ class FakeLambdaContext:
 
 
 def lambda_failure_record(payload: dict[str, Any], *, error_type: str, error_message: str, function_arn: str) -> dict[str, Any]:
-    """The invocation record Lambda sends to an on-failure destination after retries are exhausted."""
-    return {
-        "version": "1.0",
-        "timestamp": "2026-11-22T07:00:00.000Z",
-        "requestContext": {
-            "requestId": str(uuid.uuid4()),
-            "functionArn": f"{function_arn}:$LATEST",
-            "condition": "RetriesExhausted",
-            "approximateInvokeCount": 1,
-        },
-        "requestPayload": payload,
-        "responseContext": {"statusCode": 200, "executedVersion": "$LATEST", "functionError": "Unhandled"},
-        "responsePayload": {"errorMessage": error_message, "errorType": error_type, "requestId": "", "stackTrace": []},
-    }
+    """The record Lambda sends to the on-failure destination after one failed attempt of ``payload``."""
+    return events.lambda_destination_record(
+        request_id=str(uuid.uuid4()), function_arn=f"{function_arn}:$LATEST", request_payload=payload,
+        response_payload={"errorMessage": error_message, "errorType": error_type, "requestId": "", "stackTrace": []},
+        approximate_invoke_count=1, timestamp="2026-11-22T07:00:00.000Z",
+    )
 
 
 def sagemaker_notification(
@@ -58,50 +58,21 @@ def sagemaker_notification(
     failure_location: str | None = None,
 ) -> str:
     """A SageMaker async inference success (``output_location``) or error notification body."""
-    body: dict[str, Any] = {
-        "awsRegion": REGION,
-        "eventTime": "2026-11-22T07:00:05.000Z",
-        "receivedTime": "2026-11-22T07:00:00.000Z",
-        "invocationStatus": "Completed" if output_location else "Failed",
-        "requestParameters": {"contentType": "application/json", "endpointName": endpoint, "inputLocation": input_location},
-        "inferenceId": job_id,
-        "eventVersion": "1.0",
-        "eventSource": "aws:sagemaker",
-        "eventName": "InferenceResult",
-    }
-    if output_location:
-        body["responseParameters"] = {"contentType": "application/json", "outputLocation": output_location}
-    else:
-        body["failureReason"] = failure_reason or "ClientError: Received server error (500) from model."
-        if failure_location:
-            body["responseParameters"] = {"contentType": "application/json", "failureLocation": failure_location}
-    return json.dumps(body)
+    return events.sagemaker_async_notification(
+        inference_id=job_id, endpoint_name=endpoint, input_location=input_location,
+        received_time="2026-11-22T07:00:00.000Z", event_time="2026-11-22T07:00:05.000Z",
+        output_location=output_location, failure_reason=failure_reason, failure_location=failure_location,
+    )
 
 
-def cloudwatch_alarm_message(alarm_name: str, state: str, endpoint: str) -> str:
-    """The JSON CloudWatch publishes to an alarm action topic."""
-    return json.dumps(
-        {
-            "AlarmName": alarm_name,
-            "AlarmDescription": "GPU endpoint idle",
-            "AWSAccountId": ACCOUNT,
-            "NewStateValue": state,
-            "NewStateReason": "Threshold Crossed: 10 datapoints were less than the threshold (0.1).",
-            "StateChangeTime": "2026-11-22T07:10:00.000+0000",
-            "Region": "US East (N. Virginia)",
-            "AlarmArn": f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{alarm_name}",
-            "OldStateValue": "OK" if state == "ALARM" else "ALARM",
-            "Trigger": {
-                "MetricName": "ApproximateBacklogSizePerInstance",
-                "Namespace": "AWS/SageMaker",
-                "StatisticType": "Statistic",
-                "Statistic": "AVERAGE",
-                "Dimensions": [{"value": endpoint, "name": "EndpointName"}],
-                "Period": 60,
-                "EvaluationPeriods": 10,
-                "ComparisonOperator": "LessThanThreshold",
-                "Threshold": 0.1,
-                "TreatMissingData": "breaching",
-            },
-        }
+def idle_alarm_message(alarm_name: str, state: str, endpoint: str) -> str:
+    """What CloudWatch publishes when the endpoint's idle alarm enters ``state``."""
+    return events.cloudwatch_alarm_message(
+        alarm_name=alarm_name, alarm_arn=f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{alarm_name}",
+        new_state=state, old_state="OK" if state == "ALARM" else "ALARM",
+        reason="Threshold Crossed: 10 datapoints were less than the threshold (0.1).",
+        metric_name="ApproximateBacklogSizePerInstance", namespace="AWS/SageMaker",
+        dimensions={"EndpointName": endpoint}, period=60, evaluation_periods=10,
+        comparison_operator="LessThanThreshold", threshold=0.1, treat_missing_data="breaching",
+        state_change_time="2026-11-22T07:10:00.000+0000",
     )

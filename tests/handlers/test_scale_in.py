@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from ocr_platform.jobs import JobStore, NewJob, utc_now
-from tests.aws_events import cloudwatch_alarm_message
+from tests.aws_events import idle_alarm_message
 from tests.conftest import ENDPOINT, Platform
 
 ALARM = "ocr-test-vl-idle"
@@ -14,12 +14,12 @@ ALARM = "ocr-test-vl-idle"
 def test_idle_endpoint_is_scaled_to_zero_once(platform: Platform) -> None:
     platform.set_desired_instances(1)
 
-    assert platform.publish("scale-in", cloudwatch_alarm_message(ALARM, "ALARM", ENDPOINT)) == {"outcomes": ["scaled_in"]}
+    assert platform.publish("scale-in", idle_alarm_message(ALARM, "ALARM", ENDPOINT)) == {"outcomes": ["scaled_in"]}
     assert platform.variant()["DesiredInstanceCount"] == 0
     [update] = platform.calls["UpdateEndpointWeightsAndCapacities"]
     assert update["DesiredWeightsAndCapacities"] == [{"VariantName": "AllTraffic", "DesiredInstanceCount": 0}]
 
-    assert platform.publish("scale-in", cloudwatch_alarm_message(ALARM, "ALARM", ENDPOINT)) == {"outcomes": ["already_idle"]}
+    assert platform.publish("scale-in", idle_alarm_message(ALARM, "ALARM", ENDPOINT)) == {"outcomes": ["already_idle"]}
     assert len(platform.calls["UpdateEndpointWeightsAndCapacities"]) == 1
 
 
@@ -30,12 +30,12 @@ def test_scale_in_is_skipped_while_a_sagemaker_job_is_in_flight(platform: Platfo
     platform.store.create(NewJob("job-cpu", "pp-ocrv5", "s3://b/documents/job-cpu/a.pdf"))
     platform.store.mark_processing("job-cpu", "lambda")
 
-    assert platform.publish("scale-in", cloudwatch_alarm_message(ALARM, "ALARM", ENDPOINT)) == {"outcomes": ["skipped_in_flight"]}
+    assert platform.publish("scale-in", idle_alarm_message(ALARM, "ALARM", ENDPOINT)) == {"outcomes": ["skipped_in_flight"]}
     assert platform.variant()["DesiredInstanceCount"] == 1
     assert "UpdateEndpointWeightsAndCapacities" not in platform.calls
 
     platform.store.mark_completed("job-running", result_uri="s3://b/results/job-running/result.json", page_count=1)
-    assert platform.publish("scale-in", cloudwatch_alarm_message(ALARM, "ALARM", ENDPOINT)) == {"outcomes": ["scaled_in"]}
+    assert platform.publish("scale-in", idle_alarm_message(ALARM, "ALARM", ENDPOINT)) == {"outcomes": ["scaled_in"]}
     assert platform.variant()["DesiredInstanceCount"] == 0
 
 
@@ -47,13 +47,13 @@ def test_a_job_stuck_past_the_invocation_window_does_not_keep_the_gpu_alive(plat
     two_hours_ago.create(NewJob("job-stuck", "paddleocr-vl", "s3://b/documents/job-stuck/a.pdf"))
     two_hours_ago.mark_processing("job-stuck", "sagemaker")
 
-    assert platform.publish("scale-in", cloudwatch_alarm_message(ALARM, "ALARM", ENDPOINT)) == {"outcomes": ["scaled_in"]}
+    assert platform.publish("scale-in", idle_alarm_message(ALARM, "ALARM", ENDPOINT)) == {"outcomes": ["scaled_in"]}
 
 
 def test_alarm_returning_to_ok_does_nothing(platform: Platform) -> None:
     platform.set_desired_instances(1)
 
-    assert platform.publish("scale-in", cloudwatch_alarm_message(ALARM, "OK", ENDPOINT)) == {"outcomes": ["ignored"]}
+    assert platform.publish("scale-in", idle_alarm_message(ALARM, "OK", ENDPOINT)) == {"outcomes": ["ignored"]}
     assert platform.variant()["DesiredInstanceCount"] == 1
 
 
@@ -87,7 +87,7 @@ def test_schedule_retries_a_skipped_scale_in_while_the_alarm_stays_in_alarm(plat
     platform.set_desired_instances(1)
     platform.store.create(NewJob("job-slow", "paddleocr-vl", "s3://b/documents/job-slow/a.pdf"))
     platform.store.mark_processing("job-slow", "sagemaker")
-    assert platform.publish("scale-in", cloudwatch_alarm_message(ALARM, "ALARM", ENDPOINT)) == {"outcomes": ["skipped_in_flight"]}
+    assert platform.publish("scale-in", idle_alarm_message(ALARM, "ALARM", ENDPOINT)) == {"outcomes": ["skipped_in_flight"]}
     _idle_alarm(platform, monkeypatch, "ALARM")
     platform.store.mark_completed("job-slow", result_uri="s3://b/results/job-slow/result.json", page_count=1)
 

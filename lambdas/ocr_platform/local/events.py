@@ -1,11 +1,16 @@
-"""Lambda event envelopes built from what the services really hold, in the shapes Lambda delivers.
+"""The one source of the AWS event shapes the local stack delivers and the tests send.
 
-The SQS event source and SNS -> Lambda delivery are not executed by moto; the local stack (and the
-tests) take real received SQS messages and SNS envelopes and wrap them exactly as Lambda does.
+moto does not run the SQS event source, SNS -> Lambda delivery, CloudWatch alarm actions, EventBridge
+schedules, Lambda's on-failure destinations or SageMaker's async notifications; the local stack does,
+and these builders give each the exact shape AWS uses. The handler tests build their events here too,
+and ``tests/events/`` holds AWS's documented sample of each shape, against which these builders are
+checked key for key.
 """
 
 from __future__ import annotations
 
+import json
+from datetime import datetime, timezone
 from typing import Any
 
 REGION = "us-east-1"
@@ -79,8 +84,6 @@ def cloudwatch_alarm_message(
     state_change_time: str = "",
 ) -> str:
     """The JSON CloudWatch publishes to an alarm action's SNS topic."""
-    import json
-
     return json.dumps(
         {
             "AlarmName": alarm_name,
@@ -128,3 +131,76 @@ def scheduled_event(rule_arn: str, time_iso: str, *, event_id: str, account: str
         "resources": [rule_arn],
         "detail": {},
     }
+
+
+def iso_millis(when: datetime | None = None) -> str:
+    """``2026-11-22T07:00:00.123Z``: the timestamp format of Lambda's and SageMaker's records."""
+    return (when or datetime.now(timezone.utc)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def lambda_destination_record(
+    *,
+    request_id: str,
+    function_arn: str,
+    request_payload: Any,
+    response_payload: dict[str, Any],
+    approximate_invoke_count: int,
+    timestamp: str = "",
+    condition: str = "RetriesExhausted",
+) -> dict[str, Any]:
+    """The invocation record Lambda sends to an async invocation's on-failure destination.
+
+    ``function_arn`` is qualified (``...:function:name:$LATEST``); ``response_payload`` is the error
+    object of the last attempt (``errorMessage``, ``errorType``, ...).
+    """
+    return {
+        "version": "1.0",
+        "timestamp": timestamp or iso_millis(),
+        "requestContext": {
+            "requestId": request_id,
+            "functionArn": function_arn,
+            "condition": condition,
+            "approximateInvokeCount": approximate_invoke_count,
+        },
+        "requestPayload": request_payload,
+        "responseContext": {"statusCode": 200, "executedVersion": "$LATEST", "functionError": "Unhandled"},
+        "responsePayload": response_payload,
+    }
+
+
+def sagemaker_async_notification(
+    *,
+    inference_id: str,
+    endpoint_name: str,
+    input_location: str | None,
+    request_content_type: str = "application/json",
+    received_time: str = "",
+    event_time: str = "",
+    output_location: str | None = None,
+    response_content_type: str | None = "application/json",
+    failure_reason: str | None = None,
+    failure_location: str | None = None,
+    region: str = REGION,
+) -> str:
+    """The JSON SageMaker publishes for one async inference: to the success topic when ``output_location``
+    is given (``invocationStatus: Completed``), else to the error topic (``Failed`` with ``failureReason``
+    and, where the model's error body was stored, ``responseParameters.failureLocation``)."""
+    parameters = {"contentType": request_content_type, "endpointName": endpoint_name}
+    if input_location:
+        parameters["inputLocation"] = input_location
+    succeeded = output_location is not None
+    message: dict[str, Any] = {
+        "awsRegion": region,
+        "eventTime": event_time or iso_millis(),
+        "receivedTime": received_time or iso_millis(),
+        "invocationStatus": "Completed" if succeeded else "Failed",
+        "requestParameters": parameters,
+    }
+    if not succeeded:
+        message["failureReason"] = failure_reason or "ClientError: Received server error (500) from primary."
+    if succeeded:
+        message["responseParameters"] = {"contentType": response_content_type, "outputLocation": output_location}
+    elif failure_location:
+        message["responseParameters"] = {"contentType": response_content_type, "failureLocation": failure_location}
+    message.update(inferenceId=inference_id, eventVersion="1.0", eventSource="aws:sagemaker", eventName="InferenceResult")
+    return json.dumps(message)

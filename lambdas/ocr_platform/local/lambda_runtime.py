@@ -31,12 +31,12 @@ import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from ocr_platform.local.events import lambda_destination_record
 from ocr_platform.local.faults import FaultInjector
 from ocr_platform.local.functions import FunctionSpec
 
@@ -404,15 +404,10 @@ class LambdaRuntime:
 
     def _failure_record(self, function: _Function, event: _AsyncEvent, error: dict[str, Any]) -> dict[str, Any]:
         """The invocation record Lambda sends to an on-failure destination."""
-        return {
-            "version": "1.0",
-            "timestamp": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            "requestContext": {"requestId": event.request_id, "functionArn": f"{function.arn}:{LATEST}",
-                               "condition": "RetriesExhausted", "approximateInvokeCount": event.attempts},
-            "requestPayload": event.payload,
-            "responseContext": {"statusCode": 200, "executedVersion": LATEST, "functionError": "Unhandled"},
-            "responsePayload": error,
-        }
+        return lambda_destination_record(
+            request_id=event.request_id, function_arn=f"{function.arn}:{LATEST}", request_payload=event.payload,
+            response_payload=error, approximate_invoke_count=event.attempts,
+        )
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Blocks until no invocation runs and no async event (or retry) is queued; False on timeout."""

@@ -41,12 +41,12 @@ import uuid
 from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from ocr_platform.local.events import iso_millis, sagemaker_async_notification
 from ocr_platform.local.faults import FaultInjector
 
 logger = logging.getLogger(__name__)
@@ -76,11 +76,6 @@ class AsyncRequest:
     timeout_seconds: int
     expires_at: float
     received_time: str
-
-
-def iso_millis(moment: datetime | None = None) -> str:
-    """ISO-8601 UTC with milliseconds and ``Z``, as SageMaker writes ``eventTime``."""
-    return (moment or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def _split_s3(uri: str) -> tuple[str, str]:
@@ -414,23 +409,17 @@ class SageMakerAsyncRuntime:
     def _notify(self, request: AsyncRequest, status: str, content_type: str | None, *, output_location: str | None = None,
                 failure_location: str | None = None, failure_reason: str | None = None) -> None:
         """Publish SageMaker's ``InferenceResult`` notification to the success or the error topic."""
-        parameters = {"contentType": request.content_type, "endpointName": self.endpoint_name}
-        if request.input_location:
-            parameters["inputLocation"] = request.input_location
-        message: dict[str, Any] = {"awsRegion": self.region, "eventTime": iso_millis(), "receivedTime": request.received_time,
-                                   "invocationStatus": status, "requestParameters": parameters}
-        if failure_reason is not None:
-            message["failureReason"] = failure_reason
-        if output_location:
-            message["responseParameters"] = {"contentType": content_type, "outputLocation": output_location}
-        elif failure_location:
-            message["responseParameters"] = {"contentType": content_type, "failureLocation": failure_location}
-        message.update(inferenceId=request.inference_id, eventVersion="1.0", eventSource="aws:sagemaker", eventName="InferenceResult")
+        message = sagemaker_async_notification(
+            inference_id=request.inference_id, endpoint_name=self.endpoint_name, input_location=request.input_location,
+            request_content_type=request.content_type, received_time=request.received_time, region=self.region,
+            output_location=output_location if status == "Completed" else None, response_content_type=content_type,
+            failure_reason=failure_reason, failure_location=failure_location,
+        )
         topic = self.success_topic_arn if status == "Completed" else self.error_topic_arn
         if self._stopping.is_set():
             logger.info("SageMaker runtime stopped: notification for %s dropped", request.inference_id)
         elif topic:
-            self.sns.publish(TopicArn=topic, Message=json.dumps(message))
+            self.sns.publish(TopicArn=topic, Message=message)
 
 
 def _handler(runtime: SageMakerAsyncRuntime) -> type[BaseHTTPRequestHandler]:
