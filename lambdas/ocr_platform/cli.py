@@ -2,16 +2,19 @@
 
     ocr-platform ocr FILE --model M [--lang L] [--pages P] [--output F]     (this process, no AWS)
     ocr-platform run FILE --model M [--lang L] [--pages P] [--output F]     (whole pipeline, local stack)
-    ocr-platform local up|down|status
+    ocr-platform local up|down|status|env
     ocr-platform submit FILE --model M [--lang L] [--pages P] [--wait] [--stack NAME]
     ocr-platform models seed MODEL_DIR... [--stack NAME]
     ocr-platform status JOB_ID [--stack NAME]
     ocr-platform result JOB_ID [--output F] [--stack NAME]
 
-Resources come from ``--stack`` (a deployed stack's outputs), else ``OCR_BUCKET_NAME`` /
-``OCR_QUEUE_URL`` / ``OCR_TABLE_NAME``, else the stack named by ``OCR_STACK_NAME`` (default
-``ocr-platform-dev``). Endpoints follow the standard boto3 variables (``AWS_ENDPOINT_URL``, ...).
-Exit status: 0 on success, 1 when the job (or the local OCR run) FAILED, 2 on a usage or client error.
+``submit``, ``status``, ``result`` and ``models`` talk to a deployed stack named by ``--stack`` (or
+``OCR_STACK_NAME``; its CloudFormation outputs), else to the resources named by ``OCR_BUCKET_NAME`` /
+``OCR_QUEUE_URL`` / ``OCR_TABLE_NAME`` (endpoints from the standard boto3 variables such as
+``AWS_ENDPOINT_URL``), else to the running local stack; with none of them they exit 2 saying what to do.
+Every problem a user can fix prints one line ``error: <code>: <message>``, never a traceback, and exits
+with an ``ExitStatus``: 0 success, 1 the job (or local OCR run) FAILED, 2 usage or configuration,
+3 AWS access (credentials, permissions, network), 4 no such job or no result yet, 5 waiting timed out.
 """
 
 from __future__ import annotations
@@ -22,7 +25,11 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ocr_platform.client import ClientError, OcrClient, PlatformResources
+from botocore.exceptions import BotoCoreError
+from botocore.exceptions import ClientError as AwsClientError
+
+from ocr_platform.client import OcrClient, PlatformResources, resolve_target
+from ocr_platform.client_errors import ExitStatus, PlatformClientError, describe_aws_error
 from ocr_platform.models import MODEL_TABLE
 
 
@@ -31,7 +38,11 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     def with_stack(cmd: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        cmd.add_argument("--stack", help="deployed stack to read resource names from (default: $OCR_* variables, then $OCR_STACK_NAME or ocr-platform-dev)")
+        cmd.add_argument(
+            "--stack",
+            help="deployed stack to read resource names from (default: $OCR_STACK_NAME, then the OCR_* variables, then the running local stack)",
+        )
+        cmd.add_argument("--region", help="AWS region of --stack (default: AWS_DEFAULT_REGION / AWS_REGION / your AWS config)")
         return cmd
 
     ocr = commands.add_parser("ocr", help="run the OCR engine on a local file in this process (no AWS)")
@@ -51,7 +62,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for the job")
 
     local = commands.add_parser("local", help="the embedded local stack (moto + local Lambda/SageMaker runtimes)")
-    local.add_argument("action", choices=["up", "down", "status"])
+    local.add_argument(
+        "action", choices=["up", "down", "status", "env"],
+        help='env: print `export` lines for any AWS client (eval "$(ocr-platform local env)")',
+    )
 
     models = with_stack(commands.add_parser("models", help="manage the bucket's model cache"))
     models_commands = models.add_subparsers(dest="models_command", required=True)
@@ -79,26 +93,44 @@ def _print(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
+def _print_preview(text: str, max_lines: int = 20) -> None:
+    """The first lines of a result's text on stderr, so a person sees what was read."""
+    lines = text.replace("\f", "\n").splitlines()
+    print("\n".join(f"  | {line}" for line in lines[:max_lines]) + ("\n  | ..." if len(lines) > max_lines else ""), file=sys.stderr)
+
+
+def _print_warnings(warnings: list[dict[str, Any]]) -> None:
+    """One ``warning: <code>: <message>`` line on stderr per warning of a result or job item."""
+    for warning in warnings:
+        print(f"warning: {warning.get('code')}: {warning.get('message')}", file=sys.stderr)
+
+
 def run_local_ocr(args: argparse.Namespace) -> int:
     """``ocr-platform ocr``: intake + engine in this process; the error code and message on failure."""
+    import os
     import time
     import uuid
+    from unittest.mock import patch
 
     from ocr_platform.engines import get_engine
     from ocr_platform.errors import JobError
     from ocr_platform.processing import ocr_document
+    from ocr_platform.settings import ENGINE_FALLBACK_ON, ENV
 
     if not args.file.is_file():
-        print(f"error: {args.file} is not a readable file", file=sys.stderr)
-        return 2
+        raise PlatformClientError("file_not_found", f"{args.file} is not a readable file.")
 
     def progress(done: int, total: int) -> None:
         if total > 1:
             print(f"  page {done}/{total}", file=sys.stderr)
 
     started = time.perf_counter()
+    # This machine, not a deployed stage: a layout model whose weights are missing here runs PP-OCRv5 with an
+    # engine_fallback warning (OCR_ENGINE_FALLBACK=none in the caller's environment fails instead).
+    fallback = {ENV.ENGINE_FALLBACK: os.environ.get(ENV.ENGINE_FALLBACK, ENGINE_FALLBACK_ON)}
     try:
-        engine = get_engine(args.model)
+        with patch.dict(os.environ, fallback):
+            engine = get_engine(args.model)
         load_s = time.perf_counter() - started
         result, raw = ocr_document(
             args.file, job_id=f"local-{uuid.uuid4().hex[:12]}", model=args.model, engine=engine,
@@ -122,15 +154,21 @@ def run_local_ocr(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     if args.output:
-        preview = result["text"].replace("\f", "\n").splitlines()
-        print("\n".join(f"  | {line}" for line in preview[:20]) + ("\n  | ..." if len(preview) > 20 else ""), file=sys.stderr)
+        _print_preview(result["text"])
+    _print_warnings(result["warnings"])
     return 0
 
 
 def run_local_stack_command(args: argparse.Namespace) -> int:
-    """``ocr-platform local up|down|status``."""
+    """``ocr-platform local up|down|status|env``."""
     from ocr_platform.local import stack
 
+    if args.action == "env":
+        running = stack.running_stack()
+        if running is None:
+            raise PlatformClientError("no_local_stack", "no local stack is running; run `ocr-platform local up`")
+        print("\n".join(running.export_lines()))
+        return ExitStatus.OK
     if args.action == "up":
         info, started = stack.up()
         print(f"local stack {'started' if started else 'already running'} (pid {info.pid}, start-up {info.startup_seconds:.2f} s)", file=sys.stderr)
@@ -157,45 +195,37 @@ def run_pipeline(args: argparse.Namespace) -> int:
     from ocr_platform.local import stack
 
     if not args.file.is_file():
-        print(f"error: {args.file} is not a readable file", file=sys.stderr)
-        return 2
+        raise PlatformClientError("file_not_found", f"{args.file} is not a readable file.")
     started = time.perf_counter()
-    info, started_now = stack.up()
+    try:
+        info, started_now = stack.up()
+    except (RuntimeError, TimeoutError) as err:
+        raise PlatformClientError("local_stack_failed", str(err)) from None
     if started_now:
         print(f"local stack started in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     os.environ.update(info.client_environment())
     client = OcrClient(PlatformResources(info.bucket, info.queue_url, info.table))
     sagemaker = boto3.client("sagemaker")
     submitted = time.perf_counter()
-    try:
-        job = client.submit(args.file, model=args.model, language=args.lang, pages=args.pages)
-    except ClientError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    job = client.submit(args.file, model=args.model, language=args.lang, pages=args.pages)
     job_id = job["job_id"]
     print(f"job {job_id}: {args.model} on {args.file.name}", file=sys.stderr)
-    last_seen: tuple[str, ...] = ()
-    deadline = time.monotonic() + args.timeout
-    while True:
-        job = client.status(job_id)
+
+    def progress(job: dict[str, Any]) -> tuple[str, ...]:
         seen = (job["status"], job.get("backend", ""))
         if job.get("backend") == "sagemaker" and job["status"] == "PROCESSING":
             variant = sagemaker.describe_endpoint(EndpointName=info.endpoint)["ProductionVariants"][0]
-            instances = int(variant.get("CurrentInstanceCount", 0))
-            seen += ("GPU instance up" if instances else "queued until the GPU instance starts",)
-        if seen != last_seen:
-            detail = f" ({', '.join(x for x in seen[1:] if x)})" if len(seen) > 1 and any(seen[1:]) else ""
-            print(f"  {time.perf_counter() - submitted:6.1f} s  {job['status']}{detail}", file=sys.stderr)
-            last_seen = seen
-        if job["status"] in ("COMPLETED", "FAILED"):
-            break
-        if time.monotonic() > deadline:
-            print(f"error: job {job_id} is still {job['status']} after {args.timeout:.0f} s", file=sys.stderr)
-            return 1
-        time.sleep(0.2)
+            seen += ("GPU instance up" if int(variant.get("CurrentInstanceCount", 0)) else "queued until the GPU instance starts",)
+        return seen
+
+    def show(job: dict[str, Any]) -> None:
+        details = ", ".join(x for x in progress(job)[1:] if x)
+        print(f"  {time.perf_counter() - submitted:6.1f} s  {job['status']}" + (f" ({details})" if details else ""), file=sys.stderr)
+
+    job = client.wait(job_id, timeout=args.timeout, poll_seconds=0.2, on_change=show, progress=progress)
     if job["status"] == "FAILED":
         print(f"error: {job['error']['code']}: {job['error']['message']}", file=sys.stderr)
-        return 1
+        return ExitStatus.JOB_FAILED
     result = client.result(job_id)
     args.output.write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
     lines = sum(len(p["lines"]) for p in result["pages"])
@@ -204,53 +234,72 @@ def run_pipeline(args: argparse.Namespace) -> int:
         f"engine {result['engine']['name']} -> {args.output}",
         file=sys.stderr,
     )
-    preview = result["text"].replace("\f", "\n").splitlines()
-    print("\n".join(f"  | {line}" for line in preview[:20]) + ("\n  | ..." if len(preview) > 20 else ""), file=sys.stderr)
+    _print_preview(result["text"])
+    _print_warnings(result.get("warnings", []))
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.command == "ocr":
-        return run_local_ocr(args)
-    if args.command == "local":
-        return run_local_stack_command(args)
-    if args.command == "run":
-        return run_pipeline(args)
-    try:
-        resources = PlatformResources.discover(args.stack)
-        if args.command == "models":
-            from ocr_platform.model_cache import seed_cache
+def run_platform_command(args: argparse.Namespace) -> int:
+    """``submit``, ``status``, ``result`` and ``models seed`` against the platform ``resolve_target`` finds."""
+    import os
 
-            for key in seed_cache(resources.bucket, args.model_dirs):
-                print(f"s3://{resources.bucket}/{key}")
-            return 0
-        client = OcrClient(resources)
-        if args.command == "submit":
-            job = client.submit(args.file, model=args.model, language=args.lang, pages=args.pages)
-            print(f"submitted job {job['job_id']} ({job['model']}, {args.file.name})", file=sys.stderr)
-            if not args.wait:
-                _print(job)
-                return 0
-            job = client.wait(job["job_id"], timeout=args.timeout, on_change=lambda j: print(f"  {j['status']}", file=sys.stderr))
+    target = resolve_target(args.stack, region=args.region)
+    os.environ.update(target.environment)
+    resources = target.resources
+    if args.command == "models":
+        from ocr_platform.model_cache import seed_cache
+
+        for key in seed_cache(resources.bucket, args.model_dirs):
+            print(f"s3://{resources.bucket}/{key}")
+        return ExitStatus.OK
+    client = OcrClient(resources)
+    if args.command == "submit":
+        job = client.submit(args.file, model=args.model, language=args.lang, pages=args.pages)
+        print(f"submitted job {job['job_id']} ({job['model']}, {args.file.name}) to the {target.source}", file=sys.stderr)
+        if not args.wait:
             _print(job)
-            return 0 if job["status"] == "COMPLETED" else 1
-        if args.command == "status":
-            job = client.status(args.job_id)
-            _print(job)
-            return 1 if job["status"] == "FAILED" else 0
-        if args.command == "result":
-            document = client.result(args.job_id)
-            if args.output:
-                args.output.write_text(json.dumps(document, indent=2, ensure_ascii=False))
-                print(f"wrote {args.output} ({document['page_count']} page(s))", file=sys.stderr)
-            else:
-                _print(document)
-            return 0
-    except (ClientError, TimeoutError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return 2
+            return ExitStatus.OK
+        job = client.wait(job["job_id"], timeout=args.timeout, on_change=lambda j: print(f"  {j['status']}", file=sys.stderr))
+        _print(job)
+        _print_warnings(job.get("warnings", []))
+        return ExitStatus.OK if job["status"] == "COMPLETED" else ExitStatus.JOB_FAILED
+    if args.command == "status":
+        job = client.status(args.job_id)
+        _print(job)
+        _print_warnings(job.get("warnings", []))
+        return ExitStatus.JOB_FAILED if job["status"] == "FAILED" else ExitStatus.OK
+    document = client.result(args.job_id)
+    if args.output:
+        args.output.write_text(json.dumps(document, indent=2, ensure_ascii=False))
+        print(f"wrote {args.output} ({document['page_count']} page(s))", file=sys.stderr)
+    else:
+        _print(document)
+    return ExitStatus.OK
+
+
+_COMMANDS = {
+    "ocr": run_local_ocr,
+    "local": run_local_stack_command,
+    "run": run_pipeline,
+    "models": run_platform_command,
+    "submit": run_platform_command,
+    "status": run_platform_command,
+    "result": run_platform_command,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; a problem the user can fix is one line on stderr and an ``ExitStatus``."""
+    args = _parser().parse_args(argv)
+    try:
+        return int(_COMMANDS[args.command](args))
+    except (PlatformClientError, AwsClientError, BotoCoreError) as err:
+        problem = describe_aws_error(err)
+        print(f"error: {problem.code}: {problem.message}", file=sys.stderr)
+        return int(problem.exit_status)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 """The client API: submit a document, poll its job, fetch its result.
 
-Works against a deployed stack (resource names read from the CloudFormation stack outputs) or against
+Works against a deployed stack (resource names read from the CloudFormation stack outputs), against
 any endpoint set with the standard boto3 variables (``AWS_ENDPOINT_URL``, ``AWS_ENDPOINT_URL_S3``, ...)
-with the resource names given by ``OCR_BUCKET_NAME``, ``OCR_QUEUE_URL`` and ``OCR_TABLE_NAME``.
+with the resource names given by ``OCR_BUCKET_NAME``, ``OCR_QUEUE_URL`` and ``OCR_TABLE_NAME``, or against
+the running local stack; ``resolve_target`` picks one in that order. Problems a user can fix raise
+``PlatformClientError`` (``ocr_platform.client_errors``).
 
->>> client = OcrClient(PlatformResources.from_stack("ocr-platform-dev"))   # doctest: +SKIP
+>>> client = OcrClient(resolve_target().resources)     # a deployed stack, OCR_* variables or the local stack  # doctest: +SKIP
 >>> job = client.submit("scan.pdf", model="pp-ocrv5", pages="1-3")          # doctest: +SKIP
 >>> client.wait(job["job_id"])["status"]                                     # doctest: +SKIP
 'COMPLETED'
@@ -16,12 +18,14 @@ import json
 import os
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Hashable
 
 import boto3
+import botocore.exceptions
 
+from ocr_platform.client_errors import ExitStatus, PlatformClientError, describe_aws_error
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.jobs import TERMINAL_STATUSES, JobItem, JobStatus, JobStore
 from ocr_platform.messages import JobMessage, parse_job_message
@@ -29,14 +33,15 @@ from ocr_platform.models import route
 from ocr_platform.results import OcrResult
 from ocr_platform.storage import S3Uri, StorageLayout
 
-DEFAULT_STACK_NAME = "ocr-platform-dev"
 STACK_ENV = "OCR_STACK_NAME"
 RESOURCE_ENV = {"bucket": "OCR_BUCKET_NAME", "queue_url": "OCR_QUEUE_URL", "table": "OCR_TABLE_NAME"}
 OUTPUT_KEYS = {"bucket": "BucketName", "queue_url": "QueueUrl", "table": "TableName", "endpoint": "EndpointName"}
 
-
-class ClientError(Exception):
-    """A client-side problem with a message that says what to do."""
+NO_PLATFORM_HINT = (
+    "Nothing to talk to: start the local stack with `ocr-platform local up` (or `ocr-platform run FILE --model M`), "
+    "or point at a deployed stack with --stack NAME --region REGION (or OCR_STACK_NAME), "
+    f"or set {', '.join(RESOURCE_ENV.values())}."
+)
 
 
 @dataclass(frozen=True)
@@ -49,37 +54,90 @@ class PlatformResources:
     endpoint: str | None = None
 
     @classmethod
-    def from_stack(cls, stack_name: str, *, cloudformation: Any = None) -> "PlatformResources":
-        cfn = cloudformation or boto3.client("cloudformation")
+    def from_stack(cls, stack_name: str, *, region: str | None = None, cloudformation: Any = None) -> "PlatformResources":
+        """The resource names in a deployed stack's CloudFormation outputs."""
         try:
+            cfn = cloudformation or boto3.client("cloudformation", region_name=region or None)
             stack = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]
-        except Exception as err:
-            raise ClientError(
-                f"Cannot read stack {stack_name!r} ({err}). Deploy it with `npx cdk deploy`, pass --stack, "
-                f"or set {', '.join(RESOURCE_ENV.values())}."
-            ) from None
+        except botocore.exceptions.ClientError as err:
+            if "does not exist" in str(err.response.get("Error", {}).get("Message", "")):
+                raise PlatformClientError(
+                    "stack_not_found",
+                    f"No stack {stack_name!r} in region {cfn.meta.region_name}; deploy it with `npx cdk deploy`, "
+                    "or pass the right --stack/--region.",
+                ) from None
+            raise describe_aws_error(err) from None
+        except ValueError as err:  # botocore's "Invalid endpoint" for an empty region name
+            raise PlatformClientError("no_region", f"{err}; pass --region or set AWS_DEFAULT_REGION.") from None
         outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
         missing = [key for field, key in OUTPUT_KEYS.items() if field != "endpoint" and key not in outputs]
         if missing:
-            raise ClientError(f"Stack {stack_name!r} has no output(s) {', '.join(missing)}; is it an OCR platform stack?")
+            raise PlatformClientError(
+                "not_a_platform_stack", f"Stack {stack_name!r} has no output(s) {', '.join(missing)}; is it an OCR platform stack?"
+            )
         return cls(outputs["BucketName"], outputs["QueueUrl"], outputs["TableName"], outputs.get("EndpointName"))
 
     @classmethod
     def from_env(cls) -> "PlatformResources | None":
+        """The names in ``OCR_BUCKET_NAME`` / ``OCR_QUEUE_URL`` / ``OCR_TABLE_NAME``; None when none is set."""
         values = {field: os.environ.get(name) for field, name in RESOURCE_ENV.items()}
         if not any(values.values()):
             return None
         if not all(values.values()):
             missing = [RESOURCE_ENV[f] for f, v in values.items() if not v]
-            raise ClientError(f"Set all of {', '.join(RESOURCE_ENV.values())} (missing: {', '.join(missing)}).")
-        return cls(values["bucket"], values["queue_url"], values["table"])  # type: ignore[arg-type]
+            raise PlatformClientError(
+                "incomplete_configuration", f"Set all of {', '.join(RESOURCE_ENV.values())} (missing: {', '.join(missing)})."
+            )
+        return cls(values["bucket"] or "", values["queue_url"] or "", values["table"] or "")
 
-    @classmethod
-    def discover(cls, stack_name: str | None = None) -> "PlatformResources":
-        """Explicit stack name first, then the ``OCR_*`` variables, then ``$OCR_STACK_NAME`` or the default stack."""
-        if stack_name:
-            return cls.from_stack(stack_name)
-        return cls.from_env() or cls.from_stack(os.environ.get(STACK_ENV, DEFAULT_STACK_NAME))
+
+@dataclass(frozen=True)
+class PlatformTarget:
+    """Where the client's calls go: the resource names, what chose them, and the environment boto3 needs.
+
+    Attributes:
+        resources: the bucket, queue and table.
+        source: for people: ``stack ocr-platform-dev (eu-west-1)``, ``OCR_* variables`` or ``local stack``.
+        environment: variables that point boto3 at the platform (the local stack's endpoints and dummy
+            credentials); empty for a deployed stack, whose credentials are the caller's own.
+    """
+
+    resources: PlatformResources
+    source: str
+    environment: dict[str, str] = field(default_factory=dict)
+
+
+def resolve_target(stack_name: str | None = None, *, region: str | None = None) -> PlatformTarget:
+    """The platform a client command talks to, in the order the CLI documents.
+
+    1. a deployed stack named by ``stack_name`` or ``$OCR_STACK_NAME`` (its CloudFormation outputs);
+    2. the ``OCR_BUCKET_NAME`` / ``OCR_QUEUE_URL`` / ``OCR_TABLE_NAME`` variables (with the standard
+       ``AWS_ENDPOINT_URL*`` variables, any S3/SQS/DynamoDB-compatible endpoint);
+    3. the running local stack (``ocr-platform local up``);
+    otherwise ``PlatformClientError("no_platform")`` saying what to do.
+    """
+    stack_name = stack_name or os.environ.get(STACK_ENV) or None
+    if stack_name:
+        region = region or boto3.session.Session().region_name
+        if not region:
+            raise PlatformClientError(
+                "no_region", f"Stack {stack_name!r} was named but no AWS region is set; pass --region or set AWS_DEFAULT_REGION."
+            )
+        return PlatformTarget(PlatformResources.from_stack(stack_name, region=region), f"stack {stack_name} ({region})",
+                              {"AWS_DEFAULT_REGION": region})
+    from_env = PlatformResources.from_env()
+    if from_env is not None:
+        return PlatformTarget(from_env, "OCR_* variables", {"AWS_DEFAULT_REGION": region} if region else {})
+    from ocr_platform.local.stack import running_stack
+
+    local = running_stack()
+    if local is not None:
+        return PlatformTarget(
+            PlatformResources(local.bucket, local.queue_url, local.table, local.endpoint),
+            f"local stack (pid {local.pid})",
+            local.client_environment(),
+        )
+    raise PlatformClientError("no_platform", NO_PLATFORM_HINT)
 
 
 class OcrClient:
@@ -110,11 +168,11 @@ class OcrClient:
         """Upload ``path``, write the QUEUED job item and enqueue the job. Every call is a new job."""
         source = Path(path)
         if not source.is_file():
-            raise ClientError(f"{source} is not a readable file.")
+            raise PlatformClientError("file_not_found", f"{source} is not a readable file.")
         try:
             route(model)
         except JobError as err:
-            raise ClientError(err.message) from None
+            raise PlatformClientError(err.code, err.message) from None
         job_id = job_id or uuid.uuid4().hex
         document = self.layout.document_uri(job_id, source.name)
         try:
@@ -122,7 +180,7 @@ class OcrClient:
                 JobMessage(job_id, model, str(document), language, pages, options or {}).to_body()
             )
         except ValueError as err:
-            raise ClientError(str(err)) from None
+            raise PlatformClientError(ErrorCode.INVALID_MESSAGE, str(err)) from None
         self.s3.upload_file(str(source), document.bucket, document.key)
         item = self.store.create(message.as_new_job(file_name=source.name))
         try:
@@ -135,15 +193,22 @@ class OcrClient:
     def status(self, job_id: str) -> JobItem:
         job = self.store.get(job_id)
         if job is None:
-            raise ClientError(f"No job {job_id!r} in table {self.resources.table}.")
+            raise PlatformClientError(
+                "job_not_found", f"No job {job_id!r} in table {self.resources.table}; check the id and the platform you point at.",
+                ExitStatus.NOT_FOUND,
+            )
         return job
 
     def result(self, job_id: str) -> OcrResult:
-        """The job's result.json; raises ``ClientError`` unless the job is COMPLETED."""
+        """The job's result.json; ``PlatformClientError`` unless the job is COMPLETED (``job_failed`` when it FAILED)."""
         job = self.status(job_id)
         if job["status"] != JobStatus.COMPLETED:
             detail = f": {job['error']['code']}: {job['error']['message']}" if job.get("error") else ""
-            raise ClientError(f"Job {job_id} is {job['status']}{detail}; a result exists only once it is COMPLETED.")
+            if job["status"] == JobStatus.FAILED:
+                raise PlatformClientError("job_failed", f"Job {job_id} is FAILED{detail}; it has no result.", ExitStatus.JOB_FAILED)
+            raise PlatformClientError(
+                "result_not_ready", f"Job {job_id} is {job['status']}; a result exists only once it is COMPLETED.", ExitStatus.NOT_FOUND
+            )
         location = S3Uri.parse(job["result"])
         return json.loads(self.s3.get_object(Bucket=location.bucket, Key=location.key)["Body"].read())
 
@@ -154,19 +219,28 @@ class OcrClient:
         timeout: float = 900.0,
         poll_seconds: float = 1.0,
         on_change: Callable[[JobItem], None] | None = None,
+        progress: Callable[[JobItem], Hashable] = lambda job: job["status"],
     ) -> JobItem:
-        """Poll until the job is COMPLETED or FAILED (or ``timeout`` seconds pass: ``TimeoutError``)."""
+        """Poll until the job is COMPLETED or FAILED (after ``timeout`` seconds: ``PlatformClientError("wait_timed_out")``).
+
+        ``on_change(job)`` is called with the first item and whenever ``progress(job)`` changes: by default the
+        status; ``ocr-platform run`` also follows the GPU capacity a queued SageMaker job waits for.
+        """
         deadline = time.monotonic() + timeout
-        last_status = None
+        last_seen: Hashable = object()
         while True:
             job = self.status(job_id)
-            if job["status"] != last_status:
-                last_status = job["status"]
+            seen = progress(job)
+            if seen != last_seen:
+                last_seen = seen
                 if on_change:
                     on_change(job)
             if job["status"] in TERMINAL_STATUSES:
                 return job
             if time.monotonic() >= deadline:
-                raise TimeoutError(f"Job {job_id} is still {job['status']} after {timeout:.0f} s.")
+                raise PlatformClientError(
+                    "wait_timed_out", f"Job {job_id} is still {job['status']} after {timeout:.0f} s; poll it again with `ocr-platform status {job_id}`.",
+                    ExitStatus.TIMED_OUT,
+                )
             time.sleep(poll_seconds)
 

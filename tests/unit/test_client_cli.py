@@ -9,7 +9,8 @@ import boto3
 import pytest
 
 from ocr_platform import cli
-from ocr_platform.client import ClientError, OcrClient, PlatformResources
+from ocr_platform.client import OcrClient, PlatformResources
+from ocr_platform.client_errors import PlatformClientError
 from tests.conftest import BUCKET, TABLE, Platform
 
 
@@ -45,7 +46,7 @@ def test_each_submit_is_a_new_job(platform: Platform, resources: PlatformResourc
 
 @pytest.mark.parametrize(("kwargs", "fragment"), [({"model": "nope"}, "Unknown model"), ({"model": "pp-ocrv5", "pages": "a"}, "pages")])
 def test_submit_refuses_bad_requests_before_uploading(platform: Platform, resources: PlatformResources, document: Path, kwargs: dict, fragment: str) -> None:
-    with pytest.raises(ClientError, match=fragment):
+    with pytest.raises(PlatformClientError, match=fragment):
         OcrClient(resources).submit(document, **kwargs)
     assert platform.keys("documents/") == []
 
@@ -53,7 +54,7 @@ def test_submit_refuses_bad_requests_before_uploading(platform: Platform, resour
 def test_result_is_refused_until_completed_and_returned_after(platform: Platform, resources: PlatformResources, document: Path) -> None:
     client = OcrClient(resources)
     job_id = client.submit(document, model="pp-ocrv5")["job_id"]
-    with pytest.raises(ClientError, match="QUEUED"):
+    with pytest.raises(PlatformClientError, match="QUEUED"):
         client.result(job_id)
     platform.store.mark_processing(job_id, "lambda")
     platform.s3.put_object(Bucket=BUCKET, Key=f"results/{job_id}/result.json", Body=b'{"job_id": "%s", "page_count": 1}' % job_id.encode())
@@ -69,8 +70,9 @@ def test_resources_from_stack_outputs(platform: Platform) -> None:
     }
     boto3.client("cloudformation").create_stack(StackName="ocr-platform-test", TemplateBody=json.dumps(template))
     assert PlatformResources.from_stack("ocr-platform-test") == PlatformResources(BUCKET, platform.queue_url, TABLE, "vl")
-    with pytest.raises(ClientError, match="cdk deploy"):
+    with pytest.raises(PlatformClientError, match="cdk deploy") as missing:
         PlatformResources.from_stack("no-such-stack")
+    assert missing.value.code == "stack_not_found"
 
 
 def test_cli_submit_status_result_round_trip(platform: Platform, document: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -84,13 +86,13 @@ def test_cli_submit_status_result_round_trip(platform: Platform, document: Path,
     assert cli.main(["status", job_id]) == 0
     assert json.loads(capsys.readouterr().out)["status"] == "QUEUED"
 
-    assert cli.main(["result", job_id]) == 2
-    assert "QUEUED" in capsys.readouterr().err
+    assert cli.main(["result", job_id]) == 4
+    assert "error: result_not_ready: " in capsys.readouterr().err
 
     platform.store.mark_processing(job_id, "lambda")
     platform.store.mark_failed(job_id, __import__("ocr_platform.errors", fromlist=["JobError"]).JobError("corrupt_document", "The PDF is truncated."))
     assert cli.main(["status", job_id]) == 1
-    assert cli.main(["result", job_id, "--output", str(tmp_path / "r.json")]) == 2
+    assert cli.main(["result", job_id, "--output", str(tmp_path / "r.json")]) == 1
     assert "corrupt_document: The PDF is truncated." in capsys.readouterr().err
 
 
@@ -98,5 +100,22 @@ def test_cli_uses_standard_endpoint_variables(monkeypatch: pytest.MonkeyPatch, c
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens: the call must go there
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
     monkeypatch.setenv("AWS_METADATA_SERVICE_NUM_ATTEMPTS", "1")
-    assert cli.main(["status", "abc", "--stack", "ocr-platform-dev"]) == 2
-    assert "127.0.0.1:9" in capsys.readouterr().err
+    assert cli.main(["status", "abc", "--stack", "ocr-platform-dev"]) == 3
+    assert capsys.readouterr().err.startswith("error: endpoint_unreachable: ") 
+
+
+def test_cli_status_prints_a_completed_jobs_warning_where_a_person_sees_it(platform: Platform, resources: PlatformResources, document: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from ocr_platform.results import engine_fallback_warning
+
+    for name, value in {"OCR_BUCKET_NAME": BUCKET, "OCR_QUEUE_URL": platform.queue_url, "OCR_TABLE_NAME": TABLE}.items():
+        monkeypatch.setenv(name, value)
+    job_id = OcrClient(resources).submit(document, model="pp-structurev3")["job_id"]
+    platform.store.mark_processing(job_id, "lambda")
+    warning = engine_fallback_warning(requested="PP-StructureV3", ran="PP-OCRv5", reason="RuntimeError: no weights")
+    platform.store.mark_completed(job_id, result_uri=f"s3://{BUCKET}/results/{job_id}/result.json", page_count=1, warnings=[warning])
+
+    assert cli.main(["status", job_id]) == 0
+
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["warnings"] == [warning]
+    assert captured.err.splitlines()[-1] == f"warning: engine_fallback: {warning['message']}"
