@@ -22,6 +22,7 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "OcrPlatform/test")
 
 from ocr_platform.handlers import _services  # noqa: E402
 from ocr_platform.jobs import STATUS_INDEX_NAME, JobStore
+from ocr_platform.local.stack import STATE_DIR_ENV
 from ocr_platform.settings import ENV
 from ocr_platform.storage import StorageLayout
 from tests import documents
@@ -33,6 +34,19 @@ PROCESSOR = "ocr-test-processor"
 ENDPOINT = "ocr-test-vl"
 VARIANT = "AllTraffic"
 MAX_RECEIVES = 3
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_from_the_users_machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Keep the whole session off the user's own state, whatever a test or a fixture forgets: a local
+    stack they run (``~/.ocr-platform/local``) stays theirs, and their ``~/.aws`` config and credentials
+    are never read. Subprocesses inherit the same environment."""
+    home = tmp_path_factory.mktemp("isolated-home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(STATE_DIR_ENV, str(home / "ocr-platform-local"))
+        patch.setenv("AWS_CONFIG_FILE", str(home / "no-aws-config"))
+        patch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(home / "no-aws-credentials"))
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
 import time
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +26,7 @@ from tests.local.campaign import queue_depth
 
 IDLE_PERIODS = 10
 PERIOD_SECONDS = 0.5
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +36,6 @@ def local(tmp_path_factory: pytest.TempPathFactory, docs: dict[str, Path]) -> It
         patch.setenv(stack.STATE_DIR_ENV, str(home))
         patch.setenv("OCR_MODEL_HUB", "off")  # offline: every model from installed packages
         patch.setenv("OCR_MODEL_CACHE_DIR", str(home / "models"))
-        patch.setenv("OCR_ENGINE_FALLBACK", "pp-ocrv5")
         options = stack.LocalOptions(period_seconds=PERIOD_SECONDS, visibility_timeout_seconds=2, retry_delays_seconds=(0.2, 0.2))
         info, started = stack.up(options=options, timeout=120)
         assert started
@@ -42,7 +45,8 @@ def local(tmp_path_factory: pytest.TempPathFactory, docs: dict[str, Path]) -> It
             yield info
         finally:
             assert stack.down()
-    assert stack.running_stack() is None
+        # Still inside the patch: this module's home. Outside it, a stack the user runs would answer.
+        assert stack.running_stack() is None and not (home / "stack.json").exists()
 
 
 @pytest.fixture(autouse=True)
@@ -97,7 +101,12 @@ def test_pp_structurev3_runs_and_names_the_model_that_really_ran(client: OcrClie
     assert done["status"] == "COMPLETED"
     result = client.result(job["job_id"])
     assert result["model"] == "pp-structurev3"
-    assert result["engine"]["name"].startswith("PP-OCRv5 (fallback: PP-StructureV3 unavailable")
+    # Its weights cannot be had offline: the local substitute (PP-OCRv5 + PP-Structure layout and table models) runs.
+    assert result["engine"]["name"] == "PP-OCRv5 + PicoDet CDLA layout + SLANet table (local substitute for PP-StructureV3)"
+    assert result["pages"][0]["blocks"] and result["pages"][0]["markdown"]
+    [warning] = done["warnings"]  # the local stack turns fallback on, and says so on the job and the result
+    assert (warning["code"], warning["requested"], warning["ran"]) == ("engine_fallback", "PP-StructureV3", result["engine"]["name"])
+    assert result["warnings"] == done["warnings"]
     assert _cer(result, 0, ENGLISH_PAGES[0]) <= 0.02
 
 
@@ -144,6 +153,8 @@ def test_vl_scales_out_from_zero_completes_through_the_success_topic_then_scales
     assert (done["status"], done["backend"]) == ("COMPLETED", "sagemaker")
     result = client.result(job["job_id"])
     assert result["model"] == "paddleocr-vl" and "fallback" in result["engine"]["name"]
+    assert [(w["code"], w["requested"]) for w in done["warnings"]] == [("engine_fallback", "PaddleOCR-VL")]
+    assert result["warnings"] == done["warnings"]
     assert _cer(result, 0, ENGLISH_PAGES[0]) <= 0.02
     _wait_for(lambda: _desired(local) == 0, IDLE_PERIODS * PERIOD_SECONDS + 30, "scale-in after the idle window")
 
@@ -176,6 +187,40 @@ def test_cli_run_exits_non_zero_with_the_jobs_error(local: stack.StackInfo, docs
     assert "QUEUED" in err  # PROCESSING may pass between two polls when the endpoint is already up
     assert "error: encrypted_pdf: The PDF is password protected" in err
     assert not (tmp_path / "r.json").exists()
+
+
+def _readme_block(marker: str) -> str:
+    """The shell block of README.md between ``<!-- {marker}:start -->`` and ``<!-- {marker}:end -->``."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    between = text.split(f"<!-- {marker}:start -->", 1)[1].split(f"<!-- {marker}:end -->", 1)[0].strip()
+    assert between.startswith("```bash\n") and between.endswith("\n```"), f"README {marker}: one bash block"
+    return between.removeprefix("```bash\n").removesuffix("```")
+
+
+def test_the_readmes_aws_cli_flow_runs_as_written(local: stack.StackInfo, tmp_path: Path) -> None:
+    """The README's AWS CLI block, run by bash with the real AWS CLI, in a shell that knows nothing of the
+    stack: only ``eval "$(ocr-platform local env)"`` tells the CLI where it is."""
+    (tmp_path / "samples").mkdir()
+    shutil.copy(REPO / "samples" / "invoice.pdf", tmp_path / "samples" / "invoice.pdf")
+    told_by_env = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION", "AWS_REGION")
+    shell = {
+        name: value for name, value in os.environ.items()
+        if name not in told_by_env and not name.startswith("AWS_ENDPOINT_URL") and name not in local.client_environment()
+    }
+    shell["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+
+    run = subprocess.run(
+        ["bash", "-e", "-c", _readme_block("aws-cli-flow")], cwd=tmp_path, env=shell,
+        capture_output=True, text=True, timeout=300,
+    )
+
+    assert run.returncode == 0, f"stdout:\n{run.stdout}\nstderr:\n{run.stderr}"
+    assert "COMPLETED" in run.stdout.splitlines()  # what the polling loop printed
+    result = json.loads((tmp_path / "result.json").read_text(encoding="utf-8"))
+    assert (result["model"], result["page_count"]) == ("pp-ocrv5", 1)
+    assert "Invoice 2026-0042" in result["text"] and "Total due: 363.50 EUR" in result["text"]
+    item = OcrClient(PlatformResources(local.bucket, local.queue_url, local.table)).status(result["job_id"])
+    assert (item["status"], item["result"]) == ("COMPLETED", f"s3://{local.bucket}/results/{result['job_id']}/result.json")
 
 
 def test_no_scale_in_while_a_vl_job_is_in_flight(client: OcrClient, local: stack.StackInfo, tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -41,7 +42,7 @@ from botocore.exceptions import ClientError
 from ocr_platform.jobs import STATUS_INDEX_NAME
 from ocr_platform.local.faults import Fault, FaultInjector
 from ocr_platform.local.functions import FunctionSpec
-from ocr_platform.settings import ENV, RuntimeSettings, metrics_namespace
+from ocr_platform.settings import ENV, RuntimeSettings, engine_fallback_value, metrics_namespace
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +108,13 @@ class StackInfo:
             "OCR_TABLE_NAME": self.table,
         }
 
+    def export_lines(self) -> list[str]:
+        """``export NAME=value`` lines for a POSIX shell, so that ``eval "$(ocr-platform local env)"`` points
+        any AWS client at this stack: the AWS CLI and boto3 read ``AWS_DEFAULT_REGION``, the AWS SDK for
+        JavaScript reads ``AWS_REGION``, and all of them read the ``AWS_ENDPOINT_URL*`` variables."""
+        environment = {**self.client_environment(), "AWS_REGION": REGION}
+        return [f"export {name}={shlex.quote(value)}" for name, value in sorted(environment.items())]
+
 
 def create_jobs_table(dynamodb: Any, name: str) -> None:
     """The jobs table as the stack defines it: on-demand, key ``job_id``, the status/time GSI, TTL."""
@@ -148,7 +156,9 @@ class LocalStack:
     def __init__(self, config: Any = None, options: LocalOptions | None = None) -> None:
         from ocr_infra.config import PlatformConfig
 
-        self.config = config or PlatformConfig(stage="local")
+        # Fallback on: the layout models' weights cannot be had here, so their jobs run a real substitute and
+        # carry an engine_fallback warning.
+        self.config = config or PlatformConfig(stage="local", engine_fallback=True)
         self.options = options or LocalOptions()
         prefix = f"ocr-{self.config.stage}"
         self.names = {
@@ -213,7 +223,10 @@ class LocalStack:
             success_topic_arn=resources["success_topic"],
             error_topic_arn=resources["error_topic"],
             max_concurrent_invocations=self.config.max_concurrent_invocations_per_instance,
-            serve_environment={**base_env, "OCR_BUCKET_NAME": self.names["bucket"]},
+            serve_environment={
+                **base_env, ENV.BUCKET_NAME: self.names["bucket"],
+                ENV.ENGINE_FALLBACK: engine_fallback_value(self.config.engine_fallback),
+            },
             s3=self._clients["s3"], sns=self._clients["sns"], sagemaker=self._clients["sagemaker"],
             poll_seconds=self.options.poll_seconds, port=sagemaker_port, faults=self.faults,
         )
@@ -368,7 +381,8 @@ class LocalStack:
                 timeout_seconds=cfg.invoker_timeout_seconds, memory_mb=cfg.invoker_memory_mb,
             ),
             FunctionSpec(
-                names["processor"], "ocr_platform.handlers.processor.handler", env("ocr-processor"),
+                names["processor"], "ocr_platform.handlers.processor.handler",
+                {**env("ocr-processor"), ENV.ENGINE_FALLBACK: engine_fallback_value(cfg.engine_fallback)},
                 timeout_seconds=cfg.processor_timeout_seconds, memory_mb=cfg.processor_memory_mb,
                 retry_attempts=cfg.processor_retry_attempts, on_failure=names["completion"],
             ),
@@ -512,11 +526,17 @@ def _state_file() -> Path:
 
 
 def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs. A supervisor this process started (``up`` in a test, say) stays a
+    zombie after it exits until it is reaped, and a zombie still answers ``kill(pid, 0)``: reap it here."""
     try:
         os.kill(pid, 0)
     except (ProcessLookupError, PermissionError):
         return False
-    return True
+    try:
+        reaped, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:  # not our child: init reaps it, so it is alive
+        return True
+    return reaped == 0
 
 
 def running_stack() -> StackInfo | None:
