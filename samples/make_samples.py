@@ -2,6 +2,8 @@
 
 invoice.pdf: a one-page, born-digital A4 invoice (fpdf2, DejaVu Sans embedded).
 scan.png: the same kind of page as a 150 DPI raster image, as a scanner would produce it.
+report.png: a 150 DPI page with a title, a paragraph and a ruled table, for the layout models
+(`--model pp-structurev3`).
 """
 
 from __future__ import annotations
@@ -47,7 +49,40 @@ def scan_png(path: Path) -> None:
     image.save(path, optimize=True)
 
 
+REPORT_TITLE = "Northwind Paper Supplies"
+REPORT_PARAGRAPH = [
+    "Orders shipped to the Oslo office in November 2026.",
+    "Prices are per box and include delivery; the totals",
+    "are due within 30 days of the invoice date.",
+]
+REPORT_TABLE = [
+    ["Item", "Boxes", "Price", "Total"],
+    ["A4 copy paper", "10", "24.50", "245.00"],
+    ["Toner cartridge", "2", "59.25", "118.50"],
+    ["Envelopes C5", "4", "12.00", "48.00"],
+]
+
+
+def report_png(path: Path) -> None:
+    image = Image.new("RGB", (1240, 1754), "white")
+    draw = ImageDraw.Draw(image)
+    body = ImageFont.truetype(FONT, 32)
+    draw.text((120, 150), REPORT_TITLE, fill="black", font=ImageFont.truetype(FONT.replace("DejaVuSans", "DejaVuSans-Bold"), 56))
+    for index, text in enumerate(REPORT_PARAGRAPH):
+        draw.text((120, 290 + index * 52), text, fill="black", font=body)
+    top, row_height, lefts = 520, 76, [120, 500, 680, 900, 1120]
+    for row, cells in enumerate(REPORT_TABLE):
+        for column, text in enumerate(cells):
+            draw.text((lefts[column] + 20, top + row * row_height + 18), text, fill="black", font=body)
+    for row in range(len(REPORT_TABLE) + 1):
+        draw.line([(lefts[0], top + row * row_height), (lefts[-1], top + row * row_height)], fill="black", width=3)
+    for x in lefts:
+        draw.line([(x, top), (x, top + len(REPORT_TABLE) * row_height)], fill="black", width=3)
+    image.save(path, optimize=True)
+
+
 if __name__ == "__main__":
     invoice_pdf(HERE / "invoice.pdf")
     scan_png(HERE / "scan.png")
-    print("wrote", HERE / "invoice.pdf", HERE / "scan.png")
+    report_png(HERE / "report.png")
+    print("wrote", HERE / "invoice.pdf", HERE / "scan.png", HERE / "report.png")

@@ -75,6 +75,43 @@ def write_tiff(path: Path, pages: list[list[str]]) -> Path:
     return path
 
 
+# A report page for the layout engines: a title, a paragraph and a ruled table, top to bottom.
+REPORT_TITLE = "Quarterly Supply Report"
+REPORT_PARAGRAPH = [
+    "The kitchen ordered the goods below for the spring menu.",
+    "Prices are per kilogram and include delivery to the",
+    "restaurant. Please check each quantity before paying.",
+]
+REPORT_TABLE = [["Item", "Quantity", "Price"], ["Tea", "12", "4.50"], ["Coffee", "3", "9.20"], ["Sugar", "40", "1.10"]]
+
+
+def render_report_page(size: tuple[int, int] = (1240, 1754)) -> Image.Image:
+    """A white A4 page at 150 DPI with ``REPORT_TITLE`` (bold, large), ``REPORT_PARAGRAPH`` and
+    ``REPORT_TABLE`` drawn as a table with a rule around every cell."""
+    image = Image.new("RGB", size, "white")
+    draw = ImageDraw.Draw(image)
+    title_font = ImageFont.truetype(str(LATIN_FONT.with_name("DejaVuSans-Bold.ttf")), 60)
+    body_font = ImageFont.truetype(str(LATIN_FONT), 34)
+    draw.text((120, 150), REPORT_TITLE, fill="black", font=title_font)
+    for index, text in enumerate(REPORT_PARAGRAPH):
+        draw.text((120, 300 + index * 56), text, fill="black", font=body_font)
+    top, row_height, column_lefts = 550, 80, [120, 520, 820, 1120]
+    for row, cells in enumerate(REPORT_TABLE):
+        for column, text in enumerate(cells):
+            draw.text((column_lefts[column] + 24, top + row * row_height + 20), text, fill="black", font=body_font)
+    bottom = top + len(REPORT_TABLE) * row_height
+    for row in range(len(REPORT_TABLE) + 1):
+        draw.line([(column_lefts[0], top + row * row_height), (column_lefts[-1], top + row * row_height)], fill="black", width=3)
+    for x in column_lefts:
+        draw.line([(x, top), (x, bottom)], fill="black", width=3)
+    return image
+
+
+def write_report_png(path: Path) -> Path:
+    render_report_page().save(path, format="PNG")
+    return path
+
+
 def write_bomb_png(path: Path, width: int = 100_000, height: int = 100_000) -> Path:
     """A tiny PNG whose header claims ``width`` x ``height`` pixels (a decompression bomb)."""
 

@@ -46,6 +46,14 @@ class PlatformConfig:
         models: routing keys deployed, a subset of ``ocr_platform.models.MODEL_TABLE``. The GPU backend
             (SageMaker model, endpoint, scaling, scale-in) is only created when a listed model routes to
             ``sagemaker``; the invoker routes by the same table.
+        engine_fallback: what a job for a layout model (``pp-structurev3``, ``paddleocr-vl``) gets when that
+            model's pipeline cannot be built in its runtime (weights or dependencies missing). Off (the
+            default, every deployed stage): the job fails ``engine_unavailable`` and the endpoint's
+            ``/ping`` fails, so nobody gets another model's output by surprise. On: a real substitute
+            (PP-OCRv5) runs and the job item and result.json carry an ``engine_fallback`` warning; the
+            local stack turns it on because the layout weights cannot be had offline. Set on the CPU
+            processor and in the SageMaker model's container as ``OCR_ENGINE_FALLBACK`` (``none``/``on``),
+            which overrides the endpoint image's own fail-closed default.
 
     SageMaker async endpoint (PaddleOCR-VL):
         instance_type: GPU instance of the endpoint variant; ``ml.g5.xlarge`` = 1 x A10G 24 GB.
@@ -112,6 +120,7 @@ class PlatformConfig:
 
     stage: str = "dev"
     models: tuple[str, ...] = tuple(MODEL_TABLE)
+    engine_fallback: bool = False
 
     instance_type: str = "ml.g5.xlarge"
     variant_name: str = "AllTraffic"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from aws_cdk import Duration
@@ -17,7 +18,7 @@ from constructs import Construct
 from ocr_infra.functions import PlatformFunction, PlatformFunctionProps
 from ocr_infra.paths import CPU_OCR_DOCKERFILE, REPO_ROOT
 from ocr_infra.secure_defaults import acknowledge_wildcards, allow
-from ocr_platform.settings import ENV
+from ocr_platform.settings import ENV, engine_fallback_value
 from ocr_platform.storage import DOCUMENTS_PREFIX, MODELS_PREFIX, RESULTS_PREFIX
 
 
@@ -35,6 +36,8 @@ class CpuBackendProps:
         retry_attempts: async retries after a function error (0: straight to ``on_failure``).
         max_event_age_hours: how long an event may wait in Lambda's async queue.
         job_ttl_days: ``OCR_JOB_TTL_DAYS`` of the job store.
+        engine_fallback: ``OCR_ENGINE_FALLBACK``: run PP-OCRv5 with an ``engine_fallback`` warning when
+            PP-StructureV3 cannot be built (``on``), or fail the job ``engine_unavailable`` (``none``).
         bake_models: ``BAKE_MODELS`` build argument (PaddleX model names baked into the image).
         log_retention: retention of the function's logs.
     """
@@ -48,6 +51,7 @@ class CpuBackendProps:
     retry_attempts: int = 0
     max_event_age_hours: int = 6
     job_ttl_days: int = 30
+    engine_fallback: bool = False
     bake_models: str = ""
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
 
@@ -84,6 +88,7 @@ class CpuBackend(Construct):
                     ENV.TABLE_NAME: props.table.table_name,
                     ENV.BUCKET_NAME: props.bucket.bucket_name,
                     ENV.JOB_TTL_DAYS: str(props.job_ttl_days),
+                    ENV.ENGINE_FALLBACK: engine_fallback_value(props.engine_fallback),
                 },
                 log_retention=props.log_retention,
             ),
@@ -126,3 +131,8 @@ class CpuBackend(Construct):
     @property
     def role(self) -> iam.Role:
         return self._processor.role
+
+    @property
+    def environment(self) -> Mapping[str, str]:
+        """The processor's environment variables (values may be CDK tokens)."""
+        return self._processor.environment

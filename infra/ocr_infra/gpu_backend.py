@@ -29,7 +29,7 @@ from ocr_infra.functions import (
 from ocr_infra.messaging import NotificationTopics
 from ocr_infra.paths import REPO_ROOT, VL_ENDPOINT_DOCKERFILE
 from ocr_infra.secure_defaults import allow
-from ocr_platform.settings import ENV
+from ocr_platform.settings import ENV, engine_fallback_value
 from ocr_platform.storage import (
     ASYNC_FAILURES_PREFIX,
     ASYNC_OUTPUTS_PREFIX,
@@ -68,6 +68,9 @@ class GpuBackendProps:
         base_image: ``BASE_IMAGE`` build argument of the endpoint image (empty: Dockerfile default).
         bake_models: ``BAKE_MODELS`` build argument of the endpoint image (empty: none baked in).
         vl_backend: ``native`` or ``vllm`` (the ``VL_BACKEND`` build argument and ``OCR_VL_BACKEND``).
+        engine_fallback: ``OCR_ENGINE_FALLBACK`` of the model's container; it overrides the image's own
+            ``none``. Off: an endpoint whose PaddleOCR-VL cannot load fails ``/ping``; on: PP-OCRv5 serves
+            with an ``engine_fallback`` warning in every result.
         scale_in_memory_mb / scale_in_timeout_seconds: size of the scale-in function.
         job_ttl_days: ``OCR_JOB_TTL_DAYS``.
         log_retention: retention of the scale-in function's logs.
@@ -90,6 +93,7 @@ class GpuBackendProps:
     base_image: str = ""
     bake_models: str = ""
     vl_backend: str = "native"
+    engine_fallback: bool = False
     scale_in_memory_mb: int = 128
     scale_in_timeout_seconds: int = 30
     job_ttl_days: int = 30
@@ -160,6 +164,7 @@ class GpuBackend(Construct):
                     # The server's thread pool matches the async config's per-instance concurrency.
                     ENV.MAX_CONCURRENT_INVOCATIONS: str(props.max_concurrent_invocations_per_instance),
                     "OCR_VL_BACKEND": "vllm-server" if props.vl_backend == "vllm" else "native",
+                    ENV.ENGINE_FALLBACK: engine_fallback_value(props.engine_fallback),
                 },
             ),
         )

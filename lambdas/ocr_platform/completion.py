@@ -97,7 +97,7 @@ def finish_async_inference(
         store.mark_failed(job_id, JobError(ErrorCode.INVALID_RESULT, f"The endpoint's output is not JSON: {err}"))
         return "failed"
     result_uri = publish_result(s3, layout, result)
-    store.mark_completed(job_id, result_uri=result_uri, page_count=result["page_count"])
+    store.mark_completed(job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"])
     return "completed"
 
 

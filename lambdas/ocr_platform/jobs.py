@@ -31,6 +31,7 @@ from botocore.exceptions import ClientError
 
 from ocr_platform.errors import JobError, JobErrorDict
 from ocr_platform.models import Backend
+from ocr_platform.results import ResultWarning
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +73,7 @@ class JobItem(TypedDict, total=False):
     finished_at: str
     result: str
     page_count: int
+    warnings: list[ResultWarning]
     error: JobErrorDict
     expires_at: int
 
@@ -199,16 +201,20 @@ class JobStore:
             to="dispatched",
         )
 
-    def mark_completed(self, job_id: str, *, result_uri: str, page_count: int) -> bool:
-        """PROCESSING -> COMPLETED with the result location and page count."""
+    def mark_completed(
+        self, job_id: str, *, result_uri: str, page_count: int, warnings: list[ResultWarning] | None = None
+    ) -> bool:
+        """PROCESSING -> COMPLETED with the result location, page count and the result's warnings (if any)."""
         now = iso(self.clock())
-        values = {
+        values: dict[str, Any] = {
             "status": JobStatus.COMPLETED,
             "result": result_uri,
             "page_count": page_count,
             "finished_at": now,
             "updated_at": now,
         }
+        if warnings:
+            values["warnings"] = list(warnings)
         finished = self._transition(job_id, values, Attr("status").eq(JobStatus.PROCESSING), to=JobStatus.COMPLETED)
         if finished and self.on_finished is not None:
             self.on_finished(job_id, JobStatus.COMPLETED, None)

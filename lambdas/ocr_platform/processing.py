@@ -72,7 +72,8 @@ def ocr_document(
         kwargs["on_page"] = on_page
     output = engine.predict(path, **kwargs)
     timings = {**output.timings, "ocr": time.perf_counter() - started}
-    return build_result(job_id, model, output.engine or engine.info, output.pages, timings), output.raw
+    result = build_result(job_id, model, output.engine or engine.info, output.pages, timings, output.warnings)
+    return result, output.raw
 
 
 def publish_result(s3: Any, layout: StorageLayout, result: OcrResult, raw: Any = None) -> str:
@@ -131,7 +132,9 @@ def process_job(
         logger.exception("Engine failed on job %s", message.job_id)
         return _fail(store, message, JobError(ErrorCode.ENGINE_FAILED, f"OCR failed: {type(err).__name__}: {err}"))
 
-    if store.mark_completed(message.job_id, result_uri=result_uri, page_count=result["page_count"]):
+    if store.mark_completed(
+        message.job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"]
+    ):
         return ProcessResult("completed", result_uri=result_uri)
     return ProcessResult("skipped", result_uri=result_uri)
 

@@ -1,7 +1,7 @@
 """result.json: the output contract every engine and backend produces (DESIGN.md, "result.json").
 
-Engines return pages; ``build_result`` wraps them with the job, the engine that really ran and the
-timings. ``validate_result`` checks a document that came from elsewhere (the SageMaker endpoint) before
+Engines return pages; ``build_result`` wraps them with the job, the engine that really ran, the
+warnings about how the result differs from what was asked (a substitute engine ran) and the timings. ``validate_result`` checks a document that came from elsewhere (the SageMaker endpoint) before
 it is published under ``results/``.
 
 >>> page = Page(page=1, width=100, height=50, scale=1.0, lines=[Line(text="hi", polygon=[[0, 0], [9, 0], [9, 9], [0, 9]], score=0.98)])
@@ -50,6 +50,43 @@ class EngineInfo(TypedDict):
     version: str
 
 
+#: A warning's ``code`` when another engine ran because the requested one cannot run in this runtime.
+ENGINE_FALLBACK = "engine_fallback"
+
+
+class ResultWarning(TypedDict):
+    """Something a caller must know about a COMPLETED result (on the job item and in result.json).
+
+    Attributes:
+        code: machine code, e.g. ``engine_fallback``.
+        requested: the model or pipeline the job asked for.
+        ran: what really produced the result.
+        reason: why (the technical cause, e.g. the error that stopped the requested pipeline loading).
+        message: one sentence a frontend can show to a person.
+    """
+
+    code: str
+    requested: str
+    ran: str
+    reason: str
+    message: str
+
+
+def engine_fallback_warning(*, requested: str, ran: str, reason: str) -> ResultWarning:
+    """The ``engine_fallback`` warning for a result that ``ran`` produced in place of ``requested``.
+
+    >>> engine_fallback_warning(requested="PP-StructureV3", ran="PP-OCRv5", reason="no weights")["message"]
+    'PP-StructureV3 is not available in this runtime, so this result comes from PP-OCRv5 instead.'
+    """
+    return {
+        "code": ENGINE_FALLBACK,
+        "requested": requested,
+        "ran": ran,
+        "reason": reason,
+        "message": f"{requested} is not available in this runtime, so this result comes from {ran} instead.",
+    }
+
+
 class OcrResult(TypedDict):
     job_id: str
     model: str
@@ -57,6 +94,7 @@ class OcrResult(TypedDict):
     page_count: int
     text: str
     pages: list[Page]
+    warnings: list[ResultWarning]
     timings: dict[str, float]
 
 
@@ -74,6 +112,7 @@ def build_result(
     engine: EngineInfo,
     pages: list[Page],
     timings: dict[str, float] | None = None,
+    warnings: list[ResultWarning] | None = None,
 ) -> OcrResult:
     return {
         "job_id": job_id,
@@ -82,6 +121,7 @@ def build_result(
         "page_count": len(pages),
         "text": PAGE_SEPARATOR.join(page_text(p) for p in pages),
         "pages": pages,
+        "warnings": list(warnings or []),
         "timings": {k: round(float(v), 4) for k, v in (timings or {}).items()},
     }
 
@@ -115,5 +155,11 @@ def validate_result(doc: Any, *, job_id: str | None = None) -> OcrResult:
             polygon = line.get("polygon")
             if not isinstance(polygon, list) or len(polygon) != 4 or not all(isinstance(p, list) and len(p) == 2 for p in polygon):
                 raise bad(f"page {page['page']} has a line whose polygon is not 4 [x, y] points")
+    warnings = doc.setdefault("warnings", [])
+    if not isinstance(warnings, list):
+        raise bad("'warnings' is not a list")
+    for warning in warnings:
+        if not isinstance(warning, dict) or not all(isinstance(warning.get(key), str) for key in ResultWarning.__annotations__):
+            raise bad(f"a warning needs string fields {', '.join(ResultWarning.__annotations__)}")
     doc.setdefault("timings", {})
     return doc  # type: ignore[return-value]

@@ -6,6 +6,7 @@ infrastructure and code lives in one place.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 
@@ -27,8 +28,42 @@ class ENV:
     LAMBDA_DEADLINE_SECONDS = "OCR_LAMBDA_DEADLINE_SECONDS"
     SAGEMAKER_DEADLINE_SECONDS = "OCR_SAGEMAKER_DEADLINE_SECONDS"
     MAX_CONCURRENT_INVOCATIONS = "OCR_MAX_CONCURRENT_INVOCATIONS"
+    #: ``on``: a layout model whose pipeline cannot be built here runs a substitute and the result says so
+    #: (an ``engine_fallback`` warning); ``none`` or unset: the job fails ``engine_unavailable``.
+    ENGINE_FALLBACK = "OCR_ENGINE_FALLBACK"
     #: Powertools' own variable: the CloudWatch namespace of the job outcome metrics (``ocr_platform.metrics``).
     METRICS_NAMESPACE = "POWERTOOLS_METRICS_NAMESPACE"
+
+
+ENGINE_FALLBACK_ON = "on"
+ENGINE_FALLBACK_OFF = "none"
+_FALLBACK_ON_VALUES = frozenset({"on", "true", "1", "yes"})
+_FALLBACK_OFF_VALUES = frozenset({"none", "off", "false", "0", "no", ""})
+
+
+def engine_fallback_value(enabled: bool) -> str:
+    """The ``OCR_ENGINE_FALLBACK`` value the stacks set for a fallback switch.
+
+    >>> engine_fallback_value(False), engine_fallback_value(True)
+    ('none', 'on')
+    """
+    return ENGINE_FALLBACK_ON if enabled else ENGINE_FALLBACK_OFF
+
+
+def engine_fallback_enabled(value: str | None) -> bool:
+    """Whether an ``OCR_ENGINE_FALLBACK`` value allows a substitute engine; unset or unknown fails closed.
+
+    >>> engine_fallback_enabled(None), engine_fallback_enabled("none"), engine_fallback_enabled("on")
+    (False, False, True)
+    """
+    text = (value or "").strip().lower()
+    if text in _FALLBACK_ON_VALUES:
+        return True
+    if text not in _FALLBACK_OFF_VALUES:
+        logging.getLogger(__name__).warning(
+            "%s=%r is neither %r nor %r; engine fallback stays off", ENV.ENGINE_FALLBACK, value, ENGINE_FALLBACK_ON, ENGINE_FALLBACK_OFF
+        )
+    return False
 
 
 def metrics_namespace(stage: str) -> str:

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from ocr_platform.jobs import NewJob
+from ocr_platform.results import engine_fallback_warning
 from tests.aws_events import FakeLambdaContext, lambda_failure_record, sagemaker_notification
 from tests.conftest import BUCKET, ENDPOINT, Platform
 
@@ -44,10 +45,23 @@ def test_success_notification_publishes_result_and_completes_the_job(platform: P
     response = platform.publish("success", _success(platform, "job-vl", VALID_OUTPUT))
 
     assert response == {"outcomes": ["completed"]}
-    assert platform.read_json("results/job-vl/result.json") == VALID_OUTPUT
+    assert platform.read_json("results/job-vl/result.json") == {**VALID_OUTPUT, "warnings": []}
     job = platform.job("job-vl")
     assert (job["status"], job["page_count"]) == ("COMPLETED", 1)
     assert job["result"] == f"s3://{BUCKET}/results/job-vl/result.json"
+    assert "warnings" not in job
+
+
+def test_endpoint_result_warnings_are_copied_to_the_job_item(platform: Platform) -> None:
+    warning = engine_fallback_warning(requested="PaddleOCR-VL", ran="PP-OCRv5", reason="RuntimeError: no GPU weights")
+    output = {**VALID_OUTPUT, "engine": {**VALID_OUTPUT["engine"], "name": "PP-OCRv5 (fallback: ...)"}, "warnings": [warning]}
+    _vl_job(platform)
+
+    assert platform.publish("success", _success(platform, "job-vl", output)) == {"outcomes": ["completed"]}
+
+    assert platform.read_json("results/job-vl/result.json")["warnings"] == [warning]
+    job = platform.job("job-vl")
+    assert job["status"] == "COMPLETED" and job["warnings"] == [warning]
 
 
 def test_error_notification_fails_the_job_with_the_endpoint_error_body(platform: Platform) -> None:
@@ -91,7 +105,12 @@ def test_repeated_notifications_never_change_a_finished_job(platform: Platform) 
 
 @pytest.mark.parametrize(
     ("output", "fragment"),
-    [("not json at all", "not JSON"), ({**VALID_OUTPUT, "job_id": "someone-else"}, "someone-else"), ({"job_id": "job-vl"}, "model")],
+    [
+        ("not json at all", "not JSON"),
+        ({**VALID_OUTPUT, "job_id": "someone-else"}, "someone-else"),
+        ({"job_id": "job-vl"}, "model"),
+        ({**VALID_OUTPUT, "warnings": [{"code": "engine_fallback"}]}, "warning needs string fields"),
+    ],
 )
 def test_invalid_endpoint_output_fails_the_job_invalid_result(platform: Platform, output: object, fragment: str) -> None:
     _vl_job(platform)

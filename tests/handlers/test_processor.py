@@ -117,3 +117,52 @@ def test_invalid_payload_with_a_job_id_fails_the_job(platform: Platform) -> None
 
     job = platform.job("job-p6")
     assert job["status"] == "FAILED" and job["error"]["code"] == "invalid_message"
+
+
+def _init_processor(monkeypatch: pytest.MonkeyPatch, models: str) -> None:
+    """Run the processor module's init phase again, as Lambda does in a new container."""
+    import importlib
+
+    from ocr_platform.handlers import processor
+
+    monkeypatch.setenv("OCR_PRELOAD_MODELS", models)
+    importlib.reload(processor)
+
+
+def test_the_init_phase_builds_the_preloaded_engine_once_for_every_job(platform: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[PlumbingEngine] = []
+    engines.register_engine("pp-ocrv5", lambda: built.append(PlumbingEngine()) or built[-1])
+    try:
+        _init_processor(monkeypatch, "pp-ocrv5")
+        assert len(built) == 1  # before any invocation
+
+        platform.run_processor(_job(platform, "job-p7"))
+        platform.run_processor(_job(platform, "job-p8"))
+
+        assert len(built) == 1 and len(built[0].calls) == 2
+        assert platform.job("job-p8")["status"] == "COMPLETED"
+    finally:
+        engines._factories.pop("pp-ocrv5", None)
+        engines._instances.pop("pp-ocrv5", None)
+
+
+def test_an_engine_that_fails_at_init_leaves_the_container_up_and_fails_its_jobs(platform: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
+    attempts: list[int] = []
+
+    def broken() -> PlumbingEngine:
+        attempts.append(1)
+        raise RuntimeError("inference.onnx is missing")
+
+    engines.register_engine("pp-ocrv5", broken)
+    try:
+        _init_processor(monkeypatch, "pp-ocrv5")  # logs, does not raise: the container stays up
+
+        assert platform.run_processor(_job(platform, "job-p9"))["outcome"] == "failed"
+
+        job = platform.job("job-p9")
+        assert job["status"] == "FAILED" and job["error"]["code"] == "engine_unavailable"
+        assert "inference.onnx is missing" in job["error"]["message"]
+        assert len(attempts) == 2  # at init, and again for the job
+    finally:
+        engines._factories.pop("pp-ocrv5", None)
+        engines._instances.pop("pp-ocrv5", None)

@@ -31,6 +31,7 @@ def test_defaults() -> None:
     assert cfg.max_receive_count == 3
     assert cfg.powertools_layer_version == 27
     assert cfg.sweeper_interval_minutes == 15
+    assert cfg.engine_fallback is False
 
 
 def test_derived_values() -> None:
@@ -121,6 +122,7 @@ def test_invalid_values_fail_naming_the_field(overrides: dict[str, Any], message
         ({"ocr": {"procesor_memory_mb": 4096}}, "Unknown OCR platform config field(s) ['procesor_memory_mb']"),
         ({"ocr:processor_memory_mb": "lots"}, "config field processor_memory_mb: cannot use 'lots' as int"),
         ({"ocr:retain_data": "maybe"}, "config field retain_data"),
+        ({"ocr:engine_fallback": "pp-ocrv5"}, "config field engine_fallback: cannot use 'pp-ocrv5' as bool"),
         ({"ocr": ["stage"]}, "must be an object"),
     ],
 )
@@ -190,6 +192,18 @@ def test_sweeper_settings_reach_its_rule_and_environment() -> None:
     assert env[ENV.SAGEMAKER_DEADLINE_SECONDS] == str(3600 + 300 + 600)
     context = PlatformConfig.from_context(App(context={"ocr:sweeper_interval_minutes": "5"}))
     assert context.sweeper_interval_minutes == 5
+
+
+def test_engine_fallback_is_off_unless_the_context_turns_it_on_for_both_backends() -> None:
+    def fallback_env(stack: OcrPlatformStack) -> tuple[str, str]:
+        container = stack.resolve(stack.gpu.model.primary_container)["environment"]
+        return stack.cpu.environment[ENV.ENGINE_FALLBACK], container[ENV.ENGINE_FALLBACK]
+
+    assert fallback_env(OcrPlatformStack(_app(), "FailClosed", config=PlatformConfig(stage="prod"))) == ("none", "none")
+    # `cdk deploy -c ocr:engine_fallback=true`
+    cfg = PlatformConfig.from_context(App(context={"ocr:engine_fallback": "true"}))
+    assert cfg.engine_fallback is True
+    assert fallback_env(OcrPlatformStack(_app(), "FallbackOn", config=cfg)) == ("on", "on")
 
 
 def test_vllm_backend_reaches_the_model_environment() -> None:

@@ -101,7 +101,10 @@ def test_completion_and_processor_environment(synthesis: Synthesis) -> None:
         ENV.METRICS_NAMESPACE: "OcrPlatform/dev",
     }
     assert _env(_function(synthesis, "completion")) == {"POWERTOOLS_SERVICE_NAME": "ocr-completion", **common}
-    assert _env(_function(synthesis, "processor")) == {"POWERTOOLS_SERVICE_NAME": "ocr-processor", **common}
+    # A deployed stage never runs another model in place of the one asked for (fail closed).
+    assert _env(_function(synthesis, "processor")) == {
+        "POWERTOOLS_SERVICE_NAME": "ocr-processor", **common, ENV.ENGINE_FALLBACK: "none",
+    }
 
 
 def test_scale_in_environment(synthesis: Synthesis) -> None:

@@ -221,9 +221,10 @@ def run_campaign(workdir: Path, total: int = 54, *, timeout: float = 900.0) -> C
     offline = {
         "OCR_MODEL_HUB": "off",  # every model from installed packages
         "OCR_MODEL_CACHE_DIR": str(workdir / "models"),
-        "OCR_ENGINE_FALLBACK": "pp-ocrv5",
     }
-    config = PlatformConfig(stage="local", processor_timeout_seconds=PROCESSOR_TIMEOUT_SECONDS, versioned_bucket=True)
+    config = PlatformConfig(
+        stage="local", engine_fallback=True, processor_timeout_seconds=PROCESSOR_TIMEOUT_SECONDS, versioned_bucket=True
+    )
     options = LocalOptions(period_seconds=0.5, visibility_timeout_seconds=2, retry_delays_seconds=(0.2, 0.2), faults=faults)
     report = CampaignReport(jobs=len(jobs))
     with _environment(offline):

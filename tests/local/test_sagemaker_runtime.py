@@ -334,7 +334,7 @@ def test_real_endpoint_server_reads_a_page(aws: Aws, make_runtime: RuntimeFactor
     aws.s3.put_object(Bucket=aws.bucket, Key="documents/job-real/page.png", Body=page.read_bytes())
     env = {
         "AWS_ENDPOINT_URL": aws.url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": REGION, "OCR_ENGINE_FALLBACK": "pp-ocrv5", "OCR_MODEL_HUB": "off",
+        "AWS_DEFAULT_REGION": REGION, "OCR_ENGINE_FALLBACK": "on", "OCR_MODEL_HUB": "off",
         "OCR_MODEL_CACHE_DIR": str(tmp_path / "models"), "LOG_LEVEL": "WARNING",
     }
     runtime = make_runtime(env=env, serve_command=[sys.executable, "-m", "ocr_platform.endpoint_server"], startup_timeout_seconds=120)

@@ -3,21 +3,33 @@
 Their weights cannot be had offline, so these tests check what the adapters control: the pipeline's
 construction arguments (model names and the directories resolved for them), the conversion of the
 pipelines' documented result structure (``json["res"]`` with ``parsing_res_list`` and
-``overall_ocr_res``, plus ``markdown``) into result pages, and the fallback that runs the real PP-OCRv5
-model (never made-up text) when a pipeline cannot be built, saying so in ``engine``.
+``overall_ocr_res``, plus ``markdown``) into result pages, and what happens when a pipeline cannot be
+built: with fallback off (every deployed stage) the job fails ``engine_unavailable``; with it on (the local
+stack) the real PP-OCRv5 model runs (never made-up text), ``engine`` names it and an ``engine_fallback``
+warning on the job item and in result.json says what was asked for, what ran and why.
 """
 
 from __future__ import annotations
 
+import json
+import os
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import pytest
 
+from ocr_platform import cli, engines
+from ocr_platform.endpoint_server import EndpointApp
+from ocr_platform.engines import EngineOutput
 from ocr_platform.engines.paddle import PaddleOCRVLEngine, PaddleSettings, PPStructureV3Engine, layout_blocks
 from ocr_platform.errors import JobError
+from ocr_platform.jobs import NewJob
 from ocr_platform.processing import ocr_document
+from ocr_platform.results import EngineInfo, engine_fallback_warning
+from ocr_platform.settings import ENV
+from tests.conftest import BUCKET, Platform
 from tests.documents import ENGLISH_PAGES, character_error_rate
 
 TABLE_HTML = "<html><body><table><tr><td>Item</td><td>Price</td></tr><tr><td>Tea</td><td>4.50</td></tr></table></body></html>"
@@ -117,26 +129,160 @@ def test_vl_engine_constructs_paddleocr_vl_with_the_chosen_backend(settings: Pad
     assert engine.info["name"] == "PaddleOCR-VL"
 
 
-def test_unavailable_pipeline_falls_back_to_real_pp_ocrv5_and_says_so(settings: PaddleSettings, docs: dict[str, Path], ppocr) -> None:
-    engine = PPStructureV3Engine(settings)  # the PP-StructureV3 weights are not obtainable offline
+def test_with_fallback_on_an_unavailable_pipeline_runs_real_pp_ocrv5_and_says_so(settings: PaddleSettings, docs: dict[str, Path], ppocr) -> None:
+    engine = PaddleOCRVLEngine(replace(settings, allow_fallback=True))  # its weights are not obtainable offline
 
-    result, _ = ocr_document(docs["png"], job_id="f", model="pp-structurev3", engine=engine)
+    result, _ = ocr_document(docs["png"], job_id="f", model="paddleocr-vl", engine=engine)
 
-    assert result["engine"]["name"].startswith("PP-OCRv5 (fallback: PP-StructureV3 unavailable here")
+    assert result["engine"]["name"].startswith("PP-OCRv5 (fallback: PaddleOCR-VL unavailable here")
     assert result["engine"]["models"] == ["PP-OCRv5_mobile_det", "PP-OCRv5_mobile_rec"]
+    [warning] = result["warnings"]
+    assert (warning["code"], warning["requested"], warning["ran"]) == ("engine_fallback", "PaddleOCR-VL", "PP-OCRv5")
+    assert warning["reason"] == engine.fallback_reason and "PP-DocLayoutV2" in warning["reason"]
+    assert warning["message"] == "PaddleOCR-VL is not available in this runtime, so this result comes from PP-OCRv5 instead."
     got = "\n".join(line["text"] for line in result["pages"][0]["lines"])
     assert character_error_rate(got, "\n".join(ENGLISH_PAGES[0])) <= 0.02
 
 
-def test_no_fallback_means_a_clear_engine_unavailable_error(settings: PaddleSettings) -> None:
-    from dataclasses import replace
+def test_fallback_is_off_by_default_and_unavailable_means_a_clear_engine_unavailable_error(settings: PaddleSettings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV.ENGINE_FALLBACK, raising=False)
+    assert PaddleSettings.from_env().allow_fallback is False  # fail closed when nothing says otherwise
+    monkeypatch.setenv(ENV.ENGINE_FALLBACK, "none")
+    assert PaddleSettings.from_env().allow_fallback is False
+    monkeypatch.setenv(ENV.ENGINE_FALLBACK, "on")
+    assert PaddleSettings.from_env().allow_fallback is True
 
     with pytest.raises(JobError) as info:
-        PaddleOCRVLEngine(replace(settings, fallback_model="none"))
+        PaddleOCRVLEngine(settings)
     assert info.value.code == "engine_unavailable" and "PaddleOCR-VL" in info.value.message
+
+
+class UnbuildablePipeline:
+    """Stands in for a pipeline class whose weights this runtime lacks: building it fails (plumbing only)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        raise RuntimeError("PP-DocLayout_plus-L is in no model cache here")
+
+
+@pytest.fixture
+def unbuildable_structure(platform: Platform, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The processor's pp-structurev3 engine, built from the environment like on Lambda, with a pipeline that cannot load."""
+    monkeypatch.setattr("ocr_platform.engines.paddle.ModelResolver.kwargs", lambda self, role, name: {f"{role}_model_name": name})
+    monkeypatch.setitem(engines._factories, "pp-structurev3", lambda: PPStructureV3Engine(pipeline_factory=UnbuildablePipeline))
+    engines._instances.pop("pp-structurev3", None)
+    yield
+    engines._instances.pop("pp-structurev3", None)
+
+
+def _structure_job(platform: Platform, job_id: str, docs: dict[str, Path]) -> dict[str, Any]:
+    message = {"job_id": job_id, "model": "pp-structurev3", "language": "en",
+               "input": platform.put_document(job_id, "invoice.png", docs["png"].read_bytes())}
+    platform.store.create(NewJob(job_id, "pp-structurev3", message["input"]))
+    return message
+
+
+def test_processor_with_fallback_off_fails_the_job_engine_unavailable_with_the_reason(
+    platform: Platform, unbuildable_structure: None, docs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV.ENGINE_FALLBACK, "none")  # what the stack sets on every deployed stage
+
+    assert platform.run_processor(_structure_job(platform, "job-off", docs))["outcome"] == "failed"
+
+    job = platform.job("job-off")
+    assert (job["status"], job["error"]["code"]) == ("FAILED", "engine_unavailable")
+    assert job["error"]["message"] == "PP-StructureV3 cannot run here: PP-DocLayout_plus-L is in no model cache here"
+    assert "warnings" not in job and platform.keys("results/") == []
+
+
+def test_processor_with_fallback_on_completes_with_the_warning_on_the_item_and_in_result_json(
+    platform: Platform, unbuildable_structure: None, docs: dict[str, Path], ppocr, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV.ENGINE_FALLBACK, "on")  # what the local stack sets
+
+    assert platform.run_processor(_structure_job(platform, "job-on", docs))["outcome"] == "completed"
+
+    job = platform.job("job-on")
+    result = platform.read_json("results/job-on/result.json")
+    assert job["status"] == "COMPLETED" and job["result"] == f"s3://{BUCKET}/results/job-on/result.json"
+    [warning] = job["warnings"]
+    assert result["warnings"] == job["warnings"]
+    assert (warning["code"], warning["requested"]) == ("engine_fallback", "PP-StructureV3")
+    assert "RuntimeError: PP-DocLayout_plus-L is in no model cache here" in warning["reason"]
+    # What really ran (PP-OCRv5, or its local layout substitute where that is installed) is named, never PP-StructureV3.
+    assert result["model"] == "pp-structurev3" and result["engine"]["name"].startswith(warning["ran"])
+    assert "PP-StructureV3" not in warning["ran"].split(" (")[0].split()
+    got = "\n".join(line["text"] for line in result["pages"][0]["lines"])
+    assert character_error_rate(got, "\n".join(ENGLISH_PAGES[0])) <= 0.02
+
+
+def test_endpoint_with_fallback_off_fails_its_ping(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("ocr_platform.engines.paddle.ModelResolver.kwargs", lambda self, role, name: {f"{role}_model_name": name})
+    monkeypatch.delenv(ENV.ENGINE_FALLBACK, raising=False)
+    app = EndpointApp(lambda: PaddleOCRVLEngine(pipeline_factory=UnbuildablePipeline))
+
+    app.load()
+
+    status, body = app.ping()
+    assert status == 500 and body["status"] == "failed"
+    assert "engine_unavailable" in body["error"] and "PP-DocLayout_plus-L is in no model cache here" in body["error"]
+
+
+class SelfDescribingSubstitute:
+    """A substitute whose output already carries its own engine_fallback warning (plumbing only)."""
+
+    info = EngineInfo(name="substitute", models=["sub"], version="0")
+
+    def predict(self, path: Path, **kwargs: Any) -> EngineOutput:
+        own = engine_fallback_warning(requested="PP-StructureV3", ran="substitute layout", reason="no PP-DocLayout weights")
+        return EngineOutput(pages=[], engine=EngineInfo(name="substitute layout", models=["sub"], version="0"), warnings=[own])
+
+
+class PlainSubstitute(SelfDescribingSubstitute):
+    def predict(self, path: Path, **kwargs: Any) -> EngineOutput:
+        return EngineOutput(pages=[])
+
+
+@pytest.mark.parametrize("substitute", [SelfDescribingSubstitute, PlainSubstitute])
+def test_an_overridden_fallback_engine_is_described_once(settings: PaddleSettings, substitute: type, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("ocr_platform.engines.paddle.ModelResolver.kwargs", lambda self, role, name: {f"{role}_model_name": name})
+
+    class WithSubstitute(PPStructureV3Engine):
+        def _fallback_engine(self) -> Any:
+            return substitute()
+
+    output = WithSubstitute(replace(settings, allow_fallback=True), pipeline_factory=UnbuildablePipeline).predict(tmp_path / "unused")
+
+    [warning] = output.warnings
+    assert warning["code"] == "engine_fallback" and warning["requested"] == "PP-StructureV3"
+    if substitute is SelfDescribingSubstitute:  # it described itself: kept as it is
+        assert (warning["ran"], output.engine["name"]) == ("substitute layout", "substitute layout")
+    else:  # the layout engine names what ran and adds the warning
+        assert warning["ran"] == "substitute" and output.engine["name"].startswith("substitute (fallback: PP-StructureV3")
 
 
 def test_layout_blocks_keep_document_order_when_no_order_is_given() -> None:
     blocks = layout_blocks([{"block_label": "text", "block_content": "b", "block_bbox": [0, 0, 1, 1]},
                             {"block_label": "text", "block_content": "a", "block_bbox": [0, 0, 1, 1]}])
     assert [b["text"] for b in blocks] == ["b", "a"]
+
+
+def test_ocr_command_runs_locally_with_fallback_on_and_prints_the_warning(
+    docs: dict[str, Path], ppocr, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OCR_MODEL_HUB", "off")  # the PaddleOCR-VL weights are in no installed package
+    monkeypatch.delenv(ENV.ENGINE_FALLBACK, raising=False)
+    monkeypatch.delitem(engines._instances, "paddleocr-vl", raising=False)
+    output = tmp_path / "result.json"
+    try:
+        assert cli.main(["ocr", str(docs["png"]), "--model", "paddleocr-vl", "--output", str(output)]) == 0
+    finally:
+        engines._instances.pop("paddleocr-vl", None)
+
+    [warning] = json.loads(output.read_text())["warnings"]
+    assert (warning["code"], warning["requested"], warning["ran"]) == ("engine_fallback", "PaddleOCR-VL", "PP-OCRv5")
+    assert capsys.readouterr().err.splitlines()[-1] == f"warning: engine_fallback: {warning['message']}"
+    assert ENV.ENGINE_FALLBACK not in os.environ  # turned on for this run only
+
+    monkeypatch.setenv(ENV.ENGINE_FALLBACK, "none")  # a user who wants the model or an error
+    assert cli.main(["ocr", str(docs["png"]), "--model", "paddleocr-vl"]) == 1
+    assert capsys.readouterr().err.startswith("error: engine_unavailable: PaddleOCR-VL cannot run here")

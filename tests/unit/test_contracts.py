@@ -9,7 +9,7 @@ import pytest
 from ocr_platform.errors import JobError
 from ocr_platform.messages import InvalidMessageError, JobMessage, parse_job_message
 from ocr_platform.models import MODEL_TABLE, route
-from ocr_platform.results import build_result, validate_result
+from ocr_platform.results import build_result, engine_fallback_warning, validate_result
 from ocr_platform.storage import S3Uri, StorageLayout, safe_file_name
 
 GOOD = {"job_id": "job-1", "model": "pp-ocrv5", "input": "s3://bucket/documents/job-1/a.pdf"}
@@ -73,3 +73,18 @@ def test_result_validation_rejects_broken_documents() -> None:
         validate_result(broken_polygon)
     with pytest.raises(JobError, match="page_count"):
         validate_result({**good, "page_count": 3})
+
+
+def test_result_warnings_are_kept_and_checked() -> None:
+    page = {"page": 1, "width": 10, "height": 10, "scale": 1.0, "lines": []}
+    engine = {"name": "PP-OCRv5", "models": [], "version": "1"}
+    assert build_result("j", "pp-ocrv5", engine, [page])["warnings"] == []  # always a list in result.json
+    warning = engine_fallback_warning(requested="PP-StructureV3", ran="PP-OCRv5", reason="RuntimeError: no weights")
+    doc = json.loads(json.dumps(build_result("j", "pp-structurev3", engine, [page], warnings=[warning])))
+    assert validate_result(doc)["warnings"] == [warning]
+    older = {key: value for key, value in doc.items() if key != "warnings"}  # an endpoint that writes none
+    assert validate_result(older)["warnings"] == []
+    with pytest.raises(JobError, match="warning needs string fields"):
+        validate_result({**doc, "warnings": [{"code": "engine_fallback"}]})
+    with pytest.raises(JobError, match="'warnings' is not a list"):
+        validate_result({**doc, "warnings": "engine_fallback"})

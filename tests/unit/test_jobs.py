@@ -8,6 +8,7 @@ import pytest
 
 from ocr_platform.errors import JobError
 from ocr_platform.jobs import JobAlreadyExistsError, NewJob
+from ocr_platform.results import engine_fallback_warning
 from tests.conftest import Platform
 
 ERR = JobError("engine_failed", "boom")
@@ -39,6 +40,15 @@ def test_happy_path_queued_processing_completed(platform: Platform) -> None:
     job = platform.job("j1")
     assert (job["status"], job["backend"], job["page_count"]) == ("COMPLETED", "lambda", 2)
     assert job["started_at"] <= job["finished_at"]
+    assert "warnings" not in job  # only a result that differs from what was asked carries warnings
+
+
+def test_completed_item_carries_the_results_warnings(platform: Platform) -> None:
+    warning = engine_fallback_warning(requested="PP-StructureV3", ran="PP-OCRv5", reason="RuntimeError: no weights")
+    _queued(platform)
+    platform.store.mark_processing("j1", "lambda")
+    assert platform.store.mark_completed("j1", result_uri="s3://b/results/j1/result.json", page_count=1, warnings=[warning])
+    assert platform.job("j1")["warnings"] == [warning]
 
 
 def test_queued_can_fail_directly(platform: Platform) -> None:

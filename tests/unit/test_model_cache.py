@@ -76,6 +76,17 @@ def test_onnx_models_are_exported_once_into_the_local_cache(package_models: Path
     assert (exported / "inference.onnx").stat().st_mtime_ns == mtime
 
 
+def test_onnx_exports_are_saved_already_optimised_by_onnx_runtime(package_models: Path, tmp_path: Path) -> None:
+    import onnx
+
+    exported = ModelCache(None, local_dir=tmp_path / "c").resolve("PP-OCRv5_mobile_det", onnx=True)
+
+    graph = onnx.load(str(exported / "inference.onnx")).graph
+    assert any(node.op_type == "FusedConv" for node in graph.node)  # ONNX Runtime's fusion, saved
+    assert len(graph.node) < 400  # paddle2onnx's raw export has 925 nodes
+    assert not list((tmp_path / "c" / "onnx").glob("tmp*"))  # the raw export was staged and removed
+
+
 def test_onnx_exports_baked_into_the_image_are_used_first(package_models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ocr_platform.model_cache import export_onnx
 

@@ -8,9 +8,11 @@
 
 Each pipeline is built once (models load in the constructor) and reused. Model directories come from
 ``ModelCache`` (baked, local, S3 cache, installed model packages) and PaddleX's hub only as a last resort.
-When a pipeline cannot be built here (its weights or dependencies are missing) and fallback is allowed,
-the closest real model, PP-OCRv5, runs instead and ``engine`` in the result says so; output is never
-fabricated.
+When a layout pipeline cannot be built here (its weights or dependencies are missing), the job fails
+``engine_unavailable``, unless fallback is on (``OCR_ENGINE_FALLBACK=on``: the local stack and the
+``ocr`` command, never a deployed stage by default). Then a real substitute runs (PP-OCRv5 by default,
+``_LayoutEngine._fallback_engine``), ``engine`` in the result names it and an ``engine_fallback`` warning
+says what was asked for, what ran and why; output is never fabricated.
 """
 
 from __future__ import annotations
@@ -22,11 +24,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from ocr_platform.engines import EngineOutput
+from ocr_platform.engines import Engine, EngineOutput, collector_paused
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.intake import IntakeLimits, PageImage, open_document
 from ocr_platform.model_cache import ModelCache
-from ocr_platform.results import Block, EngineInfo, Line, Page
+from ocr_platform.results import ENGINE_FALLBACK, Block, EngineInfo, Line, Page, engine_fallback_warning
+from ocr_platform.settings import ENV, engine_fallback_enabled
 
 logger = logging.getLogger(__name__)
 
@@ -57,11 +60,14 @@ class PaddleSettings:
             which keeps an A4 page at 144-200 DPI fast without losing small text (see benchmarks/).
         rec_batch_size: text lines recognised per batch. 1 is fastest on CPU: a batch is padded to its
             widest line, and recognition cost grows with width.
-        cpu_threads: math library threads (defaults to the machine's cores).
+        cpu_threads: threads per inference: Paddle Inference's math library threads, or ONNX Runtime's
+            intra-op threads (defaults to the machine's vCPUs, ``os.cpu_count()``).
         enable_mkldnn: oneDNN kernels on CPU (needs paddlepaddle 3.2.x; 3.3.1 crashes with it).
         device: ``cpu`` or ``gpu:0``.
         allow_hub_download: let PaddleX fetch a model that no cache has (``OCR_MODEL_HUB=off`` forbids).
-        fallback_model: engine that runs when a pipeline cannot be built here (``none``: fail instead).
+        allow_fallback: when a layout pipeline cannot be built here, run a substitute and say so in the
+            result (``OCR_ENGINE_FALLBACK=on``) instead of failing ``engine_unavailable`` (the default:
+            a deployed stage gives the model asked for or an error).
         bucket: the platform bucket whose ``models/`` prefix caches model archives (``OCR_BUCKET_NAME``).
         intake: document limits and render scale.
     """
@@ -74,7 +80,7 @@ class PaddleSettings:
     enable_mkldnn: bool = True
     device: str = "cpu"
     allow_hub_download: bool = True
-    fallback_model: str = "pp-ocrv5"
+    allow_fallback: bool = False
     bucket: str | None = None
     intake: IntakeLimits = field(default_factory=IntakeLimits)
 
@@ -92,7 +98,7 @@ class PaddleSettings:
             enable_mkldnn=_env_flag("OCR_ENABLE_MKLDNN", base.enable_mkldnn),
             device=env.get("OCR_DEVICE", base.device),
             allow_hub_download=_env_flag("OCR_MODEL_HUB", base.allow_hub_download),
-            fallback_model=env.get("OCR_ENGINE_FALLBACK", base.fallback_model),
+            allow_fallback=engine_fallback_enabled(env.get(ENV.ENGINE_FALLBACK)),
             bucket=env.get("OCR_BUCKET_NAME") or None,
             intake=replace(
                 base.intake,
@@ -182,6 +188,9 @@ def _common_kwargs(settings: PaddleSettings) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"device": settings.device}
     if settings.inference_engine == "onnxruntime":
         kwargs["engine"] = "onnxruntime"
+        # ONNX Runtime's own default is the physical core count, which is 1 where the vCPUs are
+        # hyperthreads of one core; the Lambda's vCPUs are what the function pays for.
+        kwargs["engine_config"] = {"intra_op_num_threads": settings.cpu_threads}
     elif settings.device == "cpu":
         kwargs.update(enable_mkldnn=settings.enable_mkldnn, cpu_threads=settings.cpu_threads)
     return kwargs
@@ -299,28 +308,37 @@ class PPOCRv5Engine:
 
     def _pipeline(self, rec_model: str) -> Any:
         if rec_model not in self._pipelines:
-            factory = self._factory
-            if factory is None:
-                from paddleocr import PaddleOCR as factory  # noqa: N813
-            try:
-                kwargs = {
-                    **self.resolver.kwargs("text_detection", DET_MODEL),
-                    **self.resolver.kwargs("text_recognition", rec_model),
-                }
-            except ModelUnavailableError as err:
-                raise JobError(ErrorCode.ENGINE_UNAVAILABLE, f"PP-OCRv5 cannot run here: {err}.") from None
-            self._pipelines[rec_model] = factory(
-                **kwargs,
-                use_doc_orientation_classify=False,
-                use_doc_unwarping=False,
-                use_textline_orientation=False,
-                text_det_limit_side_len=self.settings.det_limit_side_len,
-                text_det_limit_type=self.settings.det_limit_type,
-                text_recognition_batch_size=self.settings.rec_batch_size,
-                **_common_kwargs(self.settings),
-            )
+            with collector_paused():  # PaddleOCR's imports and the model load: see collector_paused
+                self._pipelines[rec_model] = self._build_pipeline(rec_model)
             self.resolver.publish_downloaded()
         return self._pipelines[rec_model]
+
+    def _build_pipeline(self, rec_model: str) -> Any:
+        factory = self._factory
+        if factory is None:
+            from paddleocr import PaddleOCR as factory  # noqa: N813
+        try:
+            kwargs = {
+                **self.resolver.kwargs("text_detection", DET_MODEL),
+                **self.resolver.kwargs("text_recognition", rec_model),
+            }
+        except ModelUnavailableError as err:
+            raise JobError(ErrorCode.ENGINE_UNAVAILABLE, f"PP-OCRv5 cannot run here: {err}.") from None
+        return factory(
+            **kwargs,
+            use_doc_orientation_classify=False,
+            use_doc_unwarping=False,
+            use_textline_orientation=False,
+            text_det_limit_side_len=self.settings.det_limit_side_len,
+            text_det_limit_type=self.settings.det_limit_type,
+            text_recognition_batch_size=self.settings.rec_batch_size,
+            **_common_kwargs(self.settings),
+        )
+
+    def read_image(self, image_bgr: Any, language: str = "en") -> tuple[list[Line], Any]:
+        """The lines of one page image (a BGR ``numpy`` array) and PaddleOCR's raw result for it."""
+        [res] = list(self._pipeline(recognition_model_for(language)).predict(image_bgr))
+        return ocr_lines(res), _raw(res)
 
     def predict(
         self,
@@ -375,19 +393,30 @@ class _LayoutEngine:
             self.pipeline = self._build(pipeline_factory)
             self.resolver.publish_downloaded()
         except Exception as err:
-            if self.settings.fallback_model != "pp-ocrv5":
+            if not self.settings.allow_fallback:
                 raise JobError(ErrorCode.ENGINE_UNAVAILABLE, f"{self.name} cannot run here: {err}") from err
-            logger.warning("%s unavailable (%s); PP-OCRv5 runs instead", self.name, err)
             self.pipeline = None
             self.fallback_reason = f"{type(err).__name__}: {err}"[:300]
-            from ocr_platform.engines import get_engine
-
-            self.fallback = get_engine("pp-ocrv5")  # shared with the pp-ocrv5 route: loaded once per process
+            self.fallback = self._fallback_engine()
+            logger.warning("%s unavailable (%s); %s runs instead", self.name, err, self.fallback.info["name"])
         self.load_seconds = time.perf_counter() - started
         self.info = EngineInfo(name=self.name, models=list(self.models), version=_paddleocr_version())
 
     def _build(self, factory: Callable[..., Any] | None) -> Any:
         raise NotImplementedError
+
+    def _fallback_engine(self) -> Engine:
+        """The real engine that runs in place of this pipeline when it cannot be built and fallback is on.
+
+        The default is the PP-OCRv5 engine of the ``pp-ocrv5`` route (shared: loaded once per process).
+        The contract for an override: its ``predict`` returns real output. If that output already carries
+        an ``engine_fallback`` warning, the substitute has described itself and ``predict`` keeps its
+        ``engine`` and warnings as they are; otherwise ``predict`` names the engine that ran (with
+        "fallback: ... unavailable here") and adds the ``engine_fallback`` warning.
+        """
+        from ocr_platform.engines import get_engine
+
+        return get_engine("pp-ocrv5")
 
     def _predict_kwargs(self, language: str) -> dict[str, Any]:
         return {}
@@ -404,11 +433,15 @@ class _LayoutEngine:
         if self.fallback is not None:
             output = self.fallback.predict(path, language=language, pages=pages, options=options, on_page=on_page)
             ran = output.engine or self.fallback.info
+            if any(warning.get("code") == ENGINE_FALLBACK for warning in output.warnings):
+                output.engine = ran
+                return output
             output.engine = EngineInfo(
                 name=f"{ran['name']} (fallback: {self.name} unavailable here: {self.fallback_reason})",
                 models=ran["models"],
                 version=ran["version"],
             )
+            output.warnings.append(engine_fallback_warning(requested=self.name, ran=ran["name"], reason=self.fallback_reason))
             return output
         result_pages: list[Page] = []
         raw_pages: list[Any] = []
@@ -465,27 +498,55 @@ class PPStructureV3Engine(_LayoutEngine):
     def __init__(self, settings: PaddleSettings | None = None, *, pipeline_factory: Callable[..., Any] | None = None, resolver: ModelResolver | None = None) -> None:
         super().__init__(settings, pipeline_factory, resolver)
 
+    def _fallback_engine(self) -> Engine:
+        """The local substitute with real layout and table models (``engines.local_structure``) where
+        their weights are installed, else plain PP-OCRv5 (the reason then says why)."""
+        from ocr_platform.engines.local_structure import LocalStructureEngine, SubstituteUnavailableError
+
+        ocr = super()._fallback_engine()
+        try:
+            return LocalStructureEngine(ocr, reason=self.fallback_reason)
+        except SubstituteUnavailableError as err:
+            self.fallback_reason = f"{self.fallback_reason}; its local substitute cannot run either: {err}"
+            return ocr
+
     def _build(self, factory: Callable[..., Any] | None) -> Any:
         if factory is None:
             from paddleocr import PPStructureV3 as factory  # noqa: N813
         kwargs: dict[str, Any] = {}
+        missing: list[str] = []
         for role, model in self._roles.items():
-            kwargs.update(self.resolver.kwargs(role, model))
-        return factory(
-            **kwargs,
-            use_doc_orientation_classify=False,
-            use_doc_unwarping=False,
-            use_textline_orientation=False,
-            use_seal_recognition=False,
-            use_formula_recognition=False,
-            use_chart_recognition=False,
-            use_table_recognition=True,
-            use_region_detection=True,
-            text_det_limit_side_len=self.settings.det_limit_side_len,
-            text_det_limit_type=self.settings.det_limit_type,
-            text_recognition_batch_size=self.settings.rec_batch_size,
-            **_common_kwargs(self.settings),
-        )
+            try:
+                kwargs.update(self.resolver.kwargs(role, model))
+            except ModelUnavailableError:
+                missing.append(model)
+        if missing:
+            raise ModelUnavailableError(
+                f"{self.name} weights ({', '.join(missing)}) are not installed here and hub downloads are off (OCR_MODEL_HUB)"
+            )
+        from_hub = list(self.resolver.from_hub)
+        try:
+            return factory(
+                **kwargs,
+                use_doc_orientation_classify=False,
+                use_doc_unwarping=False,
+                use_textline_orientation=False,
+                use_seal_recognition=False,
+                use_formula_recognition=False,
+                use_chart_recognition=False,
+                use_table_recognition=True,
+                use_region_detection=True,
+                text_det_limit_side_len=self.settings.det_limit_side_len,
+                text_det_limit_type=self.settings.det_limit_type,
+                text_recognition_batch_size=self.settings.rec_batch_size,
+                **_common_kwargs(self.settings),
+            )
+        except Exception as err:
+            if not from_hub or type(err.__cause__).__name__ == "DependencyError":
+                raise
+            raise ModelUnavailableError(
+                f"{self.name} weights ({', '.join(from_hub)}) are not installed here and could not be downloaded from the model hub"
+            ) from err
 
 
 class PaddleOCRVLEngine(_LayoutEngine):

@@ -2,6 +2,12 @@
 
 Invoked asynchronously by the invoker with the job message as the payload. Models load once per
 container (``ocr_platform.engines.get_engine`` caches them) and serve every warm invocation.
+
+Init phase (module import, before the first invocation): the engines named in ``OCR_PRELOAD_MODELS``
+are built, ``pp-ocrv5`` in the image (PaddleOCR's imports, the baked ONNX models, the ORT sessions), so
+a new container's first job pays only for its pages. Deferred to the first job that needs them:
+recognisers for other languages and the PP-StructureV3 pipeline. An engine that fails at init does not
+stop the container: the job that asks for it retries the build and fails ``engine_unavailable``.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ocr_platform.engines import get_engine
+from ocr_platform.engines import get_engine, preload_engines
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.handlers._services import services
 from ocr_platform.metrics import metrics
@@ -19,6 +25,7 @@ from ocr_platform.messages import InvalidMessageError, parse_job_message
 from ocr_platform.processing import process_job
 
 logger = Logger(service="ocr-processor")
+preload_engines()  # $OCR_PRELOAD_MODELS; nothing when unset (tests, the local stack)
 
 
 @metrics.log_metrics
