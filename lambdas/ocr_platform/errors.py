@@ -1,7 +1,8 @@
 """Job errors: a stable machine code plus a message a frontend can show.
 
 Every FAILED job item carries ``error = {"code": ..., "message": ...}``; the codes below are the
-vocabulary. Raising ``JobError`` anywhere in domain code ends the job FAILED with that code.
+vocabulary (docs/contracts.md, "Error codes", says who sets each). Raising ``JobError`` anywhere in domain
+code ends the job FAILED with that code.
 """
 
 from __future__ import annotations

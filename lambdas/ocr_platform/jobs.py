@@ -1,6 +1,6 @@
 """The job store: one DynamoDB item per job, moved through its life cycle by conditional writes.
 
-The state machine (DESIGN.md) is enforced by DynamoDB itself, not by read-then-write code:
+DynamoDB itself enforces the state machine (docs/contracts.md, "State machine"), not read-then-write code:
 
     QUEUED -> PROCESSING -> COMPLETED | FAILED
     QUEUED -> FAILED
@@ -55,7 +55,7 @@ TERMINAL_STATUSES = frozenset({JobStatus.COMPLETED, JobStatus.FAILED})
 
 
 class JobItem(TypedDict, total=False):
-    """The job item as frontends read it (DESIGN.md, "DynamoDB job item")."""
+    """The job item as frontends read it (docs/contracts.md, "Job item"): add an attribute there too."""
 
     job_id: str
     status: str

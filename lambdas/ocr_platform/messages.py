@@ -1,4 +1,4 @@
-"""The SQS job message: the contract between clients and the invoker (DESIGN.md, "SQS message").
+"""The SQS job message: the contract between clients and the invoker (docs/contracts.md, "SQS job message").
 
 ``parse_job_message`` turns a raw body into a ``JobMessage`` or raises ``InvalidMessageError`` that
 carries the job id when one could be read, so the invoker can fail that job with the reason instead of

@@ -1,7 +1,7 @@
 """The model routing table: which backend runs each model a job may ask for.
 
-Routing keys are part of the public contract (DESIGN.md). An unknown model is an error, never a silent
-fallback to another backend.
+Routing keys are part of the public contract (docs/contracts.md, "Model routing"). An unknown model is an
+error, never a silent fallback to another backend.
 
 >>> route("pp-ocrv5").backend
 'lambda'

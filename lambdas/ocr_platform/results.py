@@ -1,4 +1,4 @@
-"""result.json: the output contract every engine and backend produces (DESIGN.md, "result.json").
+"""result.json: the output contract every engine and backend produces (docs/contracts.md, "result.json").
 
 Engines return pages; ``build_result`` wraps them with the job, the engine that really ran, the
 warnings about how the result differs from what was asked (a substitute engine ran) and the timings. ``validate_result`` checks a document that came from elsewhere (the SageMaker endpoint) before

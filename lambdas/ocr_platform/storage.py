@@ -1,6 +1,7 @@
 """The bucket layout: every S3 key the platform reads or writes is built here, from our own ids.
 
-One bucket holds four areas (prefixes), so a lifecycle rule or an IAM statement can name each:
+One bucket holds these areas (prefixes), so a lifecycle rule or an IAM statement can name each
+(docs/contracts.md, "S3 layout"):
 
 - ``documents/{job_id}/{file_name}``: uploaded inputs.
 - ``results/{job_id}/result.json`` (+ ``raw.json``): finished results, the public output contract.
