@@ -30,18 +30,19 @@ def main() -> None:
     args = parser.parse_args()
 
     from ocr_platform.client import OcrClient, PlatformResources
-    from ocr_platform.engines.paddle import PaddleSettings, PPOCRv5Engine
-    from ocr_platform.local import stack
+    from ocr_platform.engines.ppocrv5 import PPOCRv5Engine
+    from ocr_platform.engines.settings import PaddleSettings
+    from ocr_platform.local import supervisor
     from ocr_platform.processing import ocr_document
     from tests.documents import ENGLISH_PAGES, write_png
 
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ[stack.STATE_DIR_ENV] = str(Path(tmp) / "state")
+        os.environ[supervisor.STATE_DIR_ENV] = str(Path(tmp) / "state")
         os.environ.setdefault("OCR_MODEL_HUB", "off")
         page = write_png(Path(tmp) / "page.png", ENGLISH_PAGES[0])
 
         t0 = time.perf_counter()
-        info, _ = stack.up()
+        info, _ = supervisor.up()
         up_wall = time.perf_counter() - t0
         os.environ.update(info.client_environment())
         client = OcrClient(PlatformResources(info.bucket, info.queue_url, info.table))
@@ -70,7 +71,7 @@ def main() -> None:
             batch_s = time.perf_counter() - t3
             completed = sum(j["status"] == "COMPLETED" for j in finished)
         finally:
-            stack.down()
+            supervisor.down()
 
     best_single, best_local = min(singles), min(in_process)
     print(f"local stack start-up (supervisor, before model load): {info.startup_seconds:.2f} s; `local up` wall: {up_wall:.2f} s")

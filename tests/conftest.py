@@ -22,7 +22,7 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "OcrPlatform/test")
 
 from ocr_platform.handlers import _services  # noqa: E402
 from ocr_platform.jobs import STATUS_INDEX_NAME, JobStore
-from ocr_platform.local.stack import STATE_DIR_ENV
+from ocr_platform.local.supervisor import STATE_DIR_ENV
 from ocr_platform.settings import ENV
 from ocr_platform.storage import StorageLayout
 from tests import documents

@@ -161,23 +161,23 @@ def run_local_ocr(args: argparse.Namespace) -> int:
 
 def run_local_stack_command(args: argparse.Namespace) -> int:
     """``ocr-platform local up|down|status|env``."""
-    from ocr_platform.local import stack
+    from ocr_platform.local import supervisor
 
     if args.action == "env":
-        running = stack.running_stack()
+        running = supervisor.running_stack()
         if running is None:
             raise PlatformClientError("no_local_stack", "no local stack is running; run `ocr-platform local up`")
         print("\n".join(running.export_lines()))
         return ExitStatus.OK
     if args.action == "up":
-        info, started = stack.up()
+        info, started = supervisor.up()
         print(f"local stack {'started' if started else 'already running'} (pid {info.pid}, start-up {info.startup_seconds:.2f} s)", file=sys.stderr)
         _print(info.client_environment())
         return 0
     if args.action == "down":
-        print("local stack stopped" if stack.down() else "no local stack was running", file=sys.stderr)
+        print("local stack stopped" if supervisor.down() else "no local stack was running", file=sys.stderr)
         return 0
-    info = stack.running_stack()
+    info = supervisor.running_stack()
     if info is None:
         print("no local stack is running", file=sys.stderr)
         return 1
@@ -192,13 +192,13 @@ def run_pipeline(args: argparse.Namespace) -> int:
 
     import boto3
 
-    from ocr_platform.local import stack
+    from ocr_platform.local import supervisor
 
     if not args.file.is_file():
         raise PlatformClientError("file_not_found", f"{args.file} is not a readable file.")
     started = time.perf_counter()
     try:
-        info, started_now = stack.up()
+        info, started_now = supervisor.up()
     except (RuntimeError, TimeoutError) as err:
         raise PlatformClientError("local_stack_failed", str(err)) from None
     if started_now:

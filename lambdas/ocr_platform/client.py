@@ -128,7 +128,7 @@ def resolve_target(stack_name: str | None = None, *, region: str | None = None) 
     from_env = PlatformResources.from_env()
     if from_env is not None:
         return PlatformTarget(from_env, "OCR_* variables", {"AWS_DEFAULT_REGION": region} if region else {})
-    from ocr_platform.local.stack import running_stack
+    from ocr_platform.local.supervisor import running_stack
 
     local = running_stack()
     if local is not None:

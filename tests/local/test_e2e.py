@@ -20,7 +20,8 @@ import boto3
 import pytest
 
 from ocr_platform.client import OcrClient, PlatformResources
-from ocr_platform.local import stack
+from ocr_platform.local import stack, supervisor
+from ocr_platform.local.provisioning import create_jobs_table
 from tests.documents import ENGLISH_PAGES, character_error_rate
 from tests.local.campaign import queue_depth
 
@@ -33,20 +34,20 @@ REPO = Path(__file__).resolve().parents[2]
 def local(tmp_path_factory: pytest.TempPathFactory, docs: dict[str, Path]) -> Iterator[stack.StackInfo]:
     home = tmp_path_factory.mktemp("local-stack")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(stack.STATE_DIR_ENV, str(home))
+        patch.setenv(supervisor.STATE_DIR_ENV, str(home))
         patch.setenv("OCR_MODEL_HUB", "off")  # offline: every model from installed packages
         patch.setenv("OCR_MODEL_CACHE_DIR", str(home / "models"))
         options = stack.LocalOptions(period_seconds=PERIOD_SECONDS, visibility_timeout_seconds=2, retry_delays_seconds=(0.2, 0.2))
-        info, started = stack.up(options=options, timeout=120)
+        info, started = supervisor.up(options=options, timeout=120)
         assert started
-        again, started_again = stack.up(options=options)
+        again, started_again = supervisor.up(options=options)
         assert (again, started_again) == (info, False)  # a second `up` reuses the running stack
         try:
             yield info
         finally:
-            assert stack.down()
+            assert supervisor.down()
         # Still inside the patch: this module's home. Outside it, a stack the user runs would answer.
-        assert stack.running_stack() is None and not (home / "stack.json").exists()
+        assert supervisor.running_stack() is None and not (home / "stack.json").exists()
 
 
 @pytest.fixture(autouse=True)
@@ -184,7 +185,9 @@ def test_cli_run_exits_non_zero_with_the_jobs_error(local: stack.StackInfo, docs
 
     assert cli.main(["run", str(docs["encrypted"]), "--model", "paddleocr-vl", "--output", str(tmp_path / "r.json")]) == 1
     err = capsys.readouterr().err
-    assert "QUEUED" in err  # PROCESSING may pass between two polls when the endpoint is already up
+    # The first poll may already see PROCESSING (the invoker is quick when the endpoint is up): what a person
+    # must see is the job's backend and its terminal state, then its error.
+    assert "FAILED (sagemaker)" in err
     assert "error: encrypted_pdf: The PDF is password protected" in err
     assert not (tmp_path / "r.json").exists()
 
@@ -253,7 +256,7 @@ def test_a_message_the_invoker_cannot_process_goes_to_the_dlq_and_its_job_fails(
         sqs.send_message(QueueUrl=local.queue_url, MessageBody=body)
         _wait_for(lambda: s3.list_objects_v2(Bucket=local.bucket, Prefix="dead-letters/").get("KeyCount", 0) > 0, 60, "the DLQ consumer to archive the message")
     finally:
-        stack.create_jobs_table(dynamodb, local.table)
+        create_jobs_table(dynamodb, local.table)
     [archived] = s3.list_objects_v2(Bucket=local.bucket, Prefix="dead-letters/")["Contents"]
     record = json.loads(s3.get_object(Bucket=local.bucket, Key=archived["Key"])["Body"].read())
     assert json.loads(record["body"])["job_id"] == "poison-1"

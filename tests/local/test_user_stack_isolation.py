@@ -19,7 +19,8 @@ import boto3
 import botocore.session
 import pytest
 
-from ocr_platform.local.stack import REGION, STATE_DIR_ENV, state_dir
+from ocr_platform.local.moto_account import REGION
+from ocr_platform.local.supervisor import STATE_DIR_ENV, state_dir
 
 REPO = Path(__file__).resolve().parents[2]
 OCR_PLATFORM = str(Path(sys.executable).parent / "ocr-platform")

@@ -15,7 +15,7 @@ import pytest
 from ocr_platform import cli
 from ocr_platform.client import resolve_target
 from ocr_platform.client_errors import ExitStatus, PlatformClientError
-from ocr_platform.local import stack
+from ocr_platform.local import stack, supervisor
 from tests.conftest import BUCKET, TABLE, Platform
 
 PLATFORM_COMMANDS = [["status", "abc"], ["result", "abc"], ["submit", "README.md", "--model", "pp-ocrv5"]]
@@ -30,7 +30,7 @@ def nothing_configured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv(stack.STATE_DIR_ENV, str(tmp_path / "no-local-stack"))
+    monkeypatch.setenv(supervisor.STATE_DIR_ENV, str(tmp_path / "no-local-stack"))
     monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)  # a session of an earlier test holds its credentials
 
 
@@ -137,7 +137,7 @@ def test_the_running_local_stack_is_found_without_any_configuration(
         sagemaker_url="http://127.0.0.1:3", bucket="b", queue_url="http://127.0.0.1:1/q", dlq_url="d", table="t",
         endpoint="e", started_at="2026-11-23T00:00:00.000Z",
     )
-    monkeypatch.setattr(stack, "running_stack", lambda: info)
+    monkeypatch.setattr(supervisor, "running_stack", lambda: info)
     target = resolve_target()
     assert (target.resources.bucket, target.resources.table, target.resources.queue_url) == ("b", "t", "http://127.0.0.1:1/q")
     assert target.environment["AWS_ENDPOINT_URL"] == "http://127.0.0.1:1"
@@ -147,7 +147,7 @@ def test_the_running_local_stack_is_found_without_any_configuration(
 def test_variables_win_over_the_local_stack_and_a_stack_name_wins_over_both(
     nothing_configured: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(stack, "running_stack", lambda: pytest.fail("the local stack must not be consulted"))
+    monkeypatch.setattr(supervisor, "running_stack", lambda: pytest.fail("the local stack must not be consulted"))
     monkeypatch.setenv("OCR_BUCKET_NAME", "vb")
     monkeypatch.setenv("OCR_QUEUE_URL", "vq")
     monkeypatch.setenv("OCR_TABLE_NAME", "vt")

@@ -7,5 +7,10 @@ and message shapes, so the handlers run unchanged behind the standard boto3 endp
 - ``lambda_runtime``: the Lambda Invoke API (RequestResponse and Event) running the real handler
   modules in worker processes, with Lambda's async retries and on-failure destination;
 - ``sagemaker_runtime``: InvokeEndpointAsync, queueing while the variant has 0 instances, the real
-  vl-endpoint ``serve`` process, S3 output/failure objects and SageMaker's SNS notifications.
+  vl-endpoint ``serve`` process, S3 output/failure objects and SageMaker's SNS notifications;
+- ``event_sources``: Lambda's SQS event source mappings and SNS -> Lambda delivery;
+- ``alarms``: CloudWatch's endpoint alarms and EventBridge's schedules, evaluated every period.
+
+``stack.LocalStack`` wires them to the resources ``provisioning`` creates on moto and the functions of
+``function_specs``; ``supervisor`` runs it as the background process behind ``ocr-platform local up``.
 """

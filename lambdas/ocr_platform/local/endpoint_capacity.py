@@ -1,0 +1,52 @@
+"""The endpoint variant's desired instance count on moto, and the way SageMaker refuses to change it.
+
+Why a module of its own: provisioning starts the variant at 0 instances, the alarm evaluator reads the
+count and scales out to 1, and the ``endpoint-capacity`` / ``update-refused`` fault makes moto refuse a
+change as SageMaker does while an endpoint is updating. All three go through the one control-plane call,
+``UpdateEndpointWeightsAndCapacities``, so they live together.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ocr_platform.local.faults import FaultInjector
+from ocr_platform.local.moto_account import ACCOUNT, REGION
+
+
+def desired_instances(sagemaker: Any, endpoint_name: str, variant_name: str) -> int:
+    """The variant's ``DesiredInstanceCount`` (its ``CurrentInstanceCount`` where moto reports no desired one)."""
+    description = sagemaker.describe_endpoint(EndpointName=endpoint_name)
+    variant = next(v for v in description["ProductionVariants"] if v["VariantName"] == variant_name)
+    return int(variant.get("DesiredInstanceCount", variant.get("CurrentInstanceCount", 0)))
+
+
+def set_desired_instances(sagemaker: Any, endpoint_name: str, variant_name: str, count: int) -> None:
+    """Ask for ``count`` instances of the variant; raises ``ClientError`` where SageMaker refuses."""
+    sagemaker.update_endpoint_weights_and_capacities(
+        EndpointName=endpoint_name,
+        DesiredWeightsAndCapacities=[{"VariantName": variant_name, "DesiredInstanceCount": count}],
+    )
+
+
+def refuse_capacity_updates_on_fault(faults: FaultInjector) -> Callable[[], None]:
+    """Make moto's SageMaker backend (in this process) refuse a capacity update whenever ``faults`` has an
+    ``endpoint-capacity`` / ``update-refused`` fault for the endpoint, which moto (applying every update at
+    once) never does by itself. Returns the undo, to call when the stack stops."""
+    from moto.sagemaker.exceptions import ValidationError
+    from moto.sagemaker.models import sagemaker_backends
+
+    backend = sagemaker_backends[ACCOUNT][REGION]
+    apply = backend.update_endpoint_weights_and_capacities
+
+    def update_endpoint_weights_and_capacities(endpoint_name: str, desired_weights_and_capacities: list[dict[str, Any]]) -> str:
+        if faults.take("endpoint-capacity", "update-refused", endpoint_name) is not None:
+            arn = f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:endpoint/{endpoint_name.lower()}"
+            raise ValidationError(f'Cannot update in-progress endpoint "{arn}".')
+        return apply(endpoint_name=endpoint_name, desired_weights_and_capacities=desired_weights_and_capacities)
+
+    def restore() -> None:
+        vars(backend).pop("update_endpoint_weights_and_capacities", None)
+
+    backend.update_endpoint_weights_and_capacities = update_endpoint_weights_and_capacities
+    return restore

@@ -1,0 +1,72 @@
+"""The local stack's Lambda functions: the handler each runs, its environment, timeout, memory and retries.
+
+Why a module of its own: these mirror the CDK function definitions of the deployed stack for the local
+Lambda runtime. Each function gets the ``RuntimeSettings`` environment the deployed stack gives it, built
+from the same ``PlatformConfig``, so a handler cannot tell the local stack from AWS by its settings.
+
+>>> from ocr_infra.config import PlatformConfig
+>>> from ocr_platform.local.provisioning import resource_names
+>>> config = PlatformConfig(stage="local")
+>>> [spec.name for spec in function_specs(config, resource_names(config))]  # doctest: +NORMALIZE_WHITESPACE
+['ocr-local-invoker', 'ocr-local-processor', 'ocr-local-completion', 'ocr-local-scale-in',
+ 'ocr-local-dlq-consumer', 'ocr-local-sweeper']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ocr_platform import defaults
+from ocr_platform.local.functions import FunctionSpec
+from ocr_platform.settings import ENV, RuntimeSettings, engine_fallback_value, metrics_namespace
+
+if TYPE_CHECKING:
+    from ocr_infra.config import PlatformConfig
+
+
+def function_specs(config: PlatformConfig, names: Mapping[str, str]) -> list[FunctionSpec]:
+    """The stage's functions, named as in ``names`` (``provisioning.resource_names``)."""
+    cfg = config
+    common = {"table_name": names["table"], "bucket_name": names["bucket"], "job_ttl_days": cfg.job_ttl_days}
+
+    def env(service: str, **settings: Any) -> dict[str, str]:
+        return {"POWERTOOLS_SERVICE_NAME": service, ENV.METRICS_NAMESPACE: metrics_namespace(cfg.stage),
+                **RuntimeSettings(**common, **settings).to_env()}
+
+    return [
+        FunctionSpec(
+            names["invoker"], "ocr_platform.handlers.invoker.handler",
+            env("ocr-invoker", processor_function=names["processor"], endpoint_name=names["endpoint"],
+                variant_name=cfg.variant_name, max_receive_count=cfg.max_receive_count,
+                invocation_timeout_seconds=cfg.invocation_timeout_seconds),
+            timeout_seconds=cfg.invoker_timeout_seconds, memory_mb=cfg.invoker_memory_mb,
+        ),
+        FunctionSpec(
+            names["processor"], "ocr_platform.handlers.processor.handler",
+            {**env("ocr-processor"), ENV.ENGINE_FALLBACK: engine_fallback_value(cfg.engine_fallback)},
+            timeout_seconds=cfg.processor_timeout_seconds, memory_mb=cfg.processor_memory_mb,
+            retry_attempts=cfg.processor_retry_attempts, on_failure=names["completion"],
+        ),
+        FunctionSpec(
+            names["completion"], "ocr_platform.handlers.completion.handler", env("ocr-completion"),
+            timeout_seconds=cfg.completion_timeout_seconds, memory_mb=cfg.completion_memory_mb,
+        ),
+        FunctionSpec(
+            names["scale_in"], "ocr_platform.handlers.scale_in.handler",
+            env("ocr-scale-in", endpoint_name=names["endpoint"], variant_name=cfg.variant_name,
+                inflight_window_seconds=cfg.inflight_window_seconds, idle_alarm_name=names["idle_alarm"]),
+            timeout_seconds=cfg.scale_in_timeout_seconds, memory_mb=cfg.scale_in_memory_mb,
+        ),
+        FunctionSpec(
+            names["dlq_consumer"], "ocr_platform.handlers.dlq_consumer.handler", env("ocr-dlq-consumer"),
+            timeout_seconds=defaults.DLQ_CONSUMER_TIMEOUT_SECONDS, memory_mb=defaults.DLQ_CONSUMER_MEMORY_MB,
+        ),
+        FunctionSpec(
+            names["sweeper"], "ocr_platform.handlers.sweeper.handler",
+            env("ocr-sweeper", queued_deadline_seconds=cfg.queued_deadline_seconds,
+                lambda_deadline_seconds=cfg.lambda_deadline_seconds,
+                sagemaker_deadline_seconds=cfg.sagemaker_deadline_seconds),
+            timeout_seconds=defaults.SWEEPER_TIMEOUT_SECONDS, memory_mb=defaults.SWEEPER_MEMORY_MB,
+        ),
+    ]

@@ -1,0 +1,164 @@
+"""The local stage's AWS resources on moto, created from the ``PlatformConfig`` the CDK app deploys.
+
+Why a module of its own: what the deployed stack declares (the bucket, the jobs table, the job queue and
+its DLQ with the redrive, the three topics, the endpoint with its scalable target, the two alarms) must
+exist on moto, with the same names' roles and settings, before any handler runs. Everything here only
+creates resources through boto3; what runs against them lives in the other ``ocr_platform.local`` modules.
+
+>>> from ocr_infra.config import PlatformConfig
+>>> names = resource_names(PlatformConfig(stage="local"))
+>>> names["queue"], names["processor"], names["idle_alarm"]
+('ocr-local-jobs-queue', 'ocr-local-processor', 'ocr-local-endpoint-idle')
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ocr_platform.jobs import STATUS_INDEX_NAME
+from ocr_platform.local.endpoint_capacity import set_desired_instances
+from ocr_platform.local.moto_account import ACCOUNT, REGION
+
+if TYPE_CHECKING:
+    from ocr_infra.config import PlatformConfig
+
+#: The moto clients ``provision`` needs, by boto3 service name.
+SERVICES = ("s3", "sqs", "sns", "dynamodb", "sagemaker", "cloudwatch", "iam", "application-autoscaling")
+TOPICS = ("success", "error", "scale_in")
+
+
+def resource_names(config: PlatformConfig) -> dict[str, str]:
+    """Every named resource of the stage, by role (``queue``, ``processor``, ...); the roles also name the
+    functions for fault targets."""
+    prefix = f"ocr-{config.stage}"
+    return {
+        "bucket": f"{prefix}-data",
+        "table": f"{prefix}-jobs",
+        "queue": f"{prefix}-jobs-queue",
+        "dlq": f"{prefix}-jobs-dlq",
+        "endpoint": config.endpoint_name,
+        "invoker": f"{prefix}-invoker",
+        "processor": f"{prefix}-processor",
+        "completion": f"{prefix}-completion",
+        "scale_in": f"{prefix}-scale-in",
+        "dlq_consumer": f"{prefix}-dlq-consumer",
+        "sweeper": f"{prefix}-sweeper",
+        "idle_alarm": f"{prefix}-endpoint-idle",
+        "capacity_alarm": f"{prefix}-endpoint-backlog-without-capacity",
+    }
+
+
+def create_jobs_table(dynamodb: Any, name: str) -> None:
+    """The jobs table as the stack defines it: on-demand, key ``job_id``, the status/time GSI, TTL."""
+    dynamodb.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("job_id", "status", "created_at")],
+        KeySchema=[{"AttributeName": "job_id", "KeyType": "HASH"}],
+        GlobalSecondaryIndexes=[{
+            "IndexName": STATUS_INDEX_NAME,
+            "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}, {"AttributeName": "created_at", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "ALL"},
+        }],
+    )
+    dynamodb.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})
+
+
+def provision(
+    clients: Mapping[str, Any], config: PlatformConfig, names: Mapping[str, str], *, visibility_timeout_seconds: int | None = None,
+) -> dict[str, str]:
+    """Create the stage's resources on moto; returns the URLs and ARNs the runtimes need.
+
+    Args:
+        clients: a moto client for each of ``SERVICES``.
+        config: the stage's configuration, as the CDK app reads it.
+        names: ``resource_names(config)``.
+        visibility_timeout_seconds: overrides the queue's (and sets the DLQ's) visibility timeout; ``None``
+            keeps the stack's value.
+
+    Returns:
+        ``queue_url``/``queue_arn``, ``dlq_url``/``dlq_arn``, and for each of ``TOPICS`` ``<topic>_topic``
+        (the ARN) and ``<topic>_topic_tap`` (the URL of the SQS queue subscribed to it).
+    """
+    resources: dict[str, str] = {}
+    # 1. The data: the bucket (versioned as configured) and the jobs table.
+    clients["s3"].create_bucket(Bucket=names["bucket"])
+    if config.versioned_bucket:
+        clients["s3"].put_bucket_versioning(Bucket=names["bucket"], VersioningConfiguration={"Status": "Enabled"})
+    create_jobs_table(clients["dynamodb"], names["table"])
+    # 2. The job queue, redriving to its DLQ after max_receive_count receives.
+    resources.update(_create_queues(clients["sqs"], config, names, visibility_timeout_seconds))
+    # 3. The topics, each with an SQS tap from which the local SNS -> Lambda delivery reads.
+    for topic in TOPICS:
+        arn = clients["sns"].create_topic(Name=f"ocr-{config.stage}-{topic.replace('_', '-')}")["TopicArn"]
+        tap = clients["sqs"].create_queue(QueueName=f"ocr-{config.stage}-{topic.replace('_', '-')}-delivery")["QueueUrl"]
+        clients["sns"].subscribe(TopicArn=arn, Protocol="sqs", Endpoint=_queue_arn(clients["sqs"], tap))
+        resources[f"{topic}_topic"], resources[f"{topic}_topic_tap"] = arn, tap
+    # 4. The async endpoint, notifying the success and error topics; then its scalable target.
+    _create_endpoint(clients, config, names, success_topic=resources["success_topic"], error_topic=resources["error_topic"])
+    clients["application-autoscaling"].register_scalable_target(
+        ServiceNamespace="sagemaker", ResourceId=f"endpoint/{names['endpoint']}/variant/{config.variant_name}",
+        ScalableDimension="sagemaker:variant:DesiredInstanceCount", MinCapacity=0, MaxCapacity=config.max_instance_count,
+    )
+    # 5. The alarms: idle (scale-in, to the scale-in topic) and backlog without capacity (scale-out).
+    _create_alarms(clients["cloudwatch"], config, names, scale_in_topic=resources["scale_in_topic"])
+    return resources
+
+
+def _create_queues(sqs: Any, config: PlatformConfig, names: Mapping[str, str], visibility_timeout_seconds: int | None) -> dict[str, str]:
+    visibility = visibility_timeout_seconds or config.queue_visibility_timeout_seconds
+    dlq_attributes = {"MessageRetentionPeriod": str(14 * 24 * 3600)}
+    if visibility_timeout_seconds:
+        dlq_attributes["VisibilityTimeout"] = str(visibility_timeout_seconds)
+    queues: dict[str, str] = {}
+    queues["dlq_url"] = sqs.create_queue(QueueName=names["dlq"], Attributes=dlq_attributes)["QueueUrl"]
+    dlq_arn = queues["dlq_arn"] = _queue_arn(sqs, queues["dlq_url"])
+    queues["queue_url"] = sqs.create_queue(QueueName=names["queue"], Attributes={
+        "VisibilityTimeout": str(visibility),
+        "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(config.max_receive_count)}),
+    })["QueueUrl"]
+    queues["queue_arn"] = _queue_arn(sqs, queues["queue_url"])
+    return queues
+
+
+def _create_endpoint(clients: Mapping[str, Any], config: PlatformConfig, names: Mapping[str, str], *, success_topic: str, error_topic: str) -> None:
+    sagemaker, endpoint = clients["sagemaker"], names["endpoint"]
+    role = clients["iam"].create_role(RoleName=f"ocr-{config.stage}-endpoint", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    image = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/ocr-vl-endpoint:local"
+    sagemaker.create_model(ModelName=f"{endpoint}-model", ExecutionRoleArn=role, PrimaryContainer={"Image": image})
+    sagemaker.create_endpoint_config(
+        EndpointConfigName=f"{endpoint}-config",
+        # moto's instance-type list predates ml.g5: the variant carries a type moto knows.
+        ProductionVariants=[{"VariantName": config.variant_name, "ModelName": f"{endpoint}-model", "InitialInstanceCount": 1, "InstanceType": "ml.g4dn.xlarge"}],
+        AsyncInferenceConfig={
+            "ClientConfig": {"MaxConcurrentInvocationsPerInstance": config.max_concurrent_invocations_per_instance},
+            "OutputConfig": {
+                "S3OutputPath": f"s3://{names['bucket']}/async/outputs",
+                "S3FailurePath": f"s3://{names['bucket']}/async/failures",
+                "NotificationConfig": {"SuccessTopic": success_topic, "ErrorTopic": error_topic},
+            },
+        },
+    )
+    sagemaker.create_endpoint(EndpointName=endpoint, EndpointConfigName=f"{endpoint}-config")
+    # AWS creates the endpoint with one instance and the idle alarm scales it in; locally it starts idle.
+    set_desired_instances(sagemaker, endpoint, config.variant_name, 0)
+
+
+def _create_alarms(cloudwatch: Any, config: PlatformConfig, names: Mapping[str, str], *, scale_in_topic: str) -> None:
+    dimensions = [{"Name": "EndpointName", "Value": names["endpoint"]}]
+    cloudwatch.put_metric_alarm(
+        AlarmName=names["idle_alarm"], Namespace="AWS/SageMaker", MetricName="ApproximateBacklogSizePerInstance",
+        Dimensions=dimensions, Statistic="Average", Period=60,
+        EvaluationPeriods=config.idle_minutes, DatapointsToAlarm=config.idle_minutes, Threshold=config.idle_backlog_threshold,
+        ComparisonOperator="LessThanThreshold", TreatMissingData="breaching", AlarmActions=[scale_in_topic],
+    )
+    cloudwatch.put_metric_alarm(
+        AlarmName=names["capacity_alarm"], Namespace="AWS/SageMaker", MetricName="HasBacklogWithoutCapacity",
+        Dimensions=dimensions, Statistic="Average", Period=60,
+        EvaluationPeriods=1, Threshold=1, ComparisonOperator="GreaterThanOrEqualToThreshold", TreatMissingData="notBreaching",
+    )
+
+
+def _queue_arn(sqs: Any, url: str) -> str:
+    return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
