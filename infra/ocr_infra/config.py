@@ -1,6 +1,8 @@
 """The one typed configuration every resource of the platform is built from.
 
-Defaults are the production choices; each field says why. Override any field from the CDK context,
+Defaults are the production choices; each field says why. Their values live in ``ocr_platform.defaults``
+(field ``job_ttl_days`` -> ``defaults.JOB_TTL_DAYS``), which the handlers' fallbacks read too, so a handler
+and the stack cannot disagree. Override any field from the CDK context,
 either as a whole object in ``cdk.json``::
 
     "context": {"ocr": {"stage": "prod", "processor_memory_mb": 4096}}
@@ -25,6 +27,7 @@ from typing import Any
 if typing.TYPE_CHECKING:  # importing constructs starts the jsii runtime; the local stack needs none of it
     from constructs import Construct
 
+from ocr_platform import defaults
 from ocr_platform.models import MODEL_TABLE, Backend
 
 #: The context key holding a JSON object of overrides; ``ocr:<field>`` keys override single fields.
@@ -110,58 +113,58 @@ class PlatformConfig:
             rule's age).
         alarm_email: address subscribed to the operations topic (DLQ alarm); empty: no subscription.
         sweeper_interval_minutes: how often (1..1440) the scheduled sweeper fails jobs stuck QUEUED or
-            PROCESSING past their deadline; the deadlines are derived, not set (the
-            ``queued/lambda/sagemaker_deadline_seconds`` properties say how).
+            PROCESSING past their deadline; the deadlines are derived, not set
+            (``ocr_platform.defaults.queued/lambda/sagemaker_deadline_seconds`` say how).
         failed_job_rate_percent: the failed-job-rate alarm goes off when more than this share (1..100) of
             the jobs finished in a 5-minute period failed, in 2 of 3 periods.
         failed_job_rate_min_jobs: periods with fewer finished jobs never count as failing (one bad file
             among three jobs is not an incident).
     """
 
-    stage: str = "dev"
-    models: tuple[str, ...] = tuple(MODEL_TABLE)
-    engine_fallback: bool = False
+    stage: str = defaults.STAGE
+    models: tuple[str, ...] = defaults.MODELS
+    engine_fallback: bool = defaults.ENGINE_FALLBACK
 
-    instance_type: str = "ml.g5.xlarge"
-    variant_name: str = "AllTraffic"
-    max_instance_count: int = 1
-    max_concurrent_invocations_per_instance: int = 4
-    invocation_timeout_seconds: int = 3600
-    inflight_margin_seconds: int = 300
-    idle_minutes: int = 10
-    idle_backlog_threshold: float = 0.1
-    endpoint_base_image: str = ""
-    endpoint_bake_models: str = ""
-    endpoint_vl_backend: str = "native"
+    instance_type: str = defaults.INSTANCE_TYPE
+    variant_name: str = defaults.VARIANT_NAME
+    max_instance_count: int = defaults.MAX_INSTANCE_COUNT
+    max_concurrent_invocations_per_instance: int = defaults.MAX_CONCURRENT_INVOCATIONS_PER_INSTANCE
+    invocation_timeout_seconds: int = defaults.INVOCATION_TIMEOUT_SECONDS
+    inflight_margin_seconds: int = defaults.INFLIGHT_MARGIN_SECONDS
+    idle_minutes: int = defaults.IDLE_MINUTES
+    idle_backlog_threshold: float = defaults.IDLE_BACKLOG_THRESHOLD
+    endpoint_base_image: str = defaults.ENDPOINT_BASE_IMAGE
+    endpoint_bake_models: str = defaults.ENDPOINT_BAKE_MODELS
+    endpoint_vl_backend: str = defaults.ENDPOINT_VL_BACKEND
 
-    processor_memory_mb: int = 3008
-    processor_ephemeral_storage_mb: int = 10240
-    processor_timeout_seconds: int = 900
-    processor_retry_attempts: int = 0
-    processor_max_event_age_hours: int = 6
-    processor_bake_models: str = ""
+    processor_memory_mb: int = defaults.PROCESSOR_MEMORY_MB
+    processor_ephemeral_storage_mb: int = defaults.PROCESSOR_EPHEMERAL_STORAGE_MB
+    processor_timeout_seconds: int = defaults.PROCESSOR_TIMEOUT_SECONDS
+    processor_retry_attempts: int = defaults.PROCESSOR_RETRY_ATTEMPTS
+    processor_max_event_age_hours: int = defaults.PROCESSOR_MAX_EVENT_AGE_HOURS
+    processor_bake_models: str = defaults.PROCESSOR_BAKE_MODELS
 
-    invoker_memory_mb: int = 256
-    invoker_timeout_seconds: int = 60
-    invoker_batch_size: int = 1
-    completion_memory_mb: int = 256
-    completion_timeout_seconds: int = 300
-    scale_in_memory_mb: int = 128
-    scale_in_timeout_seconds: int = 30
-    powertools_layer_version: int = 27
+    invoker_memory_mb: int = defaults.INVOKER_MEMORY_MB
+    invoker_timeout_seconds: int = defaults.INVOKER_TIMEOUT_SECONDS
+    invoker_batch_size: int = defaults.INVOKER_BATCH_SIZE
+    completion_memory_mb: int = defaults.COMPLETION_MEMORY_MB
+    completion_timeout_seconds: int = defaults.COMPLETION_TIMEOUT_SECONDS
+    scale_in_memory_mb: int = defaults.SCALE_IN_MEMORY_MB
+    scale_in_timeout_seconds: int = defaults.SCALE_IN_TIMEOUT_SECONDS
+    powertools_layer_version: int = defaults.POWERTOOLS_LAYER_VERSION
 
-    max_receive_count: int = 3
-    visibility_timeout_factor: int = 6
-    job_ttl_days: int = 30
-    async_io_expiry_days: int = 7
-    access_log_retention_days: int = 90
-    log_retention_days: int = 30
-    retain_data: bool = True
-    versioned_bucket: bool = False
-    alarm_email: str = ""
-    sweeper_interval_minutes: int = 15
-    failed_job_rate_percent: int = 25
-    failed_job_rate_min_jobs: int = 10
+    max_receive_count: int = defaults.MAX_RECEIVE_COUNT
+    visibility_timeout_factor: int = defaults.VISIBILITY_TIMEOUT_FACTOR
+    job_ttl_days: int = defaults.JOB_TTL_DAYS
+    async_io_expiry_days: int = defaults.ASYNC_IO_EXPIRY_DAYS
+    access_log_retention_days: int = defaults.ACCESS_LOG_RETENTION_DAYS
+    log_retention_days: int = defaults.LOG_RETENTION_DAYS
+    retain_data: bool = defaults.RETAIN_DATA
+    versioned_bucket: bool = defaults.VERSIONED_BUCKET
+    alarm_email: str = defaults.ALARM_EMAIL
+    sweeper_interval_minutes: int = defaults.SWEEPER_INTERVAL_MINUTES
+    failed_job_rate_percent: int = defaults.FAILED_JOB_RATE_PERCENT
+    failed_job_rate_min_jobs: int = defaults.FAILED_JOB_RATE_MIN_JOBS
 
     def __post_init__(self) -> None:
         problems = self._problems()
@@ -209,7 +212,7 @@ class PlatformConfig:
         within("invoker_batch_size", 1, 10)
         within("powertools_layer_version", 1, 10_000)
         within("max_receive_count", 1, 1000)
-        within("visibility_timeout_factor", 6, 100)
+        within("visibility_timeout_factor", defaults.MIN_VISIBILITY_TIMEOUT_FACTOR, 100)
         within("job_ttl_days", 0, 36_500)
         within("async_io_expiry_days", 1, 36_500)
         within("access_log_retention_days", 1, 36_500)
@@ -243,49 +246,39 @@ class PlatformConfig:
 
     @property
     def queue_visibility_timeout_seconds(self) -> int:
-        return self.invoker_timeout_seconds * self.visibility_timeout_factor
+        """``defaults.queue_visibility_timeout_seconds`` of this stage's invoker timeout and factor."""
+        return defaults.queue_visibility_timeout_seconds(self.invoker_timeout_seconds, self.visibility_timeout_factor)
 
     @property
     def inflight_window_seconds(self) -> int:
-        """A SageMaker job PROCESSING for longer than this no longer blocks scale-in."""
-        return self.invocation_timeout_seconds + self.inflight_margin_seconds
+        """A SageMaker job PROCESSING for longer than this no longer blocks scale-in
+        (``defaults.inflight_window_seconds``)."""
+        return defaults.inflight_window_seconds(self.invocation_timeout_seconds, self.inflight_margin_seconds)
 
     @property
     def queued_deadline_seconds(self) -> int:
-        """How long a job may stay QUEUED (from ``created_at``) before the sweeper fails it ``timed_out``.
+        """How long a job may stay QUEUED before the sweeper fails it ``timed_out``.
 
-        ``max_receive_count`` x the queue's visibility timeout is the longest the invoker can keep
-        receiving the job's message before SQS moves it to the DLQ (where the DLQ consumer fails the job);
-        10 minutes more covers the redrive and the DLQ consumer. Past that, nothing will start the job.
+        Every receive of its message, plus the DLQ consumer's turn: ``defaults.queued_deadline_seconds``.
         """
-        return self.max_receive_count * self.queue_visibility_timeout_seconds + 600
+        return defaults.queued_deadline_seconds(self.max_receive_count, self.queue_visibility_timeout_seconds)
 
     @property
     def lambda_deadline_seconds(self) -> int:
-        """How long a job may stay PROCESSING on the CPU processor (from ``started_at``) before it is swept.
+        """How long a job may stay PROCESSING on the CPU processor before it is swept.
 
-        The invoker marks the job PROCESSING *before* its asynchronous invoke, and Lambda may hold that
-        event in its async queue (throttling, a concurrency limit, an outage) for up to
-        ``processor_max_event_age_hours`` before the run starts; the run then takes at most
-        ``processor_timeout_seconds``. A job younger than max event age + timeout can therefore still be
-        legitimately waiting or running, so both count, plus 5 minutes for the on-failure destination (the
-        completion function, which normally fails an expired or crashed event first). The sweeper is the
-        backstop for what reported nothing; with the defaults that is 6 h + 900 s + 300 s = 22,800 s.
+        Lambda's async queue, then the run, then the on-failure destination:
+        ``defaults.lambda_deadline_seconds``.
         """
-        return self.processor_max_event_age_hours * 3600 + self.processor_timeout_seconds + 300
+        return defaults.lambda_deadline_seconds(self.processor_max_event_age_hours, self.processor_timeout_seconds)
 
     @property
     def sagemaker_deadline_seconds(self) -> int:
-        """How long a job may stay PROCESSING on the endpoint (from ``started_at``) before it is swept.
+        """How long a job may stay PROCESSING on the endpoint before it is swept.
 
-        The in-flight window (invocation timeout + margin) plus 10 minutes for the success/error
-        notification to reach the completion function. Kept simple on purpose: it does not add the time
-        a request may wait in the endpoint's internal queue before it starts (SageMaker's ``RequestTTL``,
-        6 h by default, the invoker sets none), so it assumes the endpoint keeps up with its backlog --
-        the same assumption the scale-in function's in-flight window makes. A job still waiting there past
-        this deadline is failed ``timed_out``, and its late result no longer changes the job.
+        The in-flight window plus the notification's delivery: ``defaults.sagemaker_deadline_seconds``.
         """
-        return self.inflight_window_seconds + 600
+        return defaults.sagemaker_deadline_seconds(self.inflight_window_seconds)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

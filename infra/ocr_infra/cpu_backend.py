@@ -6,18 +6,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from aws_cdk import Duration
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_destinations as destinations
-from aws_cdk import aws_logs as logs
-from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from ocr_infra.functions import PlatformFunction, PlatformFunctionProps
+from ocr_infra.functions import CommonFunctionProps, PlatformFunction, PlatformFunctionProps
 from ocr_infra.paths import CPU_OCR_DOCKERFILE, REPO_ROOT
 from ocr_infra.secure_defaults import acknowledge_wildcards, allow
+from ocr_platform import defaults
 from ocr_platform.settings import ENV, engine_fallback_value
 from ocr_platform.storage import DOCUMENTS_PREFIX, MODELS_PREFIX, RESULTS_PREFIX
 
@@ -27,7 +25,8 @@ class CpuBackendProps:
     """Props of :class:`CpuBackend`.
 
     Attributes:
-        bucket / table: the platform bucket and jobs table.
+        common: what every function shares (table, bucket, TTL, log retention); the processor is an image,
+            so it takes neither the zip code nor the layers.
         on_failure: receives the invocation record of a run that crashed, timed out or raised (the
             completion function, which marks the job FAILED) once the retries are used up.
         memory_mb: 3008 by default, the most new accounts may use; up to 10240 where allowed.
@@ -35,25 +34,20 @@ class CpuBackendProps:
         timeout_seconds: the run's time limit (at most 900).
         retry_attempts: async retries after a function error (0: straight to ``on_failure``).
         max_event_age_hours: how long an event may wait in Lambda's async queue.
-        job_ttl_days: ``OCR_JOB_TTL_DAYS`` of the job store.
         engine_fallback: ``OCR_ENGINE_FALLBACK``: run PP-OCRv5 with an ``engine_fallback`` warning when
             PP-StructureV3 cannot be built (``on``), or fail the job ``engine_unavailable`` (``none``).
         bake_models: ``BAKE_MODELS`` build argument (PaddleX model names baked into the image).
-        log_retention: retention of the function's logs.
     """
 
-    bucket: s3.IBucket
-    table: dynamodb.ITable
+    common: CommonFunctionProps
     on_failure: lambda_.IFunction
-    memory_mb: int = 3008
-    ephemeral_storage_mb: int = 10240
-    timeout_seconds: int = 900
-    retry_attempts: int = 0
-    max_event_age_hours: int = 6
-    job_ttl_days: int = 30
-    engine_fallback: bool = False
-    bake_models: str = ""
-    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
+    memory_mb: int = defaults.PROCESSOR_MEMORY_MB
+    ephemeral_storage_mb: int = defaults.PROCESSOR_EPHEMERAL_STORAGE_MB
+    timeout_seconds: int = defaults.PROCESSOR_TIMEOUT_SECONDS
+    retry_attempts: int = defaults.PROCESSOR_RETRY_ATTEMPTS
+    max_event_age_hours: int = defaults.PROCESSOR_MAX_EVENT_AGE_HOURS
+    engine_fallback: bool = defaults.ENGINE_FALLBACK
+    bake_models: str = defaults.PROCESSOR_BAKE_MODELS
 
 
 class CpuBackend(Construct):
@@ -65,32 +59,29 @@ class CpuBackend(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: CpuBackendProps) -> None:
         super().__init__(scope, construct_id)
+        bucket, table = props.common.bucket, props.common.table
         # 1. Image: built by `cdk deploy` (synth only fingerprints the context; no Docker needed).
-        code = lambda_.DockerImageCode.from_image_asset(
+        image = lambda_.DockerImageCode.from_image_asset(
             str(REPO_ROOT),
             file=CPU_OCR_DOCKERFILE,
             platform=ecr_assets.Platform.LINUX_AMD64,
             build_args={"BAKE_MODELS": props.bake_models} if props.bake_models else None,
             display_name="cpu-ocr processor image",
         )
-        # 2. Function: memory, /tmp and timeout for OCR of multi-page documents.
+        # 2. Function: memory, /tmp and timeout for OCR of multi-page documents; it finishes jobs.
         self._processor = PlatformFunction(
             self,
             "Processor",
             PlatformFunctionProps(
+                common=props.common,
                 description="OCR platform CPU processor: PP-OCRv5 / PP-StructureV3 on one job",
-                code=code,
+                image=image,
                 memory_mb=props.memory_mb,
                 ephemeral_storage_mb=props.ephemeral_storage_mb,
                 timeout_seconds=props.timeout_seconds,
                 service_name="ocr-processor",
-                environment={
-                    ENV.TABLE_NAME: props.table.table_name,
-                    ENV.BUCKET_NAME: props.bucket.bucket_name,
-                    ENV.JOB_TTL_DAYS: str(props.job_ttl_days),
-                    ENV.ENGINE_FALLBACK: engine_fallback_value(props.engine_fallback),
-                },
-                log_retention=props.log_retention,
+                environment={ENV.ENGINE_FALLBACK: engine_fallback_value(props.engine_fallback)},
+                finishes_jobs=True,
             ),
         )
         role = self._processor.role
@@ -98,18 +89,18 @@ class CpuBackend(Construct):
         allow(
             role,
             ["s3:GetObject"],
-            [props.bucket.arn_for_objects(f"{DOCUMENTS_PREFIX}*"), props.bucket.arn_for_objects(f"{MODELS_PREFIX}*")],
+            [bucket.arn_for_objects(f"{DOCUMENTS_PREFIX}*"), bucket.arn_for_objects(f"{MODELS_PREFIX}*")],
             reason="Key-prefix scope: the processor reads any job's input under documents/ and the model cache "
             "under models/; job ids are only known at run time.",
         )
         allow(
             role,
             ["s3:PutObject"],
-            [props.bucket.arn_for_objects(f"{RESULTS_PREFIX}*"), props.bucket.arn_for_objects(f"{MODELS_PREFIX}*")],
+            [bucket.arn_for_objects(f"{RESULTS_PREFIX}*"), bucket.arn_for_objects(f"{MODELS_PREFIX}*")],
             reason="Key-prefix scope: the processor writes results/{job_id}/ for any job and fills the models/ "
             "cache on a cold start.",
         )
-        allow(role, ["dynamodb:GetItem", "dynamodb:UpdateItem"], [props.table.table_arn])
+        allow(role, ["dynamodb:GetItem", "dynamodb:UpdateItem"], [table.table_arn])
         # 4. Async invocation: no blind retries, every failure ends at the completion function.
         self._processor.function.configure_async_invoke(
             retry_attempts=props.retry_attempts,

@@ -2,23 +2,30 @@
 
 Each function gets its own execution role without AWS-managed policies and its own log group with a
 retention period; the role may write only to that log group. Everything else a function may do is
-granted by its owner through :func:`ocr_infra.secure_defaults.allow`.
+granted by its owner through :func:`ocr_infra.secure_defaults.allow`. What all functions share (table,
+bucket, zip code and layers, job TTL, log retention, metrics namespace) comes in one
+:class:`CommonFunctionProps` the stack builds once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from aws_cdk import Aws, Duration, RemovalPolicy, Size
+from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from ocr_infra.config import POWERTOOLS_LAYER_ACCOUNT
-from ocr_infra.paths import LAMBDA_ASSET_EXCLUDES, LAMBDAS_DIR
+from ocr_infra.paths import LAMBDA_ASSET_EXCLUDES, LAMBDAS_DIR, ZIP_FUNCTION_EXCLUDES
 from ocr_infra.secure_defaults import lambda_role
+from ocr_platform import defaults
+from ocr_platform.settings import ENV, metrics_namespace
 
 #: The newest Python runtime; AwsSolutions-L1 checks it is the newest aws-cdk-lib knows.
 PYTHON_RUNTIME = lambda_.Runtime.PYTHON_3_14
@@ -58,11 +65,16 @@ RETENTION_BY_DAYS: dict[int, logs.RetentionDays] = {
 
 
 def lambdas_code() -> lambda_.Code:
-    """The ``lambdas/`` directory as one zip asset (shared by every zip function of a stack)."""
-    return lambda_.Code.from_asset(str(LAMBDAS_DIR), exclude=LAMBDA_ASSET_EXCLUDES)
+    """The lean ``lambdas/`` zip asset shared by every zip function of a stack.
+
+    It leaves out what no zip function imports (``paths.ZIP_FUNCTION_EXCLUDES``): the local stack, the
+    command line and client, the OCR engines, document intake and the model cache, which run only on a
+    developer's machine or in the processor and endpoint images.
+    """
+    return lambda_.Code.from_asset(str(LAMBDAS_DIR), exclude=[*LAMBDA_ASSET_EXCLUDES, *ZIP_FUNCTION_EXCLUDES])
 
 
-def powertools_layer(scope: Construct, version: int) -> lambda_.ILayerVersion:
+def powertools_layer(scope: Construct, version: int = defaults.POWERTOOLS_LAYER_VERSION) -> lambda_.ILayerVersion:
     """The AWS-managed Powertools for AWS Lambda (Python) v3 layer for Python 3.14 on x86_64, in the stack's region."""
     arn = (
         f"arn:{Aws.PARTITION}:lambda:{Aws.REGION}:{POWERTOOLS_LAYER_ACCOUNT}:"
@@ -72,31 +84,67 @@ def powertools_layer(scope: Construct, version: int) -> lambda_.ILayerVersion:
 
 
 @dataclass(frozen=True)
+class CommonFunctionProps:
+    """What every function of a stack shares. The stack builds it once and hands it to each function construct.
+
+    Attributes:
+        table / bucket: the jobs table and the platform bucket. Every function gets ``OCR_TABLE_NAME`` and
+            ``OCR_BUCKET_NAME``; its owner grants what it may do with them.
+        code: the zip asset of the zip functions (:func:`lambdas_code`); an image function has its own.
+        layers: layers of the zip functions (:func:`powertools_layer`); an image brings its libraries.
+        job_ttl_days: ``OCR_JOB_TTL_DAYS`` of every function (``defaults.JOB_TTL_DAYS``: 30).
+        log_retention: retention of every function's log group (``defaults.LOG_RETENTION_DAYS``: a month).
+        metrics_namespace: ``POWERTOOLS_METRICS_NAMESPACE`` of the functions that finish jobs
+            (``settings.metrics_namespace(stage)``), read by the failed-job-rate alarm.
+    """
+
+    table: dynamodb.ITable
+    bucket: s3.IBucket
+    code: lambda_.Code
+    layers: Sequence[lambda_.ILayerVersion] = field(default_factory=tuple)
+    job_ttl_days: int = defaults.JOB_TTL_DAYS
+    log_retention: logs.RetentionDays = RETENTION_BY_DAYS[defaults.LOG_RETENTION_DAYS]
+    metrics_namespace: str = metrics_namespace(defaults.STAGE)
+
+    def environment(self, *, finishes_jobs: bool) -> dict[str, str]:
+        """The variables every function gets; a function that finishes jobs also gets the metrics namespace."""
+        environment = {
+            ENV.TABLE_NAME: self.table.table_name,
+            ENV.BUCKET_NAME: self.bucket.bucket_name,
+            ENV.JOB_TTL_DAYS: str(self.job_ttl_days),
+        }
+        if finishes_jobs:
+            environment[ENV.METRICS_NAMESPACE] = self.metrics_namespace
+        return environment
+
+
+@dataclass(frozen=True)
 class PlatformFunctionProps:
     """Props of :class:`PlatformFunction`.
 
     Attributes:
+        common: what every function shares (table, bucket, zip code and layers, TTL, log retention).
         description: what the function does (shown in the console).
-        code: a zip ``lambda_.Code`` (then ``handler`` is required) or a ``lambda_.DockerImageCode``.
         memory_mb / timeout_seconds: the function's size and time limit.
-        environment: environment variables (names from ``ocr_platform.settings.ENV``).
-        handler: ``module.function`` of a zip function; ignored for an image (its CMD names it).
-        layers: layers of a zip function (the Powertools layer).
-        ephemeral_storage_mb: size of /tmp (512 = the free default).
-        log_retention: retention of the function's log group.
         service_name: ``POWERTOOLS_SERVICE_NAME`` (the ``service`` key of every log line).
+        handler: ``module.function`` of a zip function (``common.code`` with ``common.layers``).
+        image: the container image of an image function, instead of ``handler`` (its CMD names the handler).
+        environment: the function's own variables (names from ``ocr_platform.settings.ENV``), on top of
+            :meth:`CommonFunctionProps.environment`.
+        finishes_jobs: the function moves jobs to COMPLETED or FAILED and counts them as metrics.
+        ephemeral_storage_mb: size of /tmp (512 = the free default).
     """
 
+    common: CommonFunctionProps
     description: str
-    code: lambda_.Code | lambda_.DockerImageCode
     memory_mb: int
     timeout_seconds: int
-    environment: Mapping[str, str]
     service_name: str
     handler: str | None = None
-    layers: Sequence[lambda_.ILayerVersion] = field(default_factory=tuple)
+    image: lambda_.DockerImageCode | None = None
+    environment: Mapping[str, str] = field(default_factory=dict)
+    finishes_jobs: bool = False
     ephemeral_storage_mb: int = 512
-    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
 
 
 class PlatformFunction(Construct):
@@ -104,16 +152,25 @@ class PlatformFunction(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: PlatformFunctionProps) -> None:
         super().__init__(scope, construct_id)
+        if (props.handler is None) == (props.image is None):
+            raise ValueError(
+                f"{construct_id}: set exactly one of handler (a zip function) and image (a container image function)"
+            )
+        common = props.common
         # 1. Role: trusted by Lambda only, no managed policies.
         self._role = lambda_role(self, "Role", description=f"Execution role: {props.description}")
         # 2. Log group: retention set, deleted with the function; the role writes only here.
         self._log_group = logs.LogGroup(
-            self, "Logs", retention=props.log_retention, removal_policy=RemovalPolicy.DESTROY
+            self, "Logs", retention=common.log_retention, removal_policy=RemovalPolicy.DESTROY
         )
         self._log_group.grant_write(self._role)
-        # 3. Function: zip (runtime + handler + layers) or container image.
-        self._environment = {"POWERTOOLS_SERVICE_NAME": props.service_name, **props.environment}
-        common = dict(
+        # 3. Function: zip (runtime + handler + the common code and layers) or container image.
+        self._environment = {
+            "POWERTOOLS_SERVICE_NAME": props.service_name,
+            **common.environment(finishes_jobs=props.finishes_jobs),
+            **props.environment,
+        }
+        settings: dict[str, Any] = dict(
             description=props.description,
             role=self._role,
             memory_size=props.memory_mb,
@@ -123,19 +180,19 @@ class PlatformFunction(Construct):
             log_group=self._log_group,
             architecture=lambda_.Architecture.X86_64,
         )
-        if isinstance(props.code, lambda_.DockerImageCode):
-            self._function: lambda_.Function = lambda_.DockerImageFunction(self, "Function", code=props.code, **common)
-        else:
-            if not props.handler:
-                raise ValueError(f"{construct_id}: a zip function needs a handler")
+        if props.image is not None:
+            self._function: lambda_.Function = lambda_.DockerImageFunction(
+                self, "Function", code=props.image, **settings
+            )
+        elif props.handler is not None:
             self._function = lambda_.Function(
                 self,
                 "Function",
                 runtime=PYTHON_RUNTIME,
                 handler=props.handler,
-                code=props.code,
-                layers=list(props.layers),
-                **common,
+                code=common.code,
+                layers=list(common.layers),
+                **settings,
             )
 
     @property

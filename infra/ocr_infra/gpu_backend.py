@@ -2,33 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from aws_cdk import ArnFormat, Aws, Duration, Stack
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
-from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from ocr_infra.functions import (
     SCALE_IN_HANDLER,
+    CommonFunctionProps,
     PlatformFunction,
     PlatformFunctionProps,
 )
 from ocr_infra.messaging import NotificationTopics
 from ocr_infra.paths import REPO_ROOT, VL_ENDPOINT_DOCKERFILE
 from ocr_infra.secure_defaults import allow
+from ocr_platform import defaults
 from ocr_platform.settings import ENV, engine_fallback_value
 from ocr_platform.storage import (
     ASYNC_FAILURES_PREFIX,
@@ -55,9 +53,10 @@ class GpuBackendProps:
 
     Attributes:
         endpoint_name: the endpoint's name (known in advance: alarms, ARNs and env vars use it).
-        bucket / table: the platform bucket and jobs table.
+        common: what every function shares (table, bucket, zip code and layers, TTL, log retention); the
+            scale-in function is built from it, and the endpoint reads and writes the same bucket.
+        status_index_arn: the status/time GSI the scale-in function queries for jobs in flight.
         topics: the encrypted topics (success, error, scale-in) and their key.
-        scale_in_code / layers: code and layers of the scale-in zip function.
         instance_type: GPU instance of the variant (``ml.g5.xlarge``).
         variant_name: the production variant.
         max_instance_count: the scalable target's maximum (its minimum is 0).
@@ -72,32 +71,25 @@ class GpuBackendProps:
             ``none``. Off: an endpoint whose PaddleOCR-VL cannot load fails ``/ping``; on: PP-OCRv5 serves
             with an ``engine_fallback`` warning in every result.
         scale_in_memory_mb / scale_in_timeout_seconds: size of the scale-in function.
-        job_ttl_days: ``OCR_JOB_TTL_DAYS``.
-        log_retention: retention of the scale-in function's logs.
     """
 
     endpoint_name: str
-    bucket: s3.IBucket
-    table: dynamodb.ITable
+    common: CommonFunctionProps
     status_index_arn: str
     topics: NotificationTopics
-    scale_in_code: lambda_.Code
-    layers: Sequence[lambda_.ILayerVersion] = field(default_factory=tuple)
-    instance_type: str = "ml.g5.xlarge"
-    variant_name: str = "AllTraffic"
-    max_instance_count: int = 1
-    max_concurrent_invocations_per_instance: int = 4
-    idle_minutes: int = 10
-    idle_backlog_threshold: float = 0.1
-    inflight_window_seconds: int = 3900
-    base_image: str = ""
-    bake_models: str = ""
-    vl_backend: str = "native"
-    engine_fallback: bool = False
-    scale_in_memory_mb: int = 128
-    scale_in_timeout_seconds: int = 30
-    job_ttl_days: int = 30
-    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
+    instance_type: str = defaults.INSTANCE_TYPE
+    variant_name: str = defaults.VARIANT_NAME
+    max_instance_count: int = defaults.MAX_INSTANCE_COUNT
+    max_concurrent_invocations_per_instance: int = defaults.MAX_CONCURRENT_INVOCATIONS_PER_INSTANCE
+    idle_minutes: int = defaults.IDLE_MINUTES
+    idle_backlog_threshold: float = defaults.IDLE_BACKLOG_THRESHOLD
+    inflight_window_seconds: int = defaults.inflight_window_seconds()
+    base_image: str = defaults.ENDPOINT_BASE_IMAGE
+    bake_models: str = defaults.ENDPOINT_BAKE_MODELS
+    vl_backend: str = defaults.ENDPOINT_VL_BACKEND
+    engine_fallback: bool = defaults.ENGINE_FALLBACK
+    scale_in_memory_mb: int = defaults.SCALE_IN_MEMORY_MB
+    scale_in_timeout_seconds: int = defaults.SCALE_IN_TIMEOUT_SECONDS
 
 
 class GpuBackend(Construct):
@@ -160,7 +152,7 @@ class GpuBackend(Construct):
                 image=self._image.image_uri,
                 mode="SingleModel",
                 environment={
-                    ENV.BUCKET_NAME: props.bucket.bucket_name,
+                    ENV.BUCKET_NAME: props.common.bucket.bucket_name,
                     # The server's thread pool matches the async config's per-instance concurrency.
                     ENV.MAX_CONCURRENT_INVOCATIONS: str(props.max_concurrent_invocations_per_instance),
                     "OCR_VL_BACKEND": "vllm-server" if props.vl_backend == "vllm" else "native",
@@ -172,7 +164,7 @@ class GpuBackend(Construct):
         self._model.node.add_dependency(self._role.node.find_child("DefaultPolicy"))
 
         # 4. Endpoint config: async inference on the GPU instance, S3 paths and SNS notifications.
-        bucket_uri = f"s3://{props.bucket.bucket_name}"
+        bucket_uri = f"s3://{props.common.bucket.bucket_name}"
         self._endpoint_config = sagemaker.CfnEndpointConfig(
             self,
             "EndpointConfig",
@@ -253,26 +245,21 @@ class GpuBackend(Construct):
             self,
             "ScaleIn",
             PlatformFunctionProps(
+                common=props.common,
                 description="OCR platform scale-in: PaddleOCR-VL endpoint to 0 instances when idle",
-                code=props.scale_in_code,
                 handler=SCALE_IN_HANDLER,
-                layers=props.layers,
                 memory_mb=props.scale_in_memory_mb,
                 timeout_seconds=props.scale_in_timeout_seconds,
                 service_name="ocr-scale-in",
                 environment={
-                    ENV.TABLE_NAME: props.table.table_name,
-                    ENV.BUCKET_NAME: props.bucket.bucket_name,
                     ENV.ENDPOINT_NAME: props.endpoint_name,
                     ENV.VARIANT_NAME: props.variant_name,
                     ENV.INFLIGHT_WINDOW_SECONDS: str(props.inflight_window_seconds),
-                    ENV.JOB_TTL_DAYS: str(props.job_ttl_days),
                 },
-                log_retention=props.log_retention,
             ),
         )
         allow(self._scale_in.role, ["dynamodb:Query"], [props.status_index_arn])
-        allow(self._scale_in.role, ["dynamodb:GetItem"], [props.table.table_arn])
+        allow(self._scale_in.role, ["dynamodb:GetItem"], [props.common.table.table_arn])
         allow(
             self._scale_in.role,
             ["sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities"],
@@ -319,7 +306,7 @@ class GpuBackend(Construct):
         )
 
     def _grant_execution_role(self, props: GpuBackendProps, stack: Stack) -> None:
-        role, bucket = self._role, props.bucket
+        role, bucket = self._role, props.common.bucket
         unscoped = (
             "ecr:GetAuthorizationToken and cloudwatch:PutMetricData support no resource-level permissions "
             "(AWS requires Resource '*'); PutMetricData is limited to SageMaker's namespaces by a condition."

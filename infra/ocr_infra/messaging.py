@@ -15,6 +15,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from ocr_infra.secure_defaults import secure_queue_props
+from ocr_platform import defaults
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ class NotificationTopicsProps:
         alarm_email: address subscribed to the operations topic; empty for none.
     """
 
-    alarm_email: str = ""
+    alarm_email: str = defaults.ALARM_EMAIL
 
 
 class NotificationTopics(Construct):
@@ -121,14 +122,14 @@ class JobQueueProps:
         dlq_retention_days: how long a dead-lettered message is kept for inspection and redrive (14, the
             SQS maximum: a message the DLQ consumer cannot handle stays there for an operator).
         dead_letter_visibility_timeout_seconds: 6 x the DLQ consumer's timeout (AWS's guidance for an SQS
-            event source; the stack passes it from ``recovery.DLQ_CONSUMER_TIMEOUT_SECONDS``).
+            event source; ``defaults.dead_letter_visibility_timeout_seconds``).
     """
 
-    visibility_timeout_seconds: int = 360
-    max_receive_count: int = 3
-    retention_days: int = 4
-    dlq_retention_days: int = 14
-    dead_letter_visibility_timeout_seconds: int = 360
+    visibility_timeout_seconds: int = defaults.queue_visibility_timeout_seconds()
+    max_receive_count: int = defaults.MAX_RECEIVE_COUNT
+    retention_days: int = defaults.QUEUE_RETENTION_DAYS
+    dlq_retention_days: int = defaults.DLQ_RETENTION_DAYS
+    dead_letter_visibility_timeout_seconds: int = defaults.dead_letter_visibility_timeout_seconds()
 
 
 class JobQueue(Construct):

@@ -13,6 +13,7 @@ from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
+from ocr_platform import defaults
 from ocr_platform.metrics import JOBS_COMPLETED, JOBS_FAILED, METRICS_SERVICE
 
 
@@ -29,8 +30,8 @@ class FailedJobRateAlarmProps:
     """
 
     namespace: str
-    threshold_percent: int = 25
-    min_jobs: int = 10
+    threshold_percent: int = defaults.FAILED_JOB_RATE_PERCENT
+    min_jobs: int = defaults.FAILED_JOB_RATE_MIN_JOBS
     period_minutes: int = 5
     evaluation_periods: int = 3
     datapoints_to_alarm: int = 2

@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from aws_cdk import Duration
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
-from aws_cdk import aws_logs as logs
-from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from ocr_infra.functions import DLQ_CONSUMER_HANDLER, SWEEPER_HANDLER, PlatformFunction, PlatformFunctionProps
+from ocr_infra.functions import (
+    DLQ_CONSUMER_HANDLER,
+    SWEEPER_HANDLER,
+    CommonFunctionProps,
+    PlatformFunction,
+    PlatformFunctionProps,
+)
 from ocr_infra.secure_defaults import allow
+from ocr_platform import defaults
 from ocr_platform.settings import ENV
 from ocr_platform.storage import DEAD_LETTERS_PREFIX
-
-#: The DLQ consumer's timeout; the stack sizes the DLQ's visibility timeout from it (6 x, AWS's guidance for
-#: an SQS event source), so it is a constant both read rather than a prop.
-DLQ_CONSUMER_TIMEOUT_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -31,38 +31,33 @@ class JobRecoveryProps:
     """Props of :class:`JobRecovery`.
 
     Attributes:
+        common: what every function shares (table, bucket, zip code and layers, TTL, log retention); the
+            DLQ consumer archives under the bucket's ``dead-letters/``.
         dead_letter_queue: the job queue's DLQ, consumed by the DLQ consumer (batches of 10, partial
             batch failures: a record that cannot be handled yet stays on the DLQ).
-        bucket / table: the platform bucket (``dead-letters/`` archive) and the jobs table.
         status_index_arn: the status/time GSI the sweeper queries.
-        code / layers: the ``lambdas/`` asset and the Powertools layer.
         queued_deadline_seconds / lambda_deadline_seconds / sagemaker_deadline_seconds: how long a job
             may stay QUEUED, or PROCESSING on each backend, before the sweeper fails it ``timed_out``
-            (``PlatformConfig``'s ``*_deadline_seconds``).
+            (``PlatformConfig``'s ``*_deadline_seconds``, derived in ``ocr_platform.defaults``).
         sweeper_interval_minutes: the sweeper's schedule (15). Runs that overlap are harmless: every
             transition is a conditional UpdateItem.
         dlq_consumer_memory_mb: 256 (it archives one small JSON object and updates one item per record);
-            its timeout is ``DLQ_CONSUMER_TIMEOUT_SECONDS`` (60).
+            its timeout is ``defaults.DLQ_CONSUMER_TIMEOUT_SECONDS`` (60), which also sizes the DLQ's
+            visibility timeout, so it is not a prop.
         sweeper_memory_mb / sweeper_timeout_seconds: 256 MB, 300 s (a Query page per status, one UpdateItem
             per stuck job).
-        job_ttl_days / log_retention: as for every function.
     """
 
+    common: CommonFunctionProps
     dead_letter_queue: sqs.IQueue
-    bucket: s3.IBucket
-    table: dynamodb.ITable
     status_index_arn: str
-    code: lambda_.Code
-    queued_deadline_seconds: int
-    lambda_deadline_seconds: int
-    sagemaker_deadline_seconds: int
-    layers: Sequence[lambda_.ILayerVersion] = field(default_factory=tuple)
-    sweeper_interval_minutes: int = 15
-    dlq_consumer_memory_mb: int = 256
-    sweeper_memory_mb: int = 256
-    sweeper_timeout_seconds: int = 300
-    job_ttl_days: int = 30
-    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
+    queued_deadline_seconds: int = defaults.queued_deadline_seconds()
+    lambda_deadline_seconds: int = defaults.lambda_deadline_seconds()
+    sagemaker_deadline_seconds: int = defaults.sagemaker_deadline_seconds()
+    sweeper_interval_minutes: int = defaults.SWEEPER_INTERVAL_MINUTES
+    dlq_consumer_memory_mb: int = defaults.DLQ_CONSUMER_MEMORY_MB
+    sweeper_memory_mb: int = defaults.SWEEPER_MEMORY_MB
+    sweeper_timeout_seconds: int = defaults.SWEEPER_TIMEOUT_SECONDS
 
 
 class JobRecovery(Construct):
@@ -70,11 +65,7 @@ class JobRecovery(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: JobRecoveryProps) -> None:
         super().__init__(scope, construct_id)
-        base_env = {
-            ENV.TABLE_NAME: props.table.table_name,
-            ENV.BUCKET_NAME: props.bucket.bucket_name,
-            ENV.JOB_TTL_DAYS: str(props.job_ttl_days),
-        }
+        bucket, table = props.common.bucket, props.common.table
         # 1. DLQ consumer: archive each dead-lettered message under dead-letters/ and fail its job
         #    (conditional UpdateItem: QUEUED/PROCESSING or no item yet -> FAILED); the SQS grants come from
         #    the event source.
@@ -82,24 +73,22 @@ class JobRecovery(Construct):
             self,
             "DlqConsumer",
             PlatformFunctionProps(
+                common=props.common,
                 description="OCR platform DLQ consumer: archive dead-lettered job messages and fail their jobs",
-                code=props.code,
                 handler=DLQ_CONSUMER_HANDLER,
-                layers=props.layers,
                 memory_mb=props.dlq_consumer_memory_mb,
-                timeout_seconds=DLQ_CONSUMER_TIMEOUT_SECONDS,
+                timeout_seconds=defaults.DLQ_CONSUMER_TIMEOUT_SECONDS,
                 service_name="ocr-dlq-consumer",
-                environment=base_env,
-                log_retention=props.log_retention,
+                finishes_jobs=True,
             ),
         )
         allow(
             self._dlq_consumer.role,
             ["s3:PutObject"],
-            [props.bucket.arn_for_objects(f"{DEAD_LETTERS_PREFIX}*")],
+            [bucket.arn_for_objects(f"{DEAD_LETTERS_PREFIX}*")],
             reason="Key-prefix scope: one archive object per dead-lettered message id, known only at run time.",
         )
-        allow(self._dlq_consumer.role, ["dynamodb:UpdateItem"], [props.table.table_arn])
+        allow(self._dlq_consumer.role, ["dynamodb:UpdateItem"], [table.table_arn])
         self._dlq_consumer.function.add_event_source(
             event_sources.SqsEventSource(props.dead_letter_queue, batch_size=10, report_batch_item_failures=True)
         )
@@ -109,24 +98,22 @@ class JobRecovery(Construct):
             self,
             "Sweeper",
             PlatformFunctionProps(
+                common=props.common,
                 description="OCR platform sweeper: fail jobs stuck QUEUED or PROCESSING past their deadline",
-                code=props.code,
                 handler=SWEEPER_HANDLER,
-                layers=props.layers,
                 memory_mb=props.sweeper_memory_mb,
                 timeout_seconds=props.sweeper_timeout_seconds,
                 service_name="ocr-sweeper",
                 environment={
-                    **base_env,
                     ENV.QUEUED_DEADLINE_SECONDS: str(props.queued_deadline_seconds),
                     ENV.LAMBDA_DEADLINE_SECONDS: str(props.lambda_deadline_seconds),
                     ENV.SAGEMAKER_DEADLINE_SECONDS: str(props.sagemaker_deadline_seconds),
                 },
-                log_retention=props.log_retention,
+                finishes_jobs=True,
             ),
         )
         allow(self._sweeper.role, ["dynamodb:Query"], [props.status_index_arn])
-        allow(self._sweeper.role, ["dynamodb:UpdateItem"], [props.table.table_arn])
+        allow(self._sweeper.role, ["dynamodb:UpdateItem"], [table.table_arn])
         # 3. Schedule: every sweeper_interval_minutes, no retries (the next run sweeps again).
         self._sweeper_rule = events.Rule(
             self,

@@ -19,7 +19,7 @@ from aws_cdk import Acknowledgment, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
-from constructs import IConstruct
+from constructs import Construct, IConstruct
 
 NAG_PACK = "AwsSolutions"
 
@@ -110,7 +110,7 @@ def allow(
     return statement
 
 
-def lambda_role(scope: IConstruct, construct_id: str, *, description: str) -> iam.Role:
+def lambda_role(scope: Construct, construct_id: str, *, description: str) -> iam.Role:
     """An execution role with no managed policy: every permission is granted explicitly by its owner."""
     return iam.Role(
         scope,

@@ -9,7 +9,7 @@ from constructs import Construct
 
 from ocr_infra.config import PlatformConfig
 from ocr_infra.cpu_backend import CpuBackend, CpuBackendProps
-from ocr_infra.functions import RETENTION_BY_DAYS, lambdas_code, powertools_layer
+from ocr_infra.functions import RETENTION_BY_DAYS, CommonFunctionProps, lambdas_code, powertools_layer
 from ocr_infra.gpu_backend import GpuBackend, GpuBackendProps
 from ocr_infra.handlers import (
     CompletionHandler,
@@ -24,14 +24,14 @@ from ocr_infra.messaging import (
     NotificationTopicsProps,
 )
 from ocr_infra.monitoring import FailedJobRateAlarm, FailedJobRateAlarmProps
-from ocr_infra.recovery import DLQ_CONSUMER_TIMEOUT_SECONDS, JobRecovery, JobRecoveryProps
+from ocr_infra.recovery import JobRecovery, JobRecoveryProps
 from ocr_infra.storage import (
     DocumentBucket,
     DocumentBucketProps,
     JobTable,
     JobTableProps,
 )
-from ocr_platform.settings import ENV, metrics_namespace
+from ocr_platform.settings import metrics_namespace
 
 #: Output keys the client reads with CloudFormation ``describe_stacks`` (a contract: do not rename).
 OUTPUT_BUCKET_NAME = "BucketName"
@@ -61,9 +61,6 @@ class OcrPlatformStack(Stack):
         for key, value in (("project", "ocr-platform"), ("stage", cfg.stage)):
             # ScalableTarget tags are newer than cfn-lint's schema and add nothing to cost reports.
             Tags.of(self).add(key, value, exclude_resource_types=["AWS::ApplicationAutoScaling::ScalableTarget"])
-        retention = RETENTION_BY_DAYS[cfg.log_retention_days]
-        code = lambdas_code()
-        layers = [powertools_layer(self, cfg.powertools_layer_version)]
 
         # 1. Storage: platform bucket (+ access logs) and the jobs table.
         self.documents = DocumentBucket(
@@ -78,6 +75,17 @@ class OcrPlatformStack(Stack):
         )
         self.jobs = JobTable(self, "Jobs", JobTableProps(retain=cfg.retain_data))
         bucket, table = self.documents.bucket, self.jobs.table
+        # What every function shares: the data resources, the lean zip asset and the Powertools layer, the
+        # job TTL, the log retention and the job metrics' namespace.
+        common = CommonFunctionProps(
+            table=table,
+            bucket=bucket,
+            code=lambdas_code(),
+            layers=[powertools_layer(self, cfg.powertools_layer_version)],
+            job_ttl_days=cfg.job_ttl_days,
+            log_retention=RETENTION_BY_DAYS[cfg.log_retention_days],
+            metrics_namespace=metrics_namespace(cfg.stage),
+        )
 
         # 2. Messaging: job queue + DLQ, encrypted topics; the DLQ alarm goes to the operations topic.
         self.queue = JobQueue(
@@ -86,7 +94,6 @@ class OcrPlatformStack(Stack):
             JobQueueProps(
                 visibility_timeout_seconds=cfg.queue_visibility_timeout_seconds,
                 max_receive_count=cfg.max_receive_count,
-                dead_letter_visibility_timeout_seconds=6 * DLQ_CONSUMER_TIMEOUT_SECONDS,
             ),
         )
         self.topics = NotificationTopics(self, "Topics", NotificationTopicsProps(alarm_email=cfg.alarm_email))
@@ -97,15 +104,10 @@ class OcrPlatformStack(Stack):
             self,
             "CompletionHandler",
             CompletionHandlerProps(
-                bucket=bucket,
-                table=table,
+                common=common,
                 topics=[self.topics.success_topic, self.topics.error_topic],
-                code=code,
-                layers=layers,
                 memory_mb=cfg.completion_memory_mb,
                 timeout_seconds=cfg.completion_timeout_seconds,
-                job_ttl_days=cfg.job_ttl_days,
-                log_retention=retention,
             ),
         )
 
@@ -116,18 +118,15 @@ class OcrPlatformStack(Stack):
                 self,
                 "CpuBackend",
                 CpuBackendProps(
-                    bucket=bucket,
-                    table=table,
+                    common=common,
                     on_failure=self.completion.function,
                     memory_mb=cfg.processor_memory_mb,
                     ephemeral_storage_mb=cfg.processor_ephemeral_storage_mb,
                     timeout_seconds=cfg.processor_timeout_seconds,
                     retry_attempts=cfg.processor_retry_attempts,
                     max_event_age_hours=cfg.processor_max_event_age_hours,
-                    job_ttl_days=cfg.job_ttl_days,
                     engine_fallback=cfg.engine_fallback,
                     bake_models=cfg.processor_bake_models,
-                    log_retention=retention,
                 ),
             )
 
@@ -139,12 +138,9 @@ class OcrPlatformStack(Stack):
                 "GpuBackend",
                 GpuBackendProps(
                     endpoint_name=cfg.endpoint_name,
-                    bucket=bucket,
-                    table=table,
+                    common=common,
                     status_index_arn=self.jobs.status_index_arn,
                     topics=self.topics,
-                    scale_in_code=code,
-                    layers=layers,
                     instance_type=cfg.instance_type,
                     variant_name=cfg.variant_name,
                     max_instance_count=cfg.max_instance_count,
@@ -158,8 +154,6 @@ class OcrPlatformStack(Stack):
                     engine_fallback=cfg.engine_fallback,
                     scale_in_memory_mb=cfg.scale_in_memory_mb,
                     scale_in_timeout_seconds=cfg.scale_in_timeout_seconds,
-                    job_ttl_days=cfg.job_ttl_days,
-                    log_retention=retention,
                 ),
             )
 
@@ -168,11 +162,8 @@ class OcrPlatformStack(Stack):
             self,
             "Invoker",
             InvokerProps(
+                common=common,
                 queue=self.queue.queue,
-                bucket=bucket,
-                table=table,
-                code=code,
-                layers=layers,
                 max_receive_count=cfg.max_receive_count,
                 processor=self.cpu.function if self.cpu else None,
                 endpoint_name=self.gpu.endpoint_name if self.gpu else None,
@@ -182,8 +173,6 @@ class OcrPlatformStack(Stack):
                 batch_size=cfg.invoker_batch_size,
                 memory_mb=cfg.invoker_memory_mb,
                 timeout_seconds=cfg.invoker_timeout_seconds,
-                job_ttl_days=cfg.job_ttl_days,
-                log_retention=retention,
             ),
         )
 
@@ -192,33 +181,23 @@ class OcrPlatformStack(Stack):
             self,
             "Recovery",
             JobRecoveryProps(
+                common=common,
                 dead_letter_queue=self.queue.dead_letter_queue,
-                bucket=bucket,
-                table=table,
                 status_index_arn=self.jobs.status_index_arn,
-                code=code,
-                layers=layers,
                 queued_deadline_seconds=cfg.queued_deadline_seconds,
                 lambda_deadline_seconds=cfg.lambda_deadline_seconds,
                 sagemaker_deadline_seconds=cfg.sagemaker_deadline_seconds,
                 sweeper_interval_minutes=cfg.sweeper_interval_minutes,
-                job_ttl_days=cfg.job_ttl_days,
-                log_retention=retention,
             ),
         )
 
-        # 8. Job outcome metrics: every function that finishes jobs counts them in the stage's namespace;
-        #    the failed-job-rate alarm goes to the operations topic, like the DLQ alarm.
-        namespace = metrics_namespace(cfg.stage)
-        finishers = [self.invoker.function, self.completion.function, self.recovery.dlq_consumer_function,
-                     self.recovery.sweeper_function] + ([self.cpu.function] if self.cpu else [])
-        for function in finishers:
-            function.add_environment(ENV.METRICS_NAMESPACE, namespace)
+        # 8. Job outcome metrics: every function that finishes jobs counts them in the common namespace
+        #    (``finishes_jobs``); the failed-job-rate alarm goes to the operations topic, like the DLQ alarm.
         self.failed_jobs = FailedJobRateAlarm(
             self,
             "FailedJobRate",
             FailedJobRateAlarmProps(
-                namespace=namespace,
+                namespace=common.metrics_namespace,
                 threshold_percent=cfg.failed_job_rate_percent,
                 min_jobs=cfg.failed_job_rate_min_jobs,
             ),

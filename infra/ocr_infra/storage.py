@@ -10,6 +10,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from ocr_infra.secure_defaults import removal_policy, secure_bucket_props
+from ocr_platform import defaults
 from ocr_platform.jobs import (
     PARTITION_KEY,
     STATUS_INDEX_NAME,
@@ -34,10 +35,10 @@ class DocumentBucketProps:
             with the stack, which CloudFormation can only do once they are empty.
     """
 
-    async_io_expiry_days: int = 7
-    access_log_retention_days: int = 90
-    versioned: bool = False
-    retain: bool = True
+    async_io_expiry_days: int = defaults.ASYNC_IO_EXPIRY_DAYS
+    access_log_retention_days: int = defaults.ACCESS_LOG_RETENTION_DAYS
+    versioned: bool = defaults.VERSIONED_BUCKET
+    retain: bool = defaults.RETAIN_DATA
 
 
 class DocumentBucket(Construct):
@@ -101,7 +102,7 @@ class JobTableProps:
         retain: keep the table when the stack is deleted (default).
     """
 
-    retain: bool = True
+    retain: bool = defaults.RETAIN_DATA
 
 
 class JobTable(Construct):

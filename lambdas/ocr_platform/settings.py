@@ -1,14 +1,20 @@
 """Runtime settings every handler reads from its environment.
 
 The CDK stack sets these variables from the same names (it imports ``ENV``), so the contract between
-infrastructure and code lives in one place.
+infrastructure and code lives in one place; a setting's fallback comes from ``ocr_platform.defaults``, where
+the stack's own defaults live too.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+import typing
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any
+
+from ocr_platform import defaults
 
 
 class ENV:
@@ -75,9 +81,31 @@ def metrics_namespace(stage: str) -> str:
     return f"OcrPlatform/{stage}"
 
 
+#: ``dataclasses.field`` metadata of ``RuntimeSettings``: the field's environment variable, and its kind.
+_ENV_VARIABLE = "env"
+_KIND = "kind"
+_RESOURCE = "resource"
+_SETTING = "setting"
+
+
+def _resource(variable: str, *, required: bool = False) -> Any:
+    """A deployed resource's name: the stack sets it on the functions that use it, there is no default."""
+    metadata = {_ENV_VARIABLE: variable, _KIND: _RESOURCE}
+    return field(metadata=metadata) if required else field(default="", metadata=metadata)
+
+
+def _setting(variable: str, default: int | str) -> Any:
+    """A setting whose fallback, when the variable is unset, is what the stack deploys by default."""
+    return field(default=default, metadata={_ENV_VARIABLE: variable, _KIND: _SETTING})
+
+
 @dataclass(frozen=True)
 class RuntimeSettings:
     """What a handler needs to know about the deployed resources.
+
+    Each field is read from one environment variable (``ENV``). The stack sets every one a function uses;
+    a setting that is unset falls back to what the stack deploys by default (``ocr_platform.defaults``),
+    so a handler run outside the stack behaves as the deployed one.
 
     Attributes:
         table_name: the DynamoDB jobs table.
@@ -92,60 +120,78 @@ class RuntimeSettings:
         idle_alarm_name: the endpoint's idle alarm, re-checked by the scale-in function's schedule.
         queued_deadline_seconds / lambda_deadline_seconds / sagemaker_deadline_seconds: how long a job may
             stay QUEUED, or PROCESSING on each backend, before the sweeper fails it ``timed_out``.
+
+    >>> settings = RuntimeSettings.from_env({"OCR_TABLE_NAME": "jobs", "OCR_BUCKET_NAME": "docs"})
+    >>> settings.queued_deadline_seconds, settings.job_ttl_days
+    (1680, 30)
+    >>> RuntimeSettings.from_env(settings.to_env()) == settings
+    True
     """
 
-    table_name: str
-    bucket_name: str
-    processor_function: str = ""
-    endpoint_name: str = ""
-    variant_name: str = "AllTraffic"
-    max_receive_count: int = 3
-    inflight_window_seconds: int = 3900
-    job_ttl_days: int = 30
-    invocation_timeout_seconds: int = 3600
-    idle_alarm_name: str = ""
-    queued_deadline_seconds: int = 3600
-    lambda_deadline_seconds: int = 1200
-    sagemaker_deadline_seconds: int = 3900
+    table_name: str = _resource(ENV.TABLE_NAME, required=True)
+    bucket_name: str = _resource(ENV.BUCKET_NAME, required=True)
+    processor_function: str = _resource(ENV.PROCESSOR_FUNCTION)
+    endpoint_name: str = _resource(ENV.ENDPOINT_NAME)
+    variant_name: str = _setting(ENV.VARIANT_NAME, defaults.VARIANT_NAME)
+    max_receive_count: int = _setting(ENV.MAX_RECEIVE_COUNT, defaults.MAX_RECEIVE_COUNT)
+    inflight_window_seconds: int = _setting(ENV.INFLIGHT_WINDOW_SECONDS, defaults.inflight_window_seconds())
+    job_ttl_days: int = _setting(ENV.JOB_TTL_DAYS, defaults.JOB_TTL_DAYS)
+    invocation_timeout_seconds: int = _setting(ENV.INVOCATION_TIMEOUT_SECONDS, defaults.INVOCATION_TIMEOUT_SECONDS)
+    idle_alarm_name: str = _resource(ENV.IDLE_ALARM_NAME)
+    queued_deadline_seconds: int = _setting(ENV.QUEUED_DEADLINE_SECONDS, defaults.queued_deadline_seconds())
+    lambda_deadline_seconds: int = _setting(ENV.LAMBDA_DEADLINE_SECONDS, defaults.lambda_deadline_seconds())
+    sagemaker_deadline_seconds: int = _setting(ENV.SAGEMAKER_DEADLINE_SECONDS, defaults.sagemaker_deadline_seconds())
+
+    @classmethod
+    def env_variables(cls) -> dict[str, str]:
+        """``{field name: environment variable}`` for every field.
+
+        >>> RuntimeSettings.env_variables()["job_ttl_days"]
+        'OCR_JOB_TTL_DAYS'
+        """
+        return {f.name: f.metadata[_ENV_VARIABLE] for f in fields(cls)}
+
+    @classmethod
+    def setting_names(cls) -> tuple[str, ...]:
+        """The fields that are settings with a deployed default (not resource names).
+
+        ``PlatformConfig`` has an attribute of each name, and the stack deploys its value.
+
+        >>> names = RuntimeSettings.setting_names()
+        >>> "queued_deadline_seconds" in names, "table_name" in names
+        (True, False)
+        """
+        return tuple(f.name for f in fields(cls) if f.metadata[_KIND] == _SETTING)
 
     def to_env(self) -> dict[str, str]:
-        """The environment variables that ``from_env`` reads back into these settings."""
-        values = {
-            ENV.TABLE_NAME: self.table_name,
-            ENV.BUCKET_NAME: self.bucket_name,
-            ENV.PROCESSOR_FUNCTION: self.processor_function,
-            ENV.ENDPOINT_NAME: self.endpoint_name,
-            ENV.VARIANT_NAME: self.variant_name,
-            ENV.MAX_RECEIVE_COUNT: str(self.max_receive_count),
-            ENV.INFLIGHT_WINDOW_SECONDS: str(self.inflight_window_seconds),
-            ENV.JOB_TTL_DAYS: str(self.job_ttl_days),
-            ENV.INVOCATION_TIMEOUT_SECONDS: str(self.invocation_timeout_seconds),
-            ENV.IDLE_ALARM_NAME: self.idle_alarm_name,
-            ENV.QUEUED_DEADLINE_SECONDS: str(self.queued_deadline_seconds),
-            ENV.LAMBDA_DEADLINE_SECONDS: str(self.lambda_deadline_seconds),
-            ENV.SAGEMAKER_DEADLINE_SECONDS: str(self.sagemaker_deadline_seconds),
-        }
+        """The environment variables that ``from_env`` reads back into these settings (unset names left out)."""
+        values = {f.metadata[_ENV_VARIABLE]: str(getattr(self, f.name)) for f in fields(self)}
         return {name: value for name, value in values.items() if value}
 
     @classmethod
-    def from_env(cls) -> "RuntimeSettings":
-        env = os.environ
-        try:
-            table, bucket = env[ENV.TABLE_NAME], env[ENV.BUCKET_NAME]
-        except KeyError as missing:
-            raise RuntimeError(f"Environment variable {missing} is not set; the stack sets it on every function.") from None
-        return cls(
-            table_name=table,
-            bucket_name=bucket,
-            processor_function=env.get(ENV.PROCESSOR_FUNCTION, ""),
-            endpoint_name=env.get(ENV.ENDPOINT_NAME, ""),
-            variant_name=env.get(ENV.VARIANT_NAME, "AllTraffic"),
-            max_receive_count=int(env.get(ENV.MAX_RECEIVE_COUNT, "3")),
-            inflight_window_seconds=int(env.get(ENV.INFLIGHT_WINDOW_SECONDS, "3900")),
-            job_ttl_days=int(env.get(ENV.JOB_TTL_DAYS, "30")),
-            invocation_timeout_seconds=int(env.get(ENV.INVOCATION_TIMEOUT_SECONDS, "3600")),
-            idle_alarm_name=env.get(ENV.IDLE_ALARM_NAME, ""),
-            queued_deadline_seconds=int(env.get(ENV.QUEUED_DEADLINE_SECONDS, "3600")),
-            lambda_deadline_seconds=int(env.get(ENV.LAMBDA_DEADLINE_SECONDS, "1200")),
-            sagemaker_deadline_seconds=int(env.get(ENV.SAGEMAKER_DEADLINE_SECONDS, "3900")),
-        )
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "RuntimeSettings":
+        """The settings from ``environ`` (default: ``os.environ``); unset settings take their defaults.
+
+        Raises:
+            RuntimeError: a required variable is unset, or a number is not one; the message names it.
+        """
+        env = os.environ if environ is None else environ
+        hints = typing.get_type_hints(cls)
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            variable = f.metadata[_ENV_VARIABLE]
+            if variable not in env:
+                if f.default is MISSING:
+                    raise RuntimeError(
+                        f"Environment variable {variable!r} is not set; the stack sets it on every function."
+                    )
+                continue
+            text = env[variable]
+            if hints[f.name] is int:
+                try:
+                    values[f.name] = int(text)
+                except ValueError:
+                    raise RuntimeError(f"Environment variable {variable}={text!r} must be a whole number.") from None
+            else:
+                values[f.name] = text
+        return cls(**values)

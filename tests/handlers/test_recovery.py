@@ -8,6 +8,7 @@ from datetime import timedelta
 import boto3
 import pytest
 
+from ocr_platform import defaults
 from ocr_platform.jobs import JobStore, NewJob, utc_now
 from tests.aws_events import FakeLambdaContext, sqs_event
 from tests.conftest import BUCKET, TABLE, Platform
@@ -68,7 +69,8 @@ def past(platform: Platform):
 def test_sweeper_fails_jobs_past_their_deadline_and_only_those(platform: Platform, past) -> None:
     from ocr_platform.handlers import sweeper
 
-    old, recent = past(2), past(0.01)
+    # Older than the longest deadline the sweeper falls back on (PROCESSING on Lambda, 22,800 s).
+    old, recent = past(defaults.lambda_deadline_seconds() / 3600 + 1), past(0.01)
     for store, job_id, backend in ((old, "stuck-gpu", "sagemaker"), (recent, "busy-gpu", "sagemaker"), (old, "stuck-cpu", "lambda")):
         store.create(NewJob(job_id, "m", "s3://b/k"))
         store.mark_processing(job_id, backend)

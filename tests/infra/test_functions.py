@@ -62,19 +62,6 @@ def test_zip_functions_run_the_newest_python_with_powertools(
     assert props["Code"]["S3Key"].endswith(".zip")
 
 
-def test_zip_code_is_the_lambdas_directory_without_tests(synthesis: Synthesis) -> None:
-    zips = ("invoker", "completion", "scale_in", "dlq_consumer", "sweeper")
-    keys = {_function(synthesis, name)["Code"]["S3Key"] for name in zips}
-    assert len(keys) == 1, "one shared asset"
-    asset_dir = synthesis.outdir / f"asset.{keys.pop().removesuffix('.zip')}"
-    files = {p.relative_to(asset_dir).as_posix() for p in asset_dir.rglob("*") if p.is_file()}
-    assert "ocr_platform/handlers/invoker.py" in files
-    assert "ocr_platform/handlers/scale_in.py" in files
-    assert "ocr_platform/handlers/dlq_consumer.py" in files
-    assert "ocr_platform/handlers/sweeper.py" in files
-    assert not [f for f in files if "__pycache__" in f or "/tests/" in f or f.endswith(".pyc")]
-
-
 def test_invoker_environment(synthesis: Synthesis) -> None:
     stack = synthesis.stack
     assert stack.cpu is not None

@@ -1,0 +1,205 @@
+"""Every default of the platform, written once: the CDK app, the local stack and the handlers read it here.
+
+The same number used to be written in several places (the deployment config, the handlers' fallbacks for
+an unset environment variable, each construct's props), and the copies drifted apart: a handler started
+without the stack's environment swept QUEUED jobs after 3,600 s while the deployed sweeper waited 1,680 s.
+This module is plain Python without AWS or CDK imports, because the zip Lambdas import it as well as the
+CDK app.
+
+Who reads what:
+
+- ``ocr_infra.config.PlatformConfig``: the default of each field is the constant of the same name in upper
+  case (``job_ttl_days`` -> ``JOB_TTL_DAYS``). Its docstring says why each value is what it is.
+- ``ocr_platform.settings.RuntimeSettings``: a setting whose environment variable is unset falls back to
+  what the stack deploys with these defaults, a constant or one of the functions below.
+- the construct props in ``ocr_infra`` and the local stack's functions: the same constants.
+
+Derived values are small functions of the settings they depend on. Each argument defaults to its
+default, and ``PlatformConfig`` calls them with its own fields, so a stage that changes one input gets
+consistent outputs:
+
+>>> queued_deadline_seconds()  # 3 receives x 360 s visibility + 600 s
+1680
+>>> queued_deadline_seconds(max_receive_count=5)
+2400
+"""
+
+from __future__ import annotations
+
+from ocr_platform.models import MODEL_TABLE
+
+# ----- stage and models ---------------------------------------------------------------------------
+
+STAGE = "dev"
+MODELS: tuple[str, ...] = tuple(MODEL_TABLE)
+#: Fail closed: a layout model whose pipeline cannot be built fails ``engine_unavailable``.
+ENGINE_FALLBACK = False
+
+# ----- SageMaker async endpoint (PaddleOCR-VL) ----------------------------------------------------
+
+INSTANCE_TYPE = "ml.g5.xlarge"
+VARIANT_NAME = "AllTraffic"
+MAX_INSTANCE_COUNT = 1
+MAX_CONCURRENT_INVOCATIONS_PER_INSTANCE = 4
+#: InvokeEndpointAsync's ``InvocationTimeoutSeconds``; 3600 is SageMaker's maximum.
+INVOCATION_TIMEOUT_SECONDS = 3600
+INFLIGHT_MARGIN_SECONDS = 300
+IDLE_MINUTES = 10
+IDLE_BACKLOG_THRESHOLD = 0.1
+ENDPOINT_BASE_IMAGE = ""
+ENDPOINT_BAKE_MODELS = ""
+ENDPOINT_VL_BACKEND = "native"
+
+# ----- CPU processor Lambda (container image) -----------------------------------------------------
+
+#: The most memory a new account's Lambda quota allows.
+PROCESSOR_MEMORY_MB = 3008
+PROCESSOR_EPHEMERAL_STORAGE_MB = 10240
+#: Lambda's maximum.
+PROCESSOR_TIMEOUT_SECONDS = 900
+PROCESSOR_RETRY_ATTEMPTS = 0
+#: Lambda's maximum age of an event in its async queue.
+PROCESSOR_MAX_EVENT_AGE_HOURS = 6
+PROCESSOR_BAKE_MODELS = ""
+
+# ----- zip Lambdas --------------------------------------------------------------------------------
+
+INVOKER_MEMORY_MB = 256
+INVOKER_TIMEOUT_SECONDS = 60
+INVOKER_BATCH_SIZE = 1
+COMPLETION_MEMORY_MB = 256
+COMPLETION_TIMEOUT_SECONDS = 300
+SCALE_IN_MEMORY_MB = 128
+SCALE_IN_TIMEOUT_SECONDS = 30
+#: It archives one small object and updates one item per record.
+DLQ_CONSUMER_MEMORY_MB = 256
+DLQ_CONSUMER_TIMEOUT_SECONDS = 60
+#: One Query page per status and one UpdateItem per stuck job.
+SWEEPER_MEMORY_MB = 256
+SWEEPER_TIMEOUT_SECONDS = 300
+POWERTOOLS_LAYER_VERSION = 27
+
+# ----- queue, data and operations -----------------------------------------------------------------
+
+MAX_RECEIVE_COUNT = 3
+#: AWS's guidance for a queue that triggers a Lambda: a visibility timeout of at least 6 x its timeout.
+MIN_VISIBILITY_TIMEOUT_FACTOR = 6
+VISIBILITY_TIMEOUT_FACTOR = MIN_VISIBILITY_TIMEOUT_FACTOR
+QUEUE_RETENTION_DAYS = 4
+#: SQS's maximum: a message the DLQ consumer cannot handle waits there for an operator.
+DLQ_RETENTION_DAYS = 14
+#: 0 would keep job items forever.
+JOB_TTL_DAYS = 30
+ASYNC_IO_EXPIRY_DAYS = 7
+ACCESS_LOG_RETENTION_DAYS = 90
+LOG_RETENTION_DAYS = 30
+RETAIN_DATA = True
+VERSIONED_BUCKET = False
+#: No e-mail subscription to the operations topic.
+ALARM_EMAIL = ""
+SWEEPER_INTERVAL_MINUTES = 15
+FAILED_JOB_RATE_PERCENT = 25
+FAILED_JOB_RATE_MIN_JOBS = 10
+
+# ----- margins the derived deadlines add ----------------------------------------------------------
+
+#: The redrive of a message to the DLQ, and the DLQ consumer failing its job.
+DEAD_LETTER_MARGIN_SECONDS = 600
+#: The processor's on-failure destination (the completion function) reporting a crash or an expired event.
+FAILURE_DESTINATION_MARGIN_SECONDS = 300
+#: A SageMaker success or error notification reaching the completion function.
+NOTIFICATION_MARGIN_SECONDS = 600
+
+
+# ----- derived values -----------------------------------------------------------------------------
+
+
+def queue_visibility_timeout_seconds(
+    invoker_timeout_seconds: int = INVOKER_TIMEOUT_SECONDS, factor: int = VISIBILITY_TIMEOUT_FACTOR
+) -> int:
+    """The job queue's visibility timeout: ``factor`` x the invoker's timeout.
+
+    A message is not received again while the invocation that holds it may still run or be retried.
+
+    >>> queue_visibility_timeout_seconds()  # 6 x 60 s
+    360
+    """
+    return factor * invoker_timeout_seconds
+
+
+def dead_letter_visibility_timeout_seconds(dlq_consumer_timeout_seconds: int = DLQ_CONSUMER_TIMEOUT_SECONDS) -> int:
+    """The DLQ's visibility timeout: AWS's minimum factor x the DLQ consumer's timeout.
+
+    >>> dead_letter_visibility_timeout_seconds()  # 6 x 60 s
+    360
+    """
+    return MIN_VISIBILITY_TIMEOUT_FACTOR * dlq_consumer_timeout_seconds
+
+
+def inflight_window_seconds(
+    invocation_timeout_seconds: int = INVOCATION_TIMEOUT_SECONDS, inflight_margin_seconds: int = INFLIGHT_MARGIN_SECONDS
+) -> int:
+    """How long a SageMaker job PROCESSING keeps the scale-in function from scaling the endpoint to zero.
+
+    The longest a request may run (the invocation timeout) plus a margin.
+
+    >>> inflight_window_seconds()  # 3600 s + 300 s
+    3900
+    """
+    return invocation_timeout_seconds + inflight_margin_seconds
+
+
+def queued_deadline_seconds(
+    max_receive_count: int = MAX_RECEIVE_COUNT,
+    visibility_timeout_seconds: int = queue_visibility_timeout_seconds(),
+) -> int:
+    """How long a job may stay QUEUED (from ``created_at``) before the sweeper fails it ``timed_out``.
+
+    ``max_receive_count`` x the queue's visibility timeout (:func:`queue_visibility_timeout_seconds`) is
+    the longest the invoker can keep receiving the job's message before SQS moves it to the DLQ, where the
+    DLQ consumer fails the job. ``DEAD_LETTER_MARGIN_SECONDS`` more covers the redrive and the DLQ
+    consumer. Past that, nothing will start the job.
+
+    >>> queued_deadline_seconds()  # 3 x 360 s + 600 s
+    1680
+    >>> queued_deadline_seconds(max_receive_count=5, visibility_timeout_seconds=180)  # 5 x 180 s + 600 s
+    1500
+    """
+    return max_receive_count * visibility_timeout_seconds + DEAD_LETTER_MARGIN_SECONDS
+
+
+def lambda_deadline_seconds(
+    processor_max_event_age_hours: int = PROCESSOR_MAX_EVENT_AGE_HOURS,
+    processor_timeout_seconds: int = PROCESSOR_TIMEOUT_SECONDS,
+) -> int:
+    """How long a job may stay PROCESSING on the CPU processor (from ``started_at``) before it is swept.
+
+    The invoker marks the job PROCESSING *before* its asynchronous invoke, and Lambda may hold that event
+    in its async queue (throttling, a concurrency limit, an outage) for up to the max event age before the
+    run starts. The run then takes at most the processor's timeout. A job younger than max event age +
+    timeout can therefore still be waiting or running, so both count, plus
+    ``FAILURE_DESTINATION_MARGIN_SECONDS`` for the on-failure destination (the completion function, which
+    normally fails an expired or crashed event first). The sweeper is the backstop for what reported
+    nothing.
+
+    >>> lambda_deadline_seconds()  # 6 h + 900 s + 300 s
+    22800
+    """
+    return processor_max_event_age_hours * 3600 + processor_timeout_seconds + FAILURE_DESTINATION_MARGIN_SECONDS
+
+
+def sagemaker_deadline_seconds(inflight_window: int = inflight_window_seconds()) -> int:
+    """How long a job may stay PROCESSING on the endpoint (from ``started_at``) before it is swept.
+
+    The in-flight window (:func:`inflight_window_seconds`) plus ``NOTIFICATION_MARGIN_SECONDS``
+    for the success or error notification to reach the completion function. Kept simple on purpose: it
+    does not add the time a request may wait in the endpoint's internal queue before it starts
+    (SageMaker's ``RequestTTL``, 6 h by default; the invoker sets none), so it assumes the endpoint keeps
+    up with its backlog, the same assumption the scale-in function's in-flight window makes. A job still
+    waiting there past this deadline is failed ``timed_out``, and its late result no longer changes the
+    job.
+
+    >>> sagemaker_deadline_seconds()  # 3600 s + 300 s + 600 s
+    4500
+    """
+    return inflight_window + NOTIFICATION_MARGIN_SECONDS
