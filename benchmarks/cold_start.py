@@ -81,7 +81,10 @@ def child(document: Path, out_file: Path, groups: list[tuple[str, list[str]]], p
             for module in modules:
                 importlib.import_module(module)
             mark(f"import {label}")
-        from ocr_platform.engines.paddle import DET_MODEL, MULTILINGUAL_REC_MODEL, ModelResolver, PaddleSettings, PPOCRv5Engine
+        from ocr_platform.engines.languages import DET_MODEL, MULTILINGUAL_REC_MODEL
+        from ocr_platform.engines.ppocrv5 import PPOCRv5Engine
+        from ocr_platform.engines.resolver import ModelResolver
+        from ocr_platform.engines.settings import PaddleSettings
 
         mark("import ocr_platform")
         settings = PaddleSettings.from_env()
@@ -107,7 +110,7 @@ def diagnostics(engine: Any, document: Path, det_kwargs: dict[str, str], rec_kwa
     import yaml
     from paddleocr import TextDetection
 
-    from ocr_platform.engines.paddle import DET_MODEL
+    from ocr_platform.engines.languages import DET_MODEL
 
     after: dict[str, float] = {}
     t0 = time.perf_counter()

@@ -24,7 +24,7 @@ from ocr_platform.handlers import _services  # noqa: E402
 from ocr_platform.jobs import STATUS_INDEX_NAME, JobStore
 from ocr_platform.local.supervisor import STATE_DIR_ENV
 from ocr_platform.settings import ENV
-from ocr_platform.storage import StorageLayout
+from ocr_platform.s3_layout import StorageLayout
 from tests import documents
 from tests.aws_events import ACCOUNT, REGION, FakeLambdaContext, sns_event, sqs_event
 

@@ -28,7 +28,7 @@ if typing.TYPE_CHECKING:  # importing constructs starts the jsii runtime; the lo
     from constructs import Construct
 
 from ocr_platform import defaults
-from ocr_platform.models import MODEL_TABLE, Backend
+from ocr_platform.routing import MODEL_TABLE, Backend
 
 #: The context key holding a JSON object of overrides; ``ocr:<field>`` keys override single fields.
 CONTEXT_KEY = "ocr"
@@ -46,7 +46,7 @@ class PlatformConfig:
     Names and sizes:
         stage: lower-case stage name (``dev``, ``prod``, ...); it names the stack (``ocr-platform-<stage>``)
             and prefixes the physical names that must be known in advance (the SageMaker endpoint).
-        models: routing keys deployed, a subset of ``ocr_platform.models.MODEL_TABLE``. The GPU backend
+        models: routing keys deployed, a subset of ``ocr_platform.routing.MODEL_TABLE``. The GPU backend
             (SageMaker model, endpoint, scaling, scale-in) is only created when a listed model routes to
             ``sagemaker``; the invoker routes by the same table.
         engine_fallback: what a job for a layout model (``pp-structurev3``, ``paddleocr-vl``) gets when that
@@ -316,7 +316,7 @@ class PlatformConfig:
         return [f.name for f in fields(cls)]
 
 
-# CloudWatch Logs accepts only these retention periods (ocr_infra.functions.RETENTION_BY_DAYS maps them).
+# CloudWatch Logs accepts only these retention periods (ocr_infra.platform_function.RETENTION_BY_DAYS maps them).
 _LOG_RETENTION_DAYS = frozenset(
     {1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
 )

@@ -17,7 +17,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
-from ocr_infra.functions import (
+from ocr_infra.platform_function import (
     SCALE_IN_HANDLER,
     CommonFunctionProps,
     PlatformFunction,
@@ -28,7 +28,7 @@ from ocr_infra.paths import REPO_ROOT, VL_ENDPOINT_DOCKERFILE
 from ocr_infra.secure_defaults import allow
 from ocr_platform import defaults
 from ocr_platform.settings import ENV, engine_fallback_value
-from ocr_platform.storage import (
+from ocr_platform.s3_layout import (
     ASYNC_FAILURES_PREFIX,
     ASYNC_OUTPUTS_PREFIX,
     ASYNC_REQUESTS_PREFIX,
@@ -37,7 +37,7 @@ from ocr_platform.storage import (
 )
 
 SAGEMAKER_NAMESPACE = "AWS/SageMaker"
-#: Read by ``ocr_platform.endpoint_server``: requests served at once by one instance.
+#: Read by ``ocr_platform.model_server``: requests served at once by one instance.
 DESIRED_INSTANCE_COUNT = "sagemaker:variant:DesiredInstanceCount"
 #: The service-linked role Application Auto Scaling uses for SageMaker variants; naming its full ARN in
 #: the scalable target makes Application Auto Scaling create it when the account does not have it yet.
@@ -143,7 +143,7 @@ class GpuBackend(Construct):
         )
         self._grant_execution_role(props, stack)
 
-        # 3. Model: one container serving PaddleOCR-VL (`serve` -> ocr_platform.endpoint_server).
+        # 3. Model: one container serving PaddleOCR-VL (`serve` -> ocr_platform.model_server).
         self._model = sagemaker.CfnModel(
             self,
             "Model",

@@ -39,7 +39,7 @@ ZIP_FUNCTION_EXCLUDES = [
     "!ocr_platform/engines/__init__.py",
     "ocr_platform/intake.py",
     "ocr_platform/model_cache.py",
-    "ocr_platform/endpoint_server.py",
+    "ocr_platform/model_server.py",
     "ocr_platform/handlers/processor.py",
 ]
 

@@ -9,9 +9,9 @@ from constructs import Construct
 
 from ocr_infra.config import PlatformConfig
 from ocr_infra.cpu_backend import CpuBackend, CpuBackendProps
-from ocr_infra.functions import RETENTION_BY_DAYS, CommonFunctionProps, lambdas_code, powertools_layer
+from ocr_infra.platform_function import RETENTION_BY_DAYS, CommonFunctionProps, lambdas_code, powertools_layer
 from ocr_infra.gpu_backend import GpuBackend, GpuBackendProps
-from ocr_infra.handlers import (
+from ocr_infra.control_functions import (
     CompletionHandler,
     CompletionHandlerProps,
     Invoker,
@@ -24,8 +24,8 @@ from ocr_infra.messaging import (
     NotificationTopicsProps,
 )
 from ocr_infra.monitoring import FailedJobRateAlarm, FailedJobRateAlarmProps
-from ocr_infra.recovery import JobRecovery, JobRecoveryProps
-from ocr_infra.storage import (
+from ocr_infra.recovery_functions import JobRecovery, JobRecoveryProps
+from ocr_infra.data_stores import (
     DocumentBucket,
     DocumentBucketProps,
     JobTable,

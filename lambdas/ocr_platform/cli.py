@@ -30,7 +30,7 @@ from botocore.exceptions import ClientError as AwsClientError
 
 from ocr_platform.client import OcrClient, PlatformResources, resolve_target
 from ocr_platform.client_errors import ExitStatus, PlatformClientError, describe_aws_error
-from ocr_platform.models import MODEL_TABLE
+from ocr_platform.routing import MODEL_TABLE
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -114,7 +114,7 @@ def run_local_ocr(args: argparse.Namespace) -> int:
 
     from ocr_platform.engines import get_engine
     from ocr_platform.errors import JobError
-    from ocr_platform.processing import ocr_document
+    from ocr_platform.job_runner import ocr_document
     from ocr_platform.settings import ENGINE_FALLBACK_ON, ENV
 
     if not args.file.is_file():

@@ -29,9 +29,9 @@ from ocr_platform.client_errors import ExitStatus, PlatformClientError, describe
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.jobs import TERMINAL_STATUSES, JobItem, JobStatus, JobStore
 from ocr_platform.messages import JobMessage, parse_job_message
-from ocr_platform.models import route
+from ocr_platform.routing import route
 from ocr_platform.results import OcrResult
-from ocr_platform.storage import S3Uri, StorageLayout
+from ocr_platform.s3_layout import S3Uri, StorageLayout
 
 STACK_ENV = "OCR_STACK_NAME"
 RESOURCE_ENV = {"bucket": "OCR_BUCKET_NAME", "queue_url": "OCR_QUEUE_URL", "table": "OCR_TABLE_NAME"}

@@ -24,9 +24,9 @@ from botocore.exceptions import ClientError
 
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.jobs import TERMINAL_STATUSES, JobStore
-from ocr_platform.processing import publish_result
+from ocr_platform.job_runner import publish_result
 from ocr_platform.results import validate_result
-from ocr_platform.storage import S3Uri, StorageLayout
+from ocr_platform.s3_layout import S3Uri, StorageLayout
 
 logger = logging.getLogger(__name__)
 

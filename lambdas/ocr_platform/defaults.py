@@ -26,7 +26,7 @@ consistent outputs:
 
 from __future__ import annotations
 
-from ocr_platform.models import MODEL_TABLE
+from ocr_platform.routing import MODEL_TABLE
 
 # ----- stage and models ---------------------------------------------------------------------------
 

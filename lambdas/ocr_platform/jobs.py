@@ -30,7 +30,7 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
 from ocr_platform.errors import JobError, JobErrorDict
-from ocr_platform.models import Backend
+from ocr_platform.routing import Backend
 from ocr_platform.results import ResultWarning
 
 logger = logging.getLogger(__name__)

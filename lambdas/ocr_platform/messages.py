@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
 from ocr_platform.jobs import NewJob
-from ocr_platform.storage import S3Uri, is_valid_job_id
+from ocr_platform.s3_layout import S3Uri, is_valid_job_id
 
 LANGUAGE_PATTERN = re.compile(r"^[a-z][a-z_]{1,19}$")
 PAGES_PATTERN = re.compile(r"^\s*\d+\s*(-\s*\d+\s*)?(,\s*\d+\s*(-\s*\d+\s*)?)*$")

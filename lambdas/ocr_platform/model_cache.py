@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ocr_platform.storage import MODELS_PREFIX
+from ocr_platform.s3_layout import MODELS_PREFIX
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ocr_platform.endpoint import EndpointCapacity
+from ocr_platform.sagemaker_async import EndpointCapacity
 from ocr_platform.jobs import JobStore
 
 logger = logging.getLogger(__name__)

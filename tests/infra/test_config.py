@@ -12,7 +12,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from ocr_infra.app_builder import cdk_json_context
 from ocr_infra.config import PlatformConfig
 from ocr_infra.stack import OcrPlatformStack
-from ocr_platform.models import MODEL_TABLE
+from ocr_platform.routing import MODEL_TABLE
 from ocr_platform.settings import ENV
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ocr_infra.functions import COMPLETION_HANDLER, INVOKER_HANDLER, SCALE_IN_HANDLER
+from ocr_infra.platform_function import COMPLETION_HANDLER, INVOKER_HANDLER, SCALE_IN_HANDLER
 from ocr_infra.paths import (
     CPU_OCR_DOCKERFILE,
     LAMBDAS_DIR,
@@ -88,7 +88,7 @@ def test_serve_script_starts_the_endpoint_server() -> None:
     assert os.access(serve, os.X_OK)
     text = serve.read_text(encoding="utf-8")
     assert text.startswith("#!/bin/sh")
-    assert "exec python -m ocr_platform.endpoint_server" in text
+    assert "exec python -m ocr_platform.model_server" in text
 
 
 def test_dockerignore_is_an_allow_list() -> None:

@@ -11,7 +11,7 @@ from ocr_platform.jobs import (
     STATUS_INDEX_SORT_KEY,
     TTL_ATTRIBUTE,
 )
-from ocr_platform.storage import ASYNC_PREFIX
+from ocr_platform.s3_layout import ASYNC_PREFIX
 from tests.infra.conftest import Synthesis
 
 BLOCK_ALL = {

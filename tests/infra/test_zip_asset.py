@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from packaging.requirements import Requirement
 
-from ocr_infra.functions import (
+from ocr_infra.platform_function import (
     COMPLETION_HANDLER,
     DLQ_CONSUMER_HANDLER,
     INVOKER_HANDLER,
@@ -149,7 +149,7 @@ def test_what_never_runs_in_a_zip_function_is_left_out(asset_files: set[str]) ->
     # The OCR side, which the processor and endpoint images run: only the engine registry stays.
     assert [f for f in asset_files if f.startswith("ocr_platform/engines/")] == ["ocr_platform/engines/__init__.py"]
     assert not {
-        "ocr_platform/endpoint_server.py",
+        "ocr_platform/model_server.py",
         "ocr_platform/intake.py",
         "ocr_platform/model_cache.py",
         "ocr_platform/handlers/processor.py",

@@ -10,33 +10,52 @@ The faults come from the local stack's runtimes (``ocr_platform.local.faults``):
 killed mid-invocation, a handler started too late for its timeout, a model container answering 500,
 SQS and SNS delivering twice, moto's SageMaker refusing a capacity update. The handlers run unchanged.
 
+What a campaign needs is prepared before its clock starts, as the processor image is built before it
+serves: the PP-OCRv5 ONNX exports go into the stack's model cache, the processor builds its engine in
+Lambda's init phase (``OCR_PRELOAD_MODELS``, as the image sets it), and the clock starts once every
+function's init phase has ended. The campaign's short timeouts scale the waits it controls, not the CPU
+work of a cold start.
+
 ``tests/local/test_fault_campaign.py`` runs it with 54 jobs; ``scripts/fault_campaign.py`` runs any
-number and prints the counts.
+number and prints the counts, or submits at a steady rate for a while (a soak) and reports throughput,
+latency and the stack's memory and open files over time.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import subprocess
+import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import boto3
 
+import ocr_platform
 from ocr_platform.client import OcrClient, PlatformResources
-from ocr_platform.jobs import JobStatus
+from ocr_platform.jobs import PARTITION_KEY, JobStatus
 from ocr_platform.local.faults import Fault
 from ocr_platform.local.stack import LocalOptions, LocalStack
+
 from tests import documents
 from tests.documents import ENGLISH_PAGES, character_error_rate
+from tests.local.stack_resources import ResourceSampler, StackUsage
 
 MODELS = ("pp-ocrv5", "pp-structurev3", "paddleocr-vl")
 PROCESSOR_TIMEOUT_SECONDS = 15
+#: The ONNX exports the processor image bakes (containers/cpu-ocr/Dockerfile), prepared the same way.
+PREPARED_ONNX_MODELS = ("PP-OCRv5_mobile_det", "PP-OCRv5_mobile_rec")
+#: The engines the processor image builds in its init phase (its ``OCR_PRELOAD_MODELS``).
+PRELOADED_MODELS = "pp-ocrv5"
 MAX_CER = 0.02
 #: The documents of the campaign: file name and the text of each page (empty for bad files).
 GOOD_DOCUMENTS: dict[str, tuple[str, list[list[str]]]] = {
@@ -82,20 +101,42 @@ class CampaignReport:
     processor_runs: int = 0
     endpoint_requests: int = 0
     text_checked: int = 0
+    pages_completed: int = 0
+    latencies: list[float] = field(default_factory=list)
+    preparation_seconds: float = 0.0
+    init_seconds: dict[str, float | None] = field(default_factory=dict)
+    rate_per_minute: float | None = None
+    usage: StackUsage | None = None
     problems: list[str] = field(default_factory=list)
+
+    def latency(self, quantile: float) -> float:
+        """Submit-to-terminal seconds of the jobs at ``quantile`` (nearest rank)."""
+        ordered = sorted(self.latencies)
+        return ordered[max(0, math.ceil(quantile * len(ordered)) - 1)] if ordered else 0.0
 
     def lines(self) -> list[str]:
         def counts(counter: Counter[str]) -> str:
             return ", ".join(f"{key} {value}" for key, value in sorted(counter.items()))
 
+        minutes = self.seconds / 60 or 1.0
+        init = ", ".join(f"{name} {'timed out' if secs is None else f'{secs:.1f} s'}" for name, secs in sorted(self.init_seconds.items()))
+        pace = f"submitted at {self.rate_per_minute:g}/min" if self.rate_per_minute else "submitted at once"
         return [
+            f"before the clock: model cache prepared in {self.preparation_seconds:.1f} s; init phases: {init}",
             f"jobs: {self.jobs} in {self.seconds:.1f} s ({counts(self.by_model)})",
+            (
+                f"throughput ({pace}): {self.jobs / minutes:.1f} jobs/min, {self.pages_completed / minutes:.1f} pages/min "
+                f"(completed pages); job latency p50 {self.latency(0.5):.1f} s, p95 {self.latency(0.95):.1f} s"
+            ),
             f"terminal: {counts(self.by_status)}",
             f"failure codes: {counts(self.by_code)}",
             f"jobs per fault: {counts(self.by_fault)}",
             f"faults injected: {counts(Counter(self.faults_injected))}",
-            f"processor runs: {self.processor_runs}, endpoint requests: {self.endpoint_requests}, "
-            f"completed texts checked (CER <= {MAX_CER:.0%}): {self.text_checked}",
+            (
+                f"processor runs: {self.processor_runs}, endpoint requests: {self.endpoint_requests}, "
+                f"completed texts checked (CER <= {MAX_CER:.0%}): {self.text_checked}"
+            ),
+            *(self.usage.lines() if self.usage else []),
             f"problems: {len(self.problems)}",
             *(f"  - {problem}" for problem in self.problems),
         ]
@@ -212,8 +253,34 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def run_campaign(workdir: Path, total: int = 54, *, timeout: float = 900.0) -> CampaignReport:
-    """Start a local stack with the campaign's faults, run the job mix through it, check every promise."""
+def prepare_model_cache(cache_dir: Path) -> float:
+    """Export the models the processor image bakes into ``cache_dir``, in a process of its own; the seconds it took.
+
+    The image build does this on AWS; done in the campaign's clock, the export and its paddle imports
+    would land in the first job's invocation instead.
+    """
+    started = time.perf_counter()
+    export = "import sys; from ocr_platform.model_cache import ModelCache; [ModelCache(local_dir=sys.argv[1]).resolve(n, onnx=True) for n in sys.argv[2:]]"
+    lambdas_dir = str(Path(ocr_platform.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (lambdas_dir, os.environ.get("PYTHONPATH", "")) if p)}
+    subprocess.run([sys.executable, "-c", export, str(cache_dir), *PREPARED_ONNX_MODELS], env=env, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return time.perf_counter() - started
+
+
+def run_campaign(
+    workdir: Path, total: int = 54, *, timeout: float = 900.0, rate_per_minute: float | None = None,
+    sample_seconds: float | None = None,
+) -> CampaignReport:
+    """Start a local stack with the campaign's faults, run the job mix through it, check every promise.
+
+    Args:
+        workdir: documents, the model cache and nothing else of the campaign go here.
+        total: jobs in the mix (at least its scenarios).
+        timeout: seconds to wait, after the last submission, for every job to end.
+        rate_per_minute: submit at this steady rate (a soak); ``None`` submits every job at once.
+        sample_seconds: sample the stack's memory and open files this often; ``None``: not at all.
+    """
     from ocr_infra.config import PlatformConfig
 
     jobs, faults = plan(total)
@@ -221,22 +288,28 @@ def run_campaign(workdir: Path, total: int = 54, *, timeout: float = 900.0) -> C
     offline = {
         "OCR_MODEL_HUB": "off",  # every model from installed packages
         "OCR_MODEL_CACHE_DIR": str(workdir / "models"),
+        "OCR_PRELOAD_MODELS": PRELOADED_MODELS,
     }
     config = PlatformConfig(
         stage="local", engine_fallback=True, processor_timeout_seconds=PROCESSOR_TIMEOUT_SECONDS, versioned_bucket=True
     )
     options = LocalOptions(period_seconds=0.5, visibility_timeout_seconds=2, retry_delays_seconds=(0.2, 0.2), faults=faults)
-    report = CampaignReport(jobs=len(jobs))
+    report = CampaignReport(jobs=len(jobs), rate_per_minute=rate_per_minute)
+    report.preparation_seconds = prepare_model_cache(workdir / "models")
     with _environment(offline):
         stack = LocalStack(config, options)
         info = stack.start()
         try:
+            report.init_seconds = stack.lambdas.wait_initialized(timeout=120.0)
             with _environment(info.client_environment()):
-                started = time.perf_counter()
                 client = OcrClient(PlatformResources(info.bucket, info.queue_url, info.table))
-                _submit(client, jobs, paths, info)
-                first_terminal = _wait_all_terminal(client, jobs, timeout, report)
-                report.seconds = time.perf_counter() - started
+                with ResourceSampler(sample_seconds) if sample_seconds else nullcontext() as sampler:
+                    started = time.perf_counter()
+                    submitter = _Submitter(client, jobs, paths, info, rate_per_minute)
+                    submitter.start()
+                    first_terminal = _wait_all_terminal(client, jobs, submitter, timeout, report)
+                    report.seconds = time.perf_counter() - started
+                report.usage = sampler.usage() if sampler is not None else None
                 _settle(stack, info)
                 _check(stack, info, client, jobs, first_terminal, report)
         finally:
@@ -244,13 +317,34 @@ def run_campaign(workdir: Path, total: int = 54, *, timeout: float = 900.0) -> C
     return report
 
 
-def _submit(client: OcrClient, jobs: list[PlannedJob], paths: dict[str, Path], info: Any) -> None:
-    sqs, s3 = boto3.client("sqs"), boto3.client("s3")
-    for job in jobs:
+class _Submitter(threading.Thread):
+    """Submits the jobs in order, all at once or at a steady rate; ``submitted`` grows as it goes."""
+
+    def __init__(self, client: OcrClient, jobs: list[PlannedJob], paths: dict[str, Path], info: Any, rate_per_minute: float | None) -> None:
+        super().__init__(name="campaign-submitter", daemon=True)
+        self.client, self.jobs, self.paths, self.info = client, jobs, paths, info
+        self.interval = 60.0 / rate_per_minute if rate_per_minute else 0.0
+        self.submitted: list[PlannedJob] = []
+        self.error: Exception | None = None
+
+    def run(self) -> None:
+        sqs, s3 = boto3.client("sqs"), boto3.client("s3")
+        started = time.monotonic()
+        try:
+            for index, job in enumerate(self.jobs):
+                if (wait := started + index * self.interval - time.monotonic()) > 0:
+                    time.sleep(wait)
+                self._submit(job, sqs, s3)
+                self.submitted.append(job)
+        except Exception as err:  # noqa: BLE001 - reported by the waiter as a problem
+            self.error = err
+
+    def _submit(self, job: PlannedJob, sqs: Any, s3: Any) -> None:
+        paths, info = self.paths, self.info
         if job.raw_message is None:
             assert job.document is not None
-            client.submit(paths[job.document], model=job.model, job_id=job.job_id, pages=job.pages, language=job.language)
-            continue
+            self.client.submit(paths[job.document], model=job.model, job_id=job.job_id, pages=job.pages, language=job.language)
+            return
         # What a producer that skips the client may send: no item written first, a raw SQS message.
         body: dict[str, Any] = {"job_id": job.job_id, "model": job.raw_message["model"]}
         if "document" in job.raw_message:
@@ -262,21 +356,44 @@ def _submit(client: OcrClient, jobs: list[PlannedJob], paths: dict[str, Path], i
         sqs.send_message(QueueUrl=info.queue_url, MessageBody=json.dumps(body))
 
 
-def _wait_all_terminal(client: OcrClient, jobs: list[PlannedJob], timeout: float, report: CampaignReport) -> dict[str, dict[str, Any]]:
-    """Poll every job until it is terminal; the first terminal item of each (to prove it never changes)."""
+def _wait_all_terminal(
+    client: OcrClient, jobs: list[PlannedJob], submitter: _Submitter, timeout: float, report: CampaignReport
+) -> dict[str, dict[str, Any]]:
+    """Poll the submitted jobs until every job is terminal; the first terminal item of each (to prove it never changes)."""
     terminal: dict[str, dict[str, Any]] = {}
+    dynamodb = boto3.resource("dynamodb")
+    table = client.store.table.name
     deadline = time.monotonic() + timeout
     while len(terminal) < len(jobs) and time.monotonic() < deadline:
-        for job in jobs:
-            if job.job_id not in terminal:
-                item = client.store.get(job.job_id)
-                if item and item.get("status") in (JobStatus.COMPLETED, JobStatus.FAILED):
-                    terminal[job.job_id] = item
+        if submitter.is_alive():
+            deadline = time.monotonic() + timeout
+        pending = [job.job_id for job in list(submitter.submitted) if job.job_id not in terminal]
+        for start in range(0, len(pending), 100):  # BatchGetItem's limit
+            keys = [{PARTITION_KEY: job_id} for job_id in pending[start:start + 100]]
+            response = dynamodb.batch_get_item(RequestItems={table: {"Keys": keys, "ConsistentRead": True}})
+            for item in response["Responses"].get(table, []):
+                if item.get("status") in (JobStatus.COMPLETED, JobStatus.FAILED):
+                    terminal[item["job_id"]] = item
+        if submitter.error is not None:
+            report.problems.append(f"submitting stopped: {submitter.error!r} [not injected]")
+            break
         time.sleep(0.5)
     for job in jobs:
         if job.job_id not in terminal:
-            report.problems.append(f"{job.job_id}: not terminal after {timeout:.0f} s ({(client.store.get(job.job_id) or {}).get('status')})")
+            report.problems.append(
+                f"{job.job_id}: not terminal after {timeout:.0f} s ({(client.store.get(job.job_id) or {}).get('status')}) {_injected(job)}"
+            )
     return terminal
+
+
+def _injected(job: PlannedJob) -> str:
+    return "[not injected]" if job.fault == "none" else f"[injected: {job.fault}]"
+
+
+def _seconds_between(start: str | None, end: str | None) -> float | None:
+    if not start or not end:
+        return None
+    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
 
 
 def _settle(stack: LocalStack, info: Any, timeout: float = 60.0) -> None:
@@ -316,39 +433,50 @@ def _check(stack: LocalStack, info: Any, client: OcrClient, jobs: list[PlannedJo
         report.by_fault[job.fault] += 1
         if code:
             report.by_code[code] += 1
+        if (latency := _seconds_between(item.get("created_at"), item.get("finished_at"))) is not None:
+            report.latencies.append(latency)
+        tag = _injected(job)
         if (status, code) != (job.status, job.code):
-            report.problems.append(f"{job.job_id}: {status} {code or ''} ({(item.get('error') or {}).get('message', '')}), expected {job.status} {job.code or ''}")
+            report.problems.append(f"{job.job_id}: {status} {code or ''} ({(item.get('error') or {}).get('message', '')}), expected {job.status} {job.code or ''} {tag}")
             continue
         if job.job_id in first and {k: first[job.job_id].get(k) for k in ("status", "finished_at", "error", "result")} != {
             k: item.get(k) for k in ("status", "finished_at", "error", "result")
         }:
-            report.problems.append(f"{job.job_id}: its terminal state changed after it was first seen")
+            report.problems.append(f"{job.job_id}: its terminal state changed after it was first seen {tag}")
         if processor_runs[job.job_id] > 1 or endpoint_requests.get(job.job_id, 0) > 1:
-            report.problems.append(f"{job.job_id}: processed twice (processor {processor_runs[job.job_id]}, endpoint {endpoint_requests.get(job.job_id, 0)})")
+            report.problems.append(f"{job.job_id}: processed twice (processor {processor_runs[job.job_id]}, endpoint {endpoint_requests.get(job.job_id, 0)}) {tag}")
         if status == JobStatus.COMPLETED:
             key = f"results/{job.job_id}/result.json"
             versions = s3.list_object_versions(Bucket=info.bucket, Prefix=key).get("Versions", [])
             if len(versions) != 1:
-                report.problems.append(f"{job.job_id}: result.json was written {len(versions)} times")
+                report.problems.append(f"{job.job_id}: result.json was written {len(versions)} times {tag}")
             result = client.result(job.job_id)
             for index, lines in enumerate(job.expected_text):
                 recognised = "\n".join(line["text"] for line in result["pages"][index]["lines"])
                 if (cer := character_error_rate(recognised, "\n".join(lines))) > MAX_CER:
-                    report.problems.append(f"{job.job_id}: page {index + 1} CER {cer:.3f} > {MAX_CER}")
+                    report.problems.append(f"{job.job_id}: page {index + 1} CER {cer:.3f} > {MAX_CER} {tag}")
             report.text_checked += 1
+            report.pages_completed += int(item.get("page_count") or 0)
     for status in (JobStatus.QUEUED, JobStatus.PROCESSING):
         for item in client.store.list_by_status(status):
-            report.problems.append(f"{item['job_id']}: still {status}")
+            report.problems.append(f"{item['job_id']}: still {status} [not injected]")
     for name, url in (("job queue", info.queue_url), ("DLQ", info.dlq_url)):
         if (depth := queue_depth(sqs, url)) != 0:
-            report.problems.append(f"{depth} message(s) left on the {name}")
+            report.problems.append(f"{depth} message(s) left on the {name} [not injected]")
     if stack.sagemaker.backlog() != 0:
-        report.problems.append(f"{stack.sagemaker.backlog()} endpoint request(s) still queued or in flight")
+        report.problems.append(f"{stack.sagemaker.backlog()} endpoint request(s) still queued or in flight [not injected]")
     # Function errors come from the injected crashes and timeouts only: the processor's.
     injected = report.faults_injected.get("processor:crash", 0) + report.faults_injected.get("processor:delay", 0)
     errors = {name: counts["errors"] for name, counts in stack.lambdas.stats().items() if counts["errors"]}
     if errors != ({stack.names["processor"]: injected} if injected else {}):
-        report.problems.append(f"function errors {errors}; expected only the {injected} injected into the processor")
+        faulted = {job.job_id: job.fault for job in jobs if job.fault in ("processor crash mid-job", "processor timeout")}
+        erred = [
+            f"{record.function} {record.error_type} on {job_id} "
+            + (f"[injected: {faulted[job_id]}]" if record.function == stack.names["processor"] and job_id in faulted else "[not injected]")
+            for record in stack.lambdas.invocations() if record.error_type
+            for job_id in [(record.event or {}).get("job_id") if isinstance(record.event, dict) else None]
+        ]
+        report.problems.append(f"function errors {errors}; expected only the {injected} injected into the processor: {'; '.join(erred)}")
     for fault in stack.options.faults:
         if f"{fault.target}:{fault.action}" not in report.faults_injected:
-            report.problems.append(f"fault {fault.target}:{fault.action} ({fault.match or 'any'}) was never injected")
+            report.problems.append(f"fault {fault.target}:{fault.action} ({fault.match or 'any'}) was never injected [injected, but never fired]")

@@ -6,14 +6,15 @@ import json
 import os
 import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import boto3
 import pytest
 from botocore.config import Config
 
-from ocr_platform.local.functions import FunctionSpec
+from ocr_platform.local.function_specs import FunctionSpec
 from ocr_platform.local.lambda_runtime import FunctionNotFoundError, LambdaRuntime
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -278,3 +279,55 @@ def test_injected_faults_crash_or_delay_only_the_matching_invocations(tmp_path: 
         assert [(r.event["job_id"], r.error_type) for r in records] == [
             ("job-crash", "Runtime.ExitError"), ("job-late", "Sandbox.Timedout"), ("job-delayed", None), ("job-crash", None),
         ]
+
+
+SLOW_INIT_MODULE = '''
+import os, time
+
+time.sleep(float(os.environ["INIT_SECONDS"]))  # the init phase: imports, engines built at import
+
+
+def handler(event, context):
+    return {"remaining_ms": context.get_remaining_time_in_millis(), "pid": os.getpid()}
+'''
+
+
+def slow_init_runtime(tmp_path: Path, *, init_seconds: float, init_limit: float, timeout: int) -> LambdaRuntime:
+    """A runtime with one function whose module import takes ``init_seconds``."""
+    (tmp_path / "slow_init.py").write_text(SLOW_INIT_MODULE)
+    spec = FunctionSpec("slow-init", "slow_init.handler", {"INIT_SECONDS": str(init_seconds)}, timeout_seconds=timeout)
+    base = {"PYTHONPATH": os.pathsep.join(p for p in (str(tmp_path), str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    return LambdaRuntime([spec], base_environment=base, init_timeout_seconds=init_limit)
+
+
+def test_init_phase_does_not_count_against_the_handler_timeout(tmp_path: Path) -> None:
+    with slow_init_runtime(tmp_path, init_seconds=1.5, init_limit=10.0, timeout=1) as lambdas:
+        first = lambdas.invoke("slow-init", {})  # arrives while the init phase runs
+        durations = lambdas.wait_initialized(timeout=5)
+
+    assert first.error is None and first.payload["remaining_ms"] > 500
+    assert durations["slow-init"] is not None and 1.5 <= durations["slow-init"] < 10
+
+
+def test_init_past_its_limit_is_retried_inside_the_first_invocation(tmp_path: Path) -> None:
+    with slow_init_runtime(tmp_path, init_seconds=1.0, init_limit=0.5, timeout=3) as lambdas:
+        assert lambdas.wait_initialized(timeout=5) == {"slow-init": None}  # ended at its limit
+        started = time.monotonic()
+        first = lambdas.invoke("slow-init", {})
+        seconds = time.monotonic() - started
+        warm = lambdas.invoke("slow-init", {})
+
+    # The retried init ran on the invocation's clock: the handler had what was left of the 3 s.
+    assert first.error is None and 1.0 <= seconds < 3.0 and first.payload["remaining_ms"] <= 2100
+    assert warm.error is None and warm.payload["pid"] == first.payload["pid"] and warm.payload["remaining_ms"] > 2500
+
+
+def test_a_retried_init_longer_than_the_timeout_times_the_invocation_out(tmp_path: Path) -> None:
+    with slow_init_runtime(tmp_path, init_seconds=3.0, init_limit=0.5, timeout=1) as lambdas:
+        started = time.monotonic()
+        result = lambdas.invoke("slow-init", {})
+        seconds = time.monotonic() - started
+
+    assert result.error is not None and result.error["errorType"] == "Sandbox.Timedout"
+    assert result.error["errorMessage"].endswith("Task timed out after 1.00 seconds")
+    assert 1.0 <= seconds < 2.5  # the first init's 0.5 s limit, then the 1 s timeout

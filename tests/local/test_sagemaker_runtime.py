@@ -178,7 +178,7 @@ def runtime_client(runtime: SageMakerAsyncRuntime) -> Any:
 
 
 def submit(aws: Aws, runtime: SageMakerAsyncRuntime, job_id: str, **extra: Any) -> dict[str, Any]:
-    """Write the request object and call InvokeEndpointAsync, as ``ocr_platform.endpoint.AsyncInference`` does."""
+    """Write the request object and call InvokeEndpointAsync, as ``ocr_platform.sagemaker_async.AsyncInference`` does."""
     key = f"async/requests/{job_id}.json"
     body = {"job_id": job_id, "model": "paddleocr-vl", "input": f"s3://{aws.bucket}/documents/{job_id}/page.png", "language": "en", **extra}
     aws.s3.put_object(Bucket=aws.bucket, Key=key, Body=json.dumps(body).encode(), ContentType="application/json")
@@ -337,7 +337,7 @@ def test_real_endpoint_server_reads_a_page(aws: Aws, make_runtime: RuntimeFactor
         "AWS_DEFAULT_REGION": REGION, "OCR_ENGINE_FALLBACK": "on", "OCR_MODEL_HUB": "off",
         "OCR_MODEL_CACHE_DIR": str(tmp_path / "models"), "LOG_LEVEL": "WARNING",
     }
-    runtime = make_runtime(env=env, serve_command=[sys.executable, "-m", "ocr_platform.endpoint_server"], startup_timeout_seconds=120)
+    runtime = make_runtime(env=env, serve_command=[sys.executable, "-m", "ocr_platform.model_server"], startup_timeout_seconds=120)
     response = submit(aws, runtime, "job-real")
     aws.set_desired(1)
 

@@ -10,7 +10,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def ocr_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    from ocr_platform.engines.paddle import PaddleSettings
+    from ocr_platform.engines.settings import PaddleSettings
 
     with pytest.MonkeyPatch.context() as patch:
         # A session-local model cache (ONNX exports land here), and no hub: every model must come from
@@ -23,7 +23,7 @@ def ocr_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 def ppocr(ocr_settings) -> Iterator[object]:
     """The real PP-OCRv5 engine, shared by every OCR test and registered for the CLI and handlers."""
     from ocr_platform import engines
-    from ocr_platform.engines.paddle import PPOCRv5Engine
+    from ocr_platform.engines.ppocrv5 import PPOCRv5Engine
 
     engine = PPOCRv5Engine(ocr_settings)
     engines.register_engine("pp-ocrv5", lambda: engine)

@@ -13,7 +13,7 @@ from typing import Iterator
 
 import pytest
 
-from ocr_platform.endpoint_server import EndpointApp, make_server
+from ocr_platform.model_server import EndpointApp, make_server
 from ocr_platform.jobs import NewJob
 from ocr_platform.results import validate_result
 from tests.conftest import BUCKET, Platform

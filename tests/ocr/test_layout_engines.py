@@ -21,12 +21,15 @@ import numpy as np
 import pytest
 
 from ocr_platform import cli, engines
-from ocr_platform.endpoint_server import EndpointApp
+from ocr_platform.model_server import EndpointApp
 from ocr_platform.engines import EngineOutput
-from ocr_platform.engines.paddle import PaddleOCRVLEngine, PaddleSettings, PPStructureV3Engine, layout_blocks
+from ocr_platform.engines.conversion import layout_blocks
+from ocr_platform.engines.paddleocr_vl import PaddleOCRVLEngine
+from ocr_platform.engines.ppstructurev3 import PPStructureV3Engine
+from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.errors import JobError
 from ocr_platform.jobs import NewJob
-from ocr_platform.processing import ocr_document
+from ocr_platform.job_runner import ocr_document
 from ocr_platform.results import EngineInfo, engine_fallback_warning
 from ocr_platform.settings import ENV
 from tests.conftest import BUCKET, Platform
@@ -96,7 +99,7 @@ def test_structure_engine_constructs_the_pipeline_with_resolved_models(settings:
 
 
 def test_structure_result_conversion_blocks_in_reading_order_tables_as_html(settings: PaddleSettings, docs: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ocr_platform.engines.paddle.ModelResolver.kwargs", lambda self, role, name: {f"{role}_model_name": name})
+    monkeypatch.setattr("ocr_platform.engines.resolver.ModelResolver.kwargs", lambda self, role, name: {f"{role}_model_name": name})
     engine = PPStructureV3Engine(settings, pipeline_factory=RecordingPipeline)
 
     result, raw = ocr_document(docs["vector_pdf"], job_id="s", model="pp-structurev3", engine=engine, pages="2")
@@ -116,7 +119,7 @@ def test_structure_result_conversion_blocks_in_reading_order_tables_as_html(sett
 
 
 def test_vl_engine_constructs_paddleocr_vl_with_the_chosen_backend(settings: PaddleSettings, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ocr_platform.engines.paddle.ModelResolver.kwargs", lambda self, role, name: {f"{role}_model_name": name})
+    monkeypatch.setattr("ocr_platform.engines.resolver.ModelResolver.kwargs", lambda self, role, name: {f"{role}_model_name": name})
     monkeypatch.setenv("OCR_VL_BACKEND", "vllm-server")
     monkeypatch.setenv("OCR_VL_SERVER_URL", "http://127.0.0.1:8118/v1")
 
@@ -167,7 +170,7 @@ class UnbuildablePipeline:
 @pytest.fixture
 def unbuildable_structure(platform: Platform, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The processor's pp-structurev3 engine, built from the environment like on Lambda, with a pipeline that cannot load."""
-    monkeypatch.setattr("ocr_platform.engines.paddle.ModelResolver.kwargs", lambda self, role, name: {f"{role}_model_name": name})
+    monkeypatch.setattr("ocr_platform.engines.resolver.ModelResolver.kwargs", lambda self, role, name: {f"{role}_model_name": name})
     monkeypatch.setitem(engines._factories, "pp-structurev3", lambda: PPStructureV3Engine(pipeline_factory=UnbuildablePipeline))
     engines._instances.pop("pp-structurev3", None)
     yield
@@ -216,7 +219,7 @@ def test_processor_with_fallback_on_completes_with_the_warning_on_the_item_and_i
 
 
 def test_endpoint_with_fallback_off_fails_its_ping(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ocr_platform.engines.paddle.ModelResolver.kwargs", lambda self, role, name: {f"{role}_model_name": name})
+    monkeypatch.setattr("ocr_platform.engines.resolver.ModelResolver.kwargs", lambda self, role, name: {f"{role}_model_name": name})
     monkeypatch.delenv(ENV.ENGINE_FALLBACK, raising=False)
     app = EndpointApp(lambda: PaddleOCRVLEngine(pipeline_factory=UnbuildablePipeline))
 
@@ -244,7 +247,7 @@ class PlainSubstitute(SelfDescribingSubstitute):
 
 @pytest.mark.parametrize("substitute", [SelfDescribingSubstitute, PlainSubstitute])
 def test_an_overridden_fallback_engine_is_described_once(settings: PaddleSettings, substitute: type, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ocr_platform.engines.paddle.ModelResolver.kwargs", lambda self, role, name: {f"{role}_model_name": name})
+    monkeypatch.setattr("ocr_platform.engines.resolver.ModelResolver.kwargs", lambda self, role, name: {f"{role}_model_name": name})
 
     class WithSubstitute(PPStructureV3Engine):
         def _fallback_engine(self) -> Any:

@@ -20,8 +20,9 @@ from ocr_platform.engines.local_structure import (
     SubstituteUnavailableError,
     verified,
 )
-from ocr_platform.engines.paddle import PaddleSettings, PPStructureV3Engine
-from ocr_platform.processing import ocr_document
+from ocr_platform.engines.ppstructurev3 import PPStructureV3Engine
+from ocr_platform.engines.settings import PaddleSettings
+from ocr_platform.job_runner import ocr_document
 from tests.documents import REPORT_PARAGRAPH, REPORT_TABLE, REPORT_TITLE, character_error_rate, write_report_png
 
 
@@ -114,3 +115,16 @@ def test_pp_structurev3_falls_back_to_the_substitute_and_to_plain_pp_ocrv5_witho
     assert engine.fallback is ppocr
     assert "its local substitute cannot run either" in engine.fallback_reason
     assert "is not the pinned picodet_lcnet_x1_0_fgd_layout_cdla weight file" in engine.fallback_reason
+
+
+def test_the_substitute_needs_a_pp_ocrv5_engine_that_reads_single_page_images() -> None:
+    from ocr_platform.results import EngineInfo
+
+    class DocumentsOnly:
+        info = EngineInfo(name="documents only", models=[], version="0")
+
+        def predict(self, path: Path, **kwargs: Any) -> Any:
+            raise AssertionError("not called")
+
+    with pytest.raises(SubstituteUnavailableError, match=r"the pp-ocrv5 engine here \(documents only\) reads no single page images"):
+        LocalStructureEngine(DocumentsOnly(), reason="no weights")

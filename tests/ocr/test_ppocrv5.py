@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ocr_platform import cli
-from ocr_platform.processing import ocr_document
+from ocr_platform.job_runner import ocr_document
 from tests.documents import CHINESE_LINES, ENGLISH_PAGES, character_error_rate
 
 MAX_CER = 0.02
@@ -121,7 +121,7 @@ def test_paddle_inference_engine_reads_the_same_page(ocr_settings, docs: dict[st
     """The other inference engine (Paddle Inference with oneDNN, paddlepaddle 3.2.2) on the same weights."""
     from dataclasses import replace
 
-    from ocr_platform.engines.paddle import PPOCRv5Engine
+    from ocr_platform.engines.ppocrv5 import PPOCRv5Engine
 
     engine = PPOCRv5Engine(replace(ocr_settings, inference_engine="paddle"))
     result, _ = _run(engine, docs["png"])

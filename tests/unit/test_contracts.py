@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 
 import ocr_platform
-from ocr_platform import cli, storage
+from ocr_platform import cli, s3_layout
 from ocr_platform.client_errors import _ACCESS_CODES, ExitStatus, PlatformClientError
 from ocr_platform.errors import ErrorCode, JobError, JobErrorDict
 from ocr_platform.jobs import JobItem, JobStatus, JobStore, NewJob
 from ocr_platform.local.stack import StackInfo
 from ocr_platform.messages import InvalidMessageError, JobMessage, JobMessageBody, parse_job_message
-from ocr_platform.models import MODEL_TABLE, route
+from ocr_platform.routing import MODEL_TABLE, route
 from ocr_platform.results import (
     Block,
     EngineInfo,
@@ -36,7 +36,7 @@ from ocr_platform.results import (
     engine_fallback_warning,
     validate_result,
 )
-from ocr_platform.storage import S3Uri, StorageLayout, safe_file_name
+from ocr_platform.s3_layout import S3Uri, StorageLayout, safe_file_name
 from tests.conftest import Platform
 
 GOOD = {"job_id": "job-1", "model": "pp-ocrv5", "input": "s3://bucket/documents/job-1/a.pdf"}
@@ -265,7 +265,7 @@ def test_every_error_code_is_documented(contracts: dict[str, Section]) -> None:
 
 
 def test_every_bucket_prefix_is_documented(contracts: dict[str, Section]) -> None:
-    in_code = {value for name, value in vars(storage).items() if name.endswith("_PREFIX")}
+    in_code = {value for name, value in vars(s3_layout).items() if name.endswith("_PREFIX")}
     assert in_code == contracts["S3 layout"].names(), _undocumented(in_code, contracts["S3 layout"].names())
 
 

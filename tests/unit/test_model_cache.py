@@ -97,7 +97,8 @@ def test_onnx_exports_baked_into_the_image_are_used_first(package_models: Path, 
 
 
 def test_models_downloaded_from_the_hub_are_published_to_the_bucket(platform: Platform, package_models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ocr_platform.engines.paddle import ModelResolver, PaddleSettings
+    from ocr_platform.engines.resolver import ModelResolver
+    from ocr_platform.engines.settings import PaddleSettings
 
     hub = tmp_path / "paddlex"
     shutil.copytree(package_models / "PP-OCRv5_mobile_det", hub / "official_models" / "SLANet_plus")

@@ -4,7 +4,15 @@ An engine is built once per process (models load in the constructor) and reused 
 invocation. ``predict`` takes a local file and returns result pages plus the engine's raw output.
 
 Engines are registered by model name; the real PaddleOCR engines live in their own modules and are
-imported only when first asked for, so the zip Lambdas never import paddle.
+imported only when first asked for, so the zip Lambdas never import paddle:
+
+- ``ppocrv5`` (``pp-ocrv5``), ``ppstructurev3`` (``pp-structurev3``), ``paddleocr_vl`` (``paddleocr-vl``):
+  one module per engine; the two layout engines share ``layout`` (and its fallback), and
+  ``local_structure`` (with ``regions``) is PP-StructureV3's local substitute;
+- what they share: ``settings`` (``PaddleSettings``, the ``OCR_*`` environment), ``languages`` (the
+  language -> recognition model table), ``resolver`` (model directories and pipeline arguments),
+  ``page_loop`` (intake, timing and progress for every page) and ``conversion`` (PaddleOCR results to
+  result.json lines, blocks and Markdown).
 
 >>> class Echo:
 ...     info = EngineInfo(name="echo", models=[], version="0")
@@ -23,10 +31,11 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Protocol
+from typing import Any, Protocol
 
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.results import EngineInfo, Page, ResultWarning
@@ -73,9 +82,9 @@ EngineFactory = Callable[[], Engine]
 
 # model name -> "module:attribute" of the factory, imported on first use.
 _LAZY_FACTORIES: dict[str, str] = {
-    "pp-ocrv5": "ocr_platform.engines.paddle:PPOCRv5Engine",
-    "pp-structurev3": "ocr_platform.engines.paddle:PPStructureV3Engine",
-    "paddleocr-vl": "ocr_platform.engines.paddle:PaddleOCRVLEngine",
+    "pp-ocrv5": "ocr_platform.engines.ppocrv5:PPOCRv5Engine",
+    "pp-structurev3": "ocr_platform.engines.ppstructurev3:PPStructureV3Engine",
+    "paddleocr-vl": "ocr_platform.engines.paddleocr_vl:PaddleOCRVLEngine",
 }
 #: Models whose engines ``preload_engines`` builds by default (comma-separated), e.g. ``pp-ocrv5``.
 PRELOAD_ENV = "OCR_PRELOAD_MODELS"

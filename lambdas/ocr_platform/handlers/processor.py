@@ -22,7 +22,7 @@ from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.handlers._services import services
 from ocr_platform.metrics import metrics
 from ocr_platform.messages import InvalidMessageError, parse_job_message
-from ocr_platform.processing import process_job
+from ocr_platform.job_runner import process_job
 
 logger = Logger(service="ocr-processor")
 preload_engines()  # $OCR_PRELOAD_MODELS; nothing when unset (tests, the local stack)

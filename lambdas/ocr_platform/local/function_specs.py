@@ -1,4 +1,5 @@
-"""The local stack's Lambda functions: the handler each runs, its environment, timeout, memory and retries.
+"""The local stack's Lambda functions: what the local Lambda runtime knows about one (``FunctionSpec``) and
+the stage's list of them, with the handler each runs, its environment, timeout, memory and retries.
 
 Why a module of its own: these mirror the CDK function definitions of the deployed stack for the local
 Lambda runtime. Each function gets the ``RuntimeSettings`` environment the deployed stack gives it, built
@@ -15,14 +16,38 @@ from the same ``PlatformConfig``, so a handler cannot tell the local stack from 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ocr_platform import defaults
-from ocr_platform.local.functions import FunctionSpec
 from ocr_platform.settings import ENV, RuntimeSettings, engine_fallback_value, metrics_namespace
 
 if TYPE_CHECKING:
     from ocr_infra.config import PlatformConfig
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """One Lambda function of the local stack.
+
+    Attributes:
+        name: the function name (``Invoke`` also accepts its ARN).
+        handler: ``module.attribute`` of the handler, as in the Lambda configuration.
+        environment: the function's environment variables (on top of the runtime's AWS endpoint settings).
+        timeout_seconds: the invocation is stopped and reported as ``Sandbox.Timedout`` after this.
+        memory_mb: reported to the handler through its context.
+        retry_attempts: retries of a failed asynchronous (``Event``) invocation (Lambda's default is 2).
+        on_failure: name of the function that receives the invocation record when an async invocation
+            still fails after its retries (Lambda's on-failure destination), or ``None``.
+    """
+
+    name: str
+    handler: str
+    environment: dict[str, str] = field(default_factory=dict)
+    timeout_seconds: int = 60
+    memory_mb: int = 256
+    retry_attempts: int = 2
+    on_failure: str | None = None
 
 
 def function_specs(config: PlatformConfig, names: Mapping[str, str]) -> list[FunctionSpec]:

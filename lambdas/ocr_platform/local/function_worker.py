@@ -5,8 +5,11 @@ environment, including the variables Lambda itself sets (``_HANDLER``, ``AWS_LAM
 ``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``, ...), the way Lambda's runtime interface client reads them. Module
 state survives between invocations (warm starts); failures are reported in Lambda's error shapes.
 
+Importing the handler module is Lambda's init phase; the runtime times it apart from the invocations.
+
 Protocol, one JSON object per line: requests ``{"request_id", "event", "deadline_ms", "invoked_function_arn"}``
-on stdin; answers ``{"ready": true}`` once, then ``{"request_id", "payload": "<JSON text>"}`` or
+on stdin; answers ``{"ready": true, "init_error": <error type or null>}`` once, when the init phase is
+over, then ``{"request_id", "payload": "<JSON text>"}`` or
 ``{"request_id", "error": {...}}`` on the original stdout. File descriptor 1 is pointed at stderr before
 the handler is imported, so handler prints and native libraries cannot corrupt the protocol.
 """
@@ -112,7 +115,7 @@ def serve(requests: TextIO, answers: TextIO) -> None:
         handler = load_handler(handler_name)
     except InitError as err:
         init_error = err
-    answer({"ready": True})
+    answer({"ready": True, "init_error": init_error.error_type if init_error else None})  # the init phase is over
     for line in requests:
         request = json.loads(line)
         if handler is None:  # Lambda runs a failed init again on the next invocation

@@ -13,6 +13,16 @@ Each function runs in one long-lived worker process (``function_worker``) that k
 invocations and serves one invocation at a time. A timeout or crash ends that worker, as Lambda ends an
 execution environment; the next invocation starts a fresh one. Asynchronous invocations follow Lambda's
 retry policy and send its on-failure destination record.
+
+A worker's start is Lambda's init phase (the runtime starts, the handler module is imported, engines
+built at import are built), timed apart from the invocations, with Lambda's rules for an on-demand
+function: the init phase has its own limit (``INIT_TIMEOUT_SECONDS``, 10 s) and does not count against
+the function's timeout. An init that outlives it is ended, and Lambda tries it again as part of the first
+invocation: that retried init and the handler together must then fit in the function's timeout (the
+"suppressed init" of Lambda's logs). So a slow import costs a cold start, never a job's timeout, unless
+it takes longer than 10 s. An execution environment has its vCPUs to itself, this machine's processes
+share theirs: the init clock leaves out the time the worker waited for a CPU that other processes held
+(the run-queue wait in Linux's ``/proc/<pid>/schedstat``; elsewhere the clock is wall time).
 """
 
 from __future__ import annotations
@@ -38,14 +48,15 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from ocr_platform.local.events import lambda_destination_record
 from ocr_platform.local.faults import FaultInjector
-from ocr_platform.local.functions import FunctionSpec
+from ocr_platform.local.function_specs import FunctionSpec
 
 logger = logging.getLogger(__name__)
 
 ACCOUNT = "123456789012"
 LATEST = "$LATEST"
 INVOCATION_TYPES = ("RequestResponse", "Event", "DryRun")
-INIT_GRACE_SECONDS = 10.0
+#: Lambda's limit on the init phase of an on-demand function (provisioned concurrency and SnapStart differ).
+INIT_TIMEOUT_SECONDS = 10.0
 HISTORY_SIZE = 10_000
 LAMBDAS_DIR = Path(__file__).resolve().parents[2]
 
@@ -89,24 +100,88 @@ class _AsyncEvent:
     attempts: int = 0
 
 
-class _Worker:
-    """One execution environment: a ``function_worker`` process and the lines it answered."""
+def cpu_wait_seconds(pid: int) -> float:
+    """Seconds the process's main thread was ready to run but waited for a CPU (0 where Linux does not say)."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
-    def __init__(self, spec: FunctionSpec, environment: dict[str, str]) -> None:
+
+class _Worker:
+    """One execution environment: a ``function_worker`` process, its init phase and the lines it answered.
+
+    ``init_limit_seconds`` is the init phase's own limit (a watchdog ends the process when it is reached);
+    ``None`` for an init retried inside an invocation, which the invocation's timeout bounds instead.
+    """
+
+    def __init__(self, spec: FunctionSpec, environment: dict[str, str], *, init_limit_seconds: float | None) -> None:
+        self.name = spec.name
+        self.spawned = time.monotonic()
+        self.init_limit_seconds = init_limit_seconds
         self.process = subprocess.Popen(
             [sys.executable, "-m", "ocr_platform.local.function_worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environment, text=True, encoding="utf-8",
             start_new_session=True,
         )
         self.answers: queue.Queue[str | None] = queue.Queue()
-        self.ready = False
+        self._phase = threading.Condition()
+        self.init_seconds: float | None = None
+        self.init_timed_out = False
+        self.exited = False
         threading.Thread(target=self._read, name=f"lambda-{spec.name}-reader", daemon=True).start()
+        if init_limit_seconds is not None:
+            threading.Thread(target=self._enforce_init_limit, name=f"lambda-{spec.name}-init", daemon=True).start()
 
     def _read(self) -> None:
         assert self.process.stdout is not None
         for line in self.process.stdout:
+            if self.init_seconds is None:  # the runtime's first line: the init phase is over
+                self._init_done(json.loads(line))
+                continue
             self.answers.put(line)
         self.answers.put(None)
+        with self._phase:
+            self.exited = True
+            self._phase.notify_all()
+
+    def _init_done(self, message: dict[str, Any]) -> None:
+        with self._phase:
+            self.init_seconds = time.monotonic() - self.spawned
+            self._phase.notify_all()
+        status = f"error ({message['init_error']})" if message.get("init_error") else "success"
+        logger.info("INIT_REPORT %s Init Duration: %.2f ms (%.2f ms more waiting for a CPU) Status: %s", self.name,
+                    self.init_clock() * 1000, cpu_wait_seconds(self.process.pid) * 1000, status)
+
+    def wait_init(self, deadline: float | None = None) -> bool:
+        """Waits for the init phase to end (until ``deadline``, monotonic); False if the process ended first or time ran out."""
+        with self._phase:
+            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            self._phase.wait_for(lambda: self.init_seconds is not None or self.exited, timeout)
+            return self.init_seconds is not None
+
+    def init_clock(self) -> float:
+        """Seconds of init so far, less the time the worker waited for a CPU held by other processes."""
+        return time.monotonic() - self.spawned - cpu_wait_seconds(self.process.pid)
+
+    def _enforce_init_limit(self) -> None:
+        assert self.init_limit_seconds is not None
+        while (left := self.init_limit_seconds - self.init_clock()) > 0:
+            if self.wait_init(time.monotonic() + min(left, 0.25)) or self.exited:
+                return
+        with self._phase:
+            if self.init_seconds is not None or self.exited:
+                return
+            self.init_timed_out = True
+        logger.warning("INIT_REPORT %s Init Duration: %.2f ms Status: timeout (the init phase's limit is %g s; "
+                       "Lambda retries the init as part of the next invocation, within its timeout)",
+                       self.name, self.init_clock() * 1000, self.init_limit_seconds)
+        self.kill()
+
+    @property
+    def ended(self) -> bool:
+        """The environment is gone, or going: its process exited or was ended at its init limit."""
+        return self.init_timed_out or self.exited or self.process.poll() is not None
 
     def kill(self) -> None:
         try:
@@ -127,8 +202,10 @@ class _Worker:
 class _Function:
     """A function's spec, its current worker, and the lock that serializes its invocations."""
 
-    def __init__(self, spec: FunctionSpec, environment: dict[str, str], arn: str, faults: FaultInjector) -> None:
+    def __init__(self, spec: FunctionSpec, environment: dict[str, str], arn: str, faults: FaultInjector,
+                 init_timeout_seconds: float = INIT_TIMEOUT_SECONDS) -> None:
         self.spec, self.environment, self.arn, self.faults = spec, environment, arn, faults
+        self.init_timeout_seconds = init_timeout_seconds
         self.lock = threading.Lock()
         self.spawn_guard = threading.Lock()
         self.worker: _Worker | None = None
@@ -136,11 +213,15 @@ class _Function:
         self.scheduled: list[tuple[float, int, _AsyncEvent]] = []
 
     def ensure_worker(self) -> _Worker:
+        """The current worker, or a new execution environment if there is none (or it has ended)."""
         with self.spawn_guard:
             if self.stopped:
                 raise RuntimeError("the Lambda runtime is stopped")
-            if self.worker is None or self.worker.process.poll() is not None:
-                self.worker = _Worker(self.spec, self.environment)
+            if self.worker is None or self.worker.ended:
+                # After an init timeout, Lambda runs the init again inside the invocation, on its clock.
+                retried_init = self.worker is not None and self.worker.init_timed_out
+                limit = None if retried_init else self.init_timeout_seconds
+                self.worker = _Worker(self.spec, self.environment, init_limit_seconds=limit)
             return self.worker
 
     def execute(self, event: Any, request_id: str, invoked_arn: str) -> tuple[str | None, dict[str, Any] | None]:
@@ -148,18 +229,24 @@ class _Function:
         timeout = float(self.spec.timeout_seconds)
         with self.lock:
             worker = self.ensure_worker()
+            # The init phase under its own limit (its watchdog ends it) is not the invocation's time.
+            if worker.init_limit_seconds is not None and not worker.wait_init():
+                if not worker.init_timed_out:
+                    return None, self._exited(worker, request_id)
+                worker = self.ensure_worker()
+            deadline = time.monotonic() + timeout
+            wall_deadline = time.time() + timeout
             try:
-                if not worker.ready:
-                    if worker.answers.get(timeout=timeout + INIT_GRACE_SECONDS) is None:
+                if not worker.wait_init(deadline):  # an init retried inside this invocation
+                    if worker.exited:
                         return None, self._exited(worker, request_id)
-                    worker.ready = True
-                deadline, wall_deadline = time.monotonic() + timeout, time.time() + timeout
+                    raise queue.Empty
                 subject = json.dumps(event)
                 if (delay := self.faults.take(self.spec.name, "delay", subject)) is not None:
-                    time.sleep(min(delay.seconds, timeout))
-                    if delay.seconds >= timeout:  # the handler never started
-                        worker.kill()
-                        return None, self._timed_out(request_id, timeout)
+                    remaining = max(0.0, deadline - time.monotonic())
+                    time.sleep(min(delay.seconds, remaining))
+                    if delay.seconds >= remaining:  # the handler never started
+                        raise queue.Empty
                 request = {"request_id": request_id, "event": event, "invoked_function_arn": invoked_arn,
                            "deadline_ms": int(wall_deadline * 1000)}
                 try:
@@ -211,11 +298,22 @@ class LambdaRuntime:
         retry_delays_seconds: tuple[float, ...] = (60.0, 120.0),
         prewarm: bool = True,
         faults: FaultInjector | None = None,
+        init_timeout_seconds: float = INIT_TIMEOUT_SECONDS,
     ) -> None:
+        """Serves ``functions`` on ``host:port`` (0: any free port) once started.
+
+        Args:
+            base_environment: variables every function gets, under its own ``environment``.
+            retry_delays_seconds: waits before the async retries (Lambda's: about 1 and 2 minutes).
+            prewarm: start every function's execution environment (its init phase) at ``start``.
+            faults: failures to inject (none by default).
+            init_timeout_seconds: the init phase's own limit (Lambda's 10 s for on-demand functions).
+        """
         self.region = (base_environment or {}).get("AWS_DEFAULT_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
         self.faults = faults or FaultInjector()
         self.functions = {
-            spec.name: _Function(spec, self._environment(spec, base_environment or {}), self.function_arn(spec.name), self.faults)
+            spec.name: _Function(spec, self._environment(spec, base_environment or {}), self.function_arn(spec.name),
+                                 self.faults, init_timeout_seconds)
             for spec in functions
         }
         self.retry_delays_seconds = retry_delays_seconds or (0.0,)
@@ -413,6 +511,20 @@ class LambdaRuntime:
         """Blocks until no invocation runs and no async event (or retry) is queued; False on timeout."""
         with self._state:
             return self._state.wait_for(lambda: self._busy == 0, timeout)
+
+    def wait_initialized(self, timeout: float | None = None) -> dict[str, float | None]:
+        """Waits for the init phase of every started execution environment to end (at most ``timeout`` s).
+
+        Returns each function's init duration in seconds; ``None`` where no environment is running, its
+        init timed out or failed to start, or it had not ended in time. A campaign calls this before its
+        clock starts, as a deployment is finished before traffic arrives.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        durations: dict[str, float | None] = {}
+        for name, function in self.functions.items():
+            worker = function.worker
+            durations[name] = worker.init_seconds if worker is not None and worker.wait_init(deadline) else None
+        return durations
 
     def invocations(self, function: str | None = None) -> list[InvocationRecord]:
         """The last ``HISTORY_SIZE`` invocations (every attempt), oldest first; of one function if named."""

@@ -1,6 +1,6 @@
 """The SageMaker hosting contract for the PaddleOCR-VL endpoint container.
 
-``serve`` (the container's entry point) runs ``python -m ocr_platform.endpoint_server``: an HTTP server on
+``serve`` (the container's entry point) runs ``python -m ocr_platform.model_server``: an HTTP server on
 port 8080 with
 
 - ``GET /ping``: 200 once the model is loaded, 503 while it loads, 500 if it could not load;
@@ -30,7 +30,7 @@ from typing import Any, Callable
 from ocr_platform.engines import Engine, get_engine
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.messages import InvalidMessageError, parse_job_message
-from ocr_platform.processing import download_input, ocr_document
+from ocr_platform.job_runner import download_input, ocr_document
 from ocr_platform.settings import ENV
 
 logger = logging.getLogger(__name__)

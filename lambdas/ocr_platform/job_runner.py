@@ -23,7 +23,7 @@ from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.jobs import TERMINAL_STATUSES, JobStatus, JobStore
 from ocr_platform.messages import JobMessage
 from ocr_platform.results import OcrResult, build_result
-from ocr_platform.storage import S3Uri, StorageLayout, safe_file_name
+from ocr_platform.s3_layout import S3Uri, StorageLayout, safe_file_name
 
 logger = logging.getLogger(__name__)
 

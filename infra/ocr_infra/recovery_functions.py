@@ -13,7 +13,7 @@ from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from ocr_infra.functions import (
+from ocr_infra.platform_function import (
     DLQ_CONSUMER_HANDLER,
     SWEEPER_HANDLER,
     CommonFunctionProps,
@@ -23,7 +23,7 @@ from ocr_infra.functions import (
 from ocr_infra.secure_defaults import allow
 from ocr_platform import defaults
 from ocr_platform.settings import ENV
-from ocr_platform.storage import DEAD_LETTERS_PREFIX
+from ocr_platform.s3_layout import DEAD_LETTERS_PREFIX
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from ocr_platform.jobs import (
     STATUS_INDEX_SORT_KEY,
     TTL_ATTRIBUTE,
 )
-from ocr_platform.storage import ASYNC_PREFIX
+from ocr_platform.s3_layout import ASYNC_PREFIX
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class DocumentBucketProps:
 class DocumentBucket(Construct):
     """One bucket for documents, results, model cache and async I/O, plus its server-access-log bucket.
 
-    Layout (``ocr_platform.storage``): ``documents/``, ``results/``, ``models/``, ``async/``.
+    Layout (``ocr_platform.s3_layout``): ``documents/``, ``results/``, ``models/``, ``async/``.
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: DocumentBucketProps) -> None:

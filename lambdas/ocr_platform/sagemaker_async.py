@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 
 from ocr_platform.errors import RetryLaterError
 from ocr_platform.messages import JobMessage
-from ocr_platform.storage import StorageLayout
+from ocr_platform.s3_layout import StorageLayout
 
 logger = logging.getLogger(__name__)
 

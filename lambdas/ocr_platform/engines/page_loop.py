@@ -1,0 +1,103 @@
+"""The page loop every engine runs: open the document, read each selected page, time it, report progress.
+
+An engine says only how it reads one rendered page (``ReadPage``); ``read_pages`` does the rest the
+same way for all of them: intake (type check, limits, page selection, rendering), the page number, size
+and scale of each result page, the raw output per page for raw.json, ``render``/``predict`` timings and
+``on_page(done, total)`` after each page.
+
+>>> from ocr_platform.intake import PageImage
+>>> def blank(image: PageImage) -> PageReading:
+...     return PageReading(content={"lines": []}, raw={"width": image.width})
+>>> pages = read_pages("scan.pdf", pages="1-2", limits=IntakeLimits(), read_page=blank)  # doctest: +SKIP
+>>> [p["page"] for p in pages.pages], pages.raw_pages[0]                                 # doctest: +SKIP
+([1, 2], {'page': 1, 'width': 1191})
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ocr_platform.engines.conversion import PageContent
+from ocr_platform.intake import IntakeLimits, PageImage, open_document
+from ocr_platform.results import Page
+
+ProgressCallback = Callable[[int, int], None]
+
+
+@dataclass
+class PageReading:
+    """What an engine read on one page.
+
+    Attributes:
+        content: the result page's ``lines`` (and ``blocks``, ``markdown`` from a layout engine).
+        raw: the engine's own output for the page, saved in raw.json beside the page number.
+    """
+
+    content: PageContent
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+ReadPage = Callable[[PageImage], PageReading]
+
+
+@dataclass
+class ReadPages:
+    """The pages ``read_pages`` read.
+
+    Attributes:
+        pages: result pages in the result.json page shape, in document order.
+        raw_pages: ``{"page": n, **reading.raw}`` per page, for raw.json.
+        timings: ``render`` (intake: decoding and rendering pages) and ``predict`` (the engine's
+            ``read_page``), in seconds.
+    """
+
+    pages: list[Page]
+    raw_pages: list[dict[str, Any]]
+    timings: dict[str, float]
+
+
+def read_pages(
+    path: Path | str,
+    *,
+    pages: str | None,
+    limits: IntakeLimits,
+    read_page: ReadPage,
+    on_page: ProgressCallback | None = None,
+) -> ReadPages:
+    """Read the ``pages`` selection of the document at ``path`` with ``read_page``, one page at a time.
+
+    Intake refusals (unsupported type, encrypted PDF, limits, page selection) raise the intake's
+    ``JobError`` before any page is read.
+    """
+    result_pages: list[Page] = []
+    raw_pages: list[dict[str, Any]] = []
+    render_s = predict_s = 0.0
+    with open_document(path, pages=pages, limits=limits) as doc:
+        total = len(doc.selected_pages)
+        rendering = time.perf_counter()
+        for done, image in enumerate(doc.pages(), start=1):
+            reading = time.perf_counter()
+            render_s += reading - rendering
+            page = read_page(image)
+            predict_s += time.perf_counter() - reading
+            result_pages.append({**_page_header(image), **page.content})  # type: ignore[typeddict-item]
+            raw_pages.append({"page": image.page, **page.raw})
+            if on_page:
+                on_page(done, total)
+            rendering = time.perf_counter()
+    return ReadPages(pages=result_pages, raw_pages=raw_pages, timings={"render": render_s, "predict": predict_s})
+
+
+def bgr_array(image: PageImage) -> Any:
+    """The page as a contiguous BGR ``numpy`` array, the channel order PaddleOCR's pipelines take."""
+    import numpy as np
+
+    return np.ascontiguousarray(np.asarray(image.image)[:, :, ::-1])
+
+
+def _page_header(image: PageImage) -> dict[str, Any]:
+    return {"page": image.page, "width": image.width, "height": image.height, "scale": round(image.scale, 4)}

@@ -1,0 +1,95 @@
+"""The keyword arguments an engine builds a PaddleOCR pipeline with: where each model's weights are and
+how inference runs.
+
+PaddleOCR's pipeline classes take, per model role (``text_detection``, ``layout_detection``, ...), a
+``<role>_model_name`` and optionally a ``<role>_model_dir``. ``ModelResolver`` fills the directory from
+``ModelCache`` (baked into the image, the local cache, the bucket's ``models/`` cache, installed model
+packages) and leaves it out only when no cache has the model and hub downloads are allowed; then PaddleX
+fetches it from its hub and ``publish_downloaded`` keeps a copy in the bucket for the next cold start.
+``runtime_kwargs`` turns ``PaddleSettings`` into the device and inference-engine arguments.
+
+>>> from ocr_platform.engines.settings import PaddleSettings
+>>> runtime_kwargs(PaddleSettings(inference_engine="onnxruntime", cpu_threads=2))
+{'device': 'cpu', 'engine': 'onnxruntime', 'engine_config': {'intra_op_num_threads': 2}}
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from ocr_platform.engines.settings import PaddleSettings
+from ocr_platform.model_cache import ModelCache
+
+logger = logging.getLogger(__name__)
+
+
+class ModelUnavailableError(Exception):
+    """A model no cache has, while hub downloads are off."""
+
+
+class ModelResolver:
+    """Turns model names into PaddleOCR ``<role>_model_name`` / ``<role>_model_dir`` keyword arguments.
+
+    Args:
+        settings: ``inference_engine`` picks Paddle or ONNX model directories; ``allow_hub_download``
+            whether a model no cache has may come from PaddleX's hub; ``bucket`` the S3 model cache.
+        cache: where model directories are looked up (default: ``ModelCache(settings.bucket)``).
+
+    Attributes:
+        from_hub: the models left to PaddleX's hub since the last ``publish_downloaded``.
+    """
+
+    def __init__(self, settings: PaddleSettings, cache: ModelCache | None = None) -> None:
+        self.settings = settings
+        self.cache = cache or ModelCache(settings.bucket)
+        self.from_hub: list[str] = []
+
+    def kwargs(self, role: str, name: str) -> dict[str, str]:
+        """``{<role>_model_name, <role>_model_dir}`` for a cached model; only the name for a hub download.
+
+        Raises ``ModelUnavailableError`` when no cache has ``name`` and hub downloads are off.
+        """
+        model_dir = self.cache.resolve(name, onnx=self.settings.inference_engine == "onnxruntime")
+        if model_dir is not None:
+            return {f"{role}_model_name": name, f"{role}_model_dir": str(model_dir)}
+        if not self.settings.allow_hub_download:
+            raise ModelUnavailableError(f"model {name} is in no cache and hub downloads are off (OCR_MODEL_HUB)")
+        self.from_hub.append(name)
+        return {f"{role}_model_name": name}
+
+    def publish_downloaded(self) -> None:
+        """After PaddleX fetched models from its hub, keep them in the bucket for the next cold start."""
+        if not self.cache.bucket:
+            return
+        hub_dir = Path(os.environ.get("PADDLE_PDX_CACHE_HOME", Path.home() / ".paddlex")) / "official_models"
+        for name in self.from_hub:
+            try:
+                self.cache.publish(name, hub_dir / name)
+            except Exception as err:  # the cache is an optimisation; a failed upload must not fail the job
+                logger.warning("Could not cache model %s in S3: %s", name, err)
+        self.from_hub.clear()
+
+
+def runtime_kwargs(settings: PaddleSettings) -> dict[str, Any]:
+    """The device and inference-engine arguments every PaddleOCR pipeline class takes."""
+    kwargs: dict[str, Any] = {"device": settings.device}
+    if settings.inference_engine == "onnxruntime":
+        kwargs["engine"] = "onnxruntime"
+        # ONNX Runtime's own default is the physical core count, which is 1 where the vCPUs are
+        # hyperthreads of one core; the Lambda's vCPUs are what the function pays for.
+        kwargs["engine_config"] = {"intra_op_num_threads": settings.cpu_threads}
+    elif settings.device == "cpu":
+        kwargs.update(enable_mkldnn=settings.enable_mkldnn, cpu_threads=settings.cpu_threads)
+    return kwargs
+
+
+def paddleocr_version() -> str:
+    """``paddleocr <version>`` of the installed package, for ``engine.version`` in result.json."""
+    try:
+        return f"paddleocr {version('paddleocr')}"
+    except PackageNotFoundError:
+        return "paddleocr"

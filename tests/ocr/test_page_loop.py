@@ -1,0 +1,42 @@
+"""The page loop every engine runs (``engines.page_loop``), on real documents with a page reader that
+records what it is given (no model: what is checked is the loop's own work)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from ocr_platform.engines.page_loop import PageReading, read_pages
+from ocr_platform.errors import JobError
+from ocr_platform.intake import IntakeLimits, PageImage
+
+
+def test_selected_pages_are_read_in_order_with_their_number_size_raw_output_timings_and_progress(docs: dict[str, Path]) -> None:
+    progress: list[tuple[int, int]] = []
+
+    def read_page(image: PageImage) -> PageReading:
+        time.sleep(0.05)
+        return PageReading(content={"lines": []}, raw={"pixels": image.width * image.height})
+
+    read = read_pages(docs["vector_pdf"], pages="3,1", limits=IntakeLimits(render_scale=2.0), read_page=read_page,
+                      on_page=lambda done, total: progress.append((done, total)))
+
+    assert read.pages == [
+        {"page": 1, "width": 1191, "height": 1684, "scale": 2.0, "lines": []},  # A4 at 2 pixels per point
+        {"page": 3, "width": 1191, "height": 1684, "scale": 2.0, "lines": []},
+    ]
+    assert read.raw_pages == [{"page": 1, "pixels": 1191 * 1684}, {"page": 3, "pixels": 1191 * 1684}]
+    assert progress == [(1, 2), (2, 2)]
+    assert set(read.timings) == {"render", "predict"}
+    assert read.timings["predict"] >= 0.1 and read.timings["render"] > 0
+
+
+def test_a_refused_document_fails_with_its_code_before_any_page_is_read(docs: dict[str, Path]) -> None:
+    read: list[int] = []
+
+    with pytest.raises(JobError) as info:
+        read_pages(docs["encrypted"], pages=None, limits=IntakeLimits(), read_page=lambda image: read.append(image.page))  # type: ignore[arg-type, func-returns-value]
+
+    assert info.value.code == "encrypted_pdf" and read == []
