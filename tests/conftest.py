@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import boto3
 import pytest
@@ -23,8 +24,8 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "OcrPlatform/test")
 from ocr_platform.handlers import _services  # noqa: E402
 from ocr_platform.jobs import STATUS_INDEX_NAME, JobStore
 from ocr_platform.local.supervisor import STATE_DIR_ENV
-from ocr_platform.settings import ENV
 from ocr_platform.s3_layout import StorageLayout
+from ocr_platform.settings import ENV
 from tests import documents
 from tests.aws_events import ACCOUNT, REGION, FakeLambdaContext, sns_event, sqs_event
 

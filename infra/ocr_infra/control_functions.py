@@ -21,13 +21,13 @@ from ocr_infra.platform_function import (
 )
 from ocr_infra.secure_defaults import allow
 from ocr_platform import defaults
-from ocr_platform.settings import ENV
 from ocr_platform.s3_layout import (
     ASYNC_FAILURES_PREFIX,
     ASYNC_OUTPUTS_PREFIX,
     ASYNC_REQUESTS_PREFIX,
     RESULTS_PREFIX,
 )
+from ocr_platform.settings import ENV
 
 
 @dataclass(frozen=True)

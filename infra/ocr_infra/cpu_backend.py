@@ -12,12 +12,12 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_destinations as destinations
 from constructs import Construct
 
-from ocr_infra.platform_function import CommonFunctionProps, PlatformFunction, PlatformFunctionProps
 from ocr_infra.paths import CPU_OCR_DOCKERFILE, REPO_ROOT
+from ocr_infra.platform_function import CommonFunctionProps, PlatformFunction, PlatformFunctionProps
 from ocr_infra.secure_defaults import acknowledge_wildcards, allow
 from ocr_platform import defaults
-from ocr_platform.settings import ENV, engine_fallback_value
 from ocr_platform.s3_layout import DOCUMENTS_PREFIX, MODELS_PREFIX, RESULTS_PREFIX
+from ocr_platform.settings import ENV, engine_fallback_value
 
 
 @dataclass(frozen=True)

@@ -17,17 +17,16 @@ from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
+from ocr_infra.messaging import NotificationTopics
+from ocr_infra.paths import REPO_ROOT, VL_ENDPOINT_DOCKERFILE
 from ocr_infra.platform_function import (
     SCALE_IN_HANDLER,
     CommonFunctionProps,
     PlatformFunction,
     PlatformFunctionProps,
 )
-from ocr_infra.messaging import NotificationTopics
-from ocr_infra.paths import REPO_ROOT, VL_ENDPOINT_DOCKERFILE
 from ocr_infra.secure_defaults import allow
 from ocr_platform import defaults
-from ocr_platform.settings import ENV, engine_fallback_value
 from ocr_platform.s3_layout import (
     ASYNC_FAILURES_PREFIX,
     ASYNC_OUTPUTS_PREFIX,
@@ -35,6 +34,7 @@ from ocr_platform.s3_layout import (
     DOCUMENTS_PREFIX,
     MODELS_PREFIX,
 )
+from ocr_platform.settings import ENV, engine_fallback_value
 
 SAGEMAKER_NAMESPACE = "AWS/SageMaker"
 #: Read by ``ocr_platform.model_server``: requests served at once by one instance.

@@ -22,8 +22,8 @@ from ocr_infra.platform_function import (
 )
 from ocr_infra.secure_defaults import allow
 from ocr_platform import defaults
-from ocr_platform.settings import ENV
 from ocr_platform.s3_layout import DEAD_LETTERS_PREFIX
+from ocr_platform.settings import ENV
 
 
 @dataclass(frozen=True)

@@ -8,15 +8,20 @@ from aws_cdk import CfnOutput, Stack, Tags
 from constructs import Construct
 
 from ocr_infra.config import PlatformConfig
-from ocr_infra.cpu_backend import CpuBackend, CpuBackendProps
-from ocr_infra.platform_function import RETENTION_BY_DAYS, CommonFunctionProps, lambdas_code, powertools_layer
-from ocr_infra.gpu_backend import GpuBackend, GpuBackendProps
 from ocr_infra.control_functions import (
     CompletionHandler,
     CompletionHandlerProps,
     Invoker,
     InvokerProps,
 )
+from ocr_infra.cpu_backend import CpuBackend, CpuBackendProps
+from ocr_infra.data_stores import (
+    DocumentBucket,
+    DocumentBucketProps,
+    JobTable,
+    JobTableProps,
+)
+from ocr_infra.gpu_backend import GpuBackend, GpuBackendProps
 from ocr_infra.messaging import (
     JobQueue,
     JobQueueProps,
@@ -24,13 +29,8 @@ from ocr_infra.messaging import (
     NotificationTopicsProps,
 )
 from ocr_infra.monitoring import FailedJobRateAlarm, FailedJobRateAlarmProps
+from ocr_infra.platform_function import RETENTION_BY_DAYS, CommonFunctionProps, lambdas_code, powertools_layer
 from ocr_infra.recovery_functions import JobRecovery, JobRecoveryProps
-from ocr_infra.data_stores import (
-    DocumentBucket,
-    DocumentBucketProps,
-    JobTable,
-    JobTableProps,
-)
 from ocr_platform.settings import metrics_namespace
 
 #: Output keys the client reads with CloudFormation ``describe_stacks`` (a contract: do not rename).

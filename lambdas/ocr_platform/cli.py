@@ -22,8 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from botocore.exceptions import BotoCoreError
 from botocore.exceptions import ClientError as AwsClientError

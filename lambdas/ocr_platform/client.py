@@ -18,9 +18,10 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Hashable
+from typing import Any
 
 import boto3
 import botocore.exceptions
@@ -29,8 +30,8 @@ from ocr_platform.client_errors import ExitStatus, PlatformClientError, describe
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.jobs import TERMINAL_STATUSES, JobItem, JobStatus, JobStore
 from ocr_platform.messages import JobMessage, parse_job_message
-from ocr_platform.routing import route
 from ocr_platform.results import OcrResult
+from ocr_platform.routing import route
 from ocr_platform.s3_layout import S3Uri, StorageLayout
 
 STACK_ENV = "OCR_STACK_NAME"
@@ -54,7 +55,7 @@ class PlatformResources:
     endpoint: str | None = None
 
     @classmethod
-    def from_stack(cls, stack_name: str, *, region: str | None = None, cloudformation: Any = None) -> "PlatformResources":
+    def from_stack(cls, stack_name: str, *, region: str | None = None, cloudformation: Any = None) -> PlatformResources:
         """The resource names in a deployed stack's CloudFormation outputs."""
         try:
             cfn = cloudformation or boto3.client("cloudformation", region_name=region or None)
@@ -78,7 +79,7 @@ class PlatformResources:
         return cls(outputs["BucketName"], outputs["QueueUrl"], outputs["TableName"], outputs.get("EndpointName"))
 
     @classmethod
-    def from_env(cls) -> "PlatformResources | None":
+    def from_env(cls) -> PlatformResources | None:
         """The names in ``OCR_BUCKET_NAME`` / ``OCR_QUEUE_URL`` / ``OCR_TABLE_NAME``; None when none is set."""
         values = {field: os.environ.get(name) for field, name in RESOURCE_ENV.items()}
         if not any(values.values()):

@@ -23,8 +23,8 @@ from typing import Any, Literal
 from botocore.exceptions import ClientError
 
 from ocr_platform.errors import ErrorCode, JobError
-from ocr_platform.jobs import TERMINAL_STATUSES, JobStore
 from ocr_platform.job_runner import publish_result
+from ocr_platform.jobs import TERMINAL_STATUSES, JobStore
 from ocr_platform.results import validate_result
 from ocr_platform.s3_layout import S3Uri, StorageLayout
 
@@ -45,7 +45,7 @@ class AsyncInferenceNotification:
     input_location: str | None = None
 
     @classmethod
-    def parse(cls, message: str | dict[str, Any]) -> "AsyncInferenceNotification":
+    def parse(cls, message: str | dict[str, Any]) -> AsyncInferenceNotification:
         data = json.loads(message) if isinstance(message, str) else message
         if not isinstance(data, dict) or not data.get("inferenceId"):
             raise ValueError("not a SageMaker async inference notification (no inferenceId)")

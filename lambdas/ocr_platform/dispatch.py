@@ -15,11 +15,11 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ocr_platform.sagemaker_async import AsyncInference, EndpointCapacity
 from ocr_platform.errors import ErrorCode, JobError, RetryLaterError
 from ocr_platform.jobs import TERMINAL_STATUSES, JobStatus, JobStore
 from ocr_platform.messages import JobMessage
 from ocr_platform.routing import route
+from ocr_platform.sagemaker_async import AsyncInference, EndpointCapacity
 
 logger = logging.getLogger(__name__)
 

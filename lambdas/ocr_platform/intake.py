@@ -25,11 +25,11 @@ from __future__ import annotations
 import math
 import re
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Iterator
 
 from ocr_platform.errors import ErrorCode, JobError
 
@@ -75,7 +75,7 @@ class PageImage:
     """
 
     page: int
-    image: "Image.Image"  # noqa: F821 - Pillow is imported lazily
+    image: Image.Image  # noqa: F821 - Pillow is imported lazily
     scale: float
 
     @property

@@ -18,11 +18,12 @@ True
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any, Callable, Iterator, TypedDict
+from typing import Any, TypedDict
 
 import boto3
 from boto3.dynamodb.conditions import Attr, Key
@@ -30,8 +31,8 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
 from ocr_platform.errors import JobError, JobErrorDict
-from ocr_platform.routing import Backend
 from ocr_platform.results import ResultWarning
+from ocr_platform.routing import Backend
 
 logger = logging.getLogger(__name__)
 
@@ -96,12 +97,12 @@ class JobAlreadyExistsError(Exception):
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def iso(ts: datetime) -> str:
     """ISO-8601 UTC with millisecond precision and a ``Z`` suffix; sorts lexically in time order."""
-    return ts.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
+    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
 
 
 def _plain(value: Any) -> Any:

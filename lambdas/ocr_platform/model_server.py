@@ -21,16 +21,17 @@ import logging
 import os
 import tempfile
 import threading
+from collections.abc import Callable
 from contextlib import nullcontext
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ocr_platform.engines import Engine, get_engine
 from ocr_platform.errors import ErrorCode, JobError
-from ocr_platform.messages import InvalidMessageError, parse_job_message
 from ocr_platform.job_runner import download_input, ocr_document
+from ocr_platform.messages import InvalidMessageError, parse_job_message
 from ocr_platform.settings import ENV
 
 logger = logging.getLogger(__name__)

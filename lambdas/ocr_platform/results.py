@@ -1,8 +1,9 @@
 """result.json: the output contract every engine and backend produces (docs/contracts.md, "result.json").
 
 Engines return pages; ``build_result`` wraps them with the job, the engine that really ran, the
-warnings about how the result differs from what was asked (a substitute engine ran) and the timings. ``validate_result`` checks a document that came from elsewhere (the SageMaker endpoint) before
-it is published under ``results/``.
+warnings about how the result differs from what was asked (a substitute engine ran) and the timings.
+``validate_result`` checks a document that came from elsewhere (the SageMaker endpoint) before it is
+published under ``results/``.
 
 >>> page = Page(page=1, width=100, height=50, scale=1.0, lines=[Line(text="hi", polygon=[[0, 0], [9, 0], [9, 9], [0, 9]], score=0.98)])
 >>> doc = build_result("j1", "pp-ocrv5", EngineInfo(name="fake", models=["m"], version="0"), [page])

@@ -43,7 +43,7 @@ class S3Uri:
     key: str
 
     @classmethod
-    def parse(cls, uri: str) -> "S3Uri":
+    def parse(cls, uri: str) -> S3Uri:
         if not isinstance(uri, str) or not uri.startswith("s3://"):
             raise ValueError(f"{uri!r} is not an s3://bucket/key URI")
         bucket, _, key = uri[len("s3://"):].partition("/")

@@ -17,8 +17,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ocr_platform.sagemaker_async import EndpointCapacity
 from ocr_platform.jobs import JobStore
+from ocr_platform.sagemaker_async import EndpointCapacity
 
 logger = logging.getLogger(__name__)
 

@@ -169,7 +169,7 @@ class RuntimeSettings:
         return {name: value for name, value in values.items() if value}
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> "RuntimeSettings":
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> RuntimeSettings:
         """The settings from ``environ`` (default: ``os.environ``); unset settings take their defaults.
 
         Raises:

@@ -81,7 +81,6 @@ def _idle_alarm(platform: Platform, monkeypatch, state: str) -> None:
 
 def test_schedule_retries_a_skipped_scale_in_while_the_alarm_stays_in_alarm(platform: Platform, monkeypatch) -> None:
     from ocr_platform.handlers import scale_in
-
     from tests.aws_events import FakeLambdaContext
 
     platform.set_desired_instances(1)
@@ -97,7 +96,6 @@ def test_schedule_retries_a_skipped_scale_in_while_the_alarm_stays_in_alarm(plat
 
 def test_schedule_does_nothing_while_the_alarm_is_ok(platform: Platform, monkeypatch) -> None:
     from ocr_platform.handlers import scale_in
-
     from tests.aws_events import FakeLambdaContext
 
     platform.set_desired_instances(1)

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from ocr_infra.platform_function import COMPLETION_HANDLER, INVOKER_HANDLER, SCALE_IN_HANDLER
 from ocr_infra.paths import (
     CPU_OCR_DOCKERFILE,
     LAMBDAS_DIR,
     REPO_ROOT,
     VL_ENDPOINT_DOCKERFILE,
 )
+from ocr_infra.platform_function import COMPLETION_HANDLER, INVOKER_HANDLER, SCALE_IN_HANDLER
 
 PROCESSOR_HANDLER = "ocr_platform.handlers.processor.handler"
 

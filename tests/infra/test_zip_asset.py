@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from packaging.requirements import Requirement
 
+from ocr_infra.paths import REPO_ROOT
 from ocr_infra.platform_function import (
     COMPLETION_HANDLER,
     DLQ_CONSUMER_HANDLER,
@@ -28,7 +29,6 @@ from ocr_infra.platform_function import (
     SCALE_IN_HANDLER,
     SWEEPER_HANDLER,
 )
-from ocr_infra.paths import REPO_ROOT
 from tests.infra.conftest import Synthesis
 
 ZIP_HANDLERS = [INVOKER_HANDLER, COMPLETION_HANDLER, SCALE_IN_HANDLER, DLQ_CONSUMER_HANDLER, SWEEPER_HANDLER]

@@ -45,7 +45,6 @@ from ocr_platform.client import OcrClient, PlatformResources
 from ocr_platform.jobs import PARTITION_KEY, JobStatus
 from ocr_platform.local.faults import Fault
 from ocr_platform.local.stack import LocalOptions, LocalStack
-
 from tests import documents
 from tests.documents import ENGLISH_PAGES, character_error_rate
 from tests.local.stack_resources import ResourceSampler, StackUsage
@@ -437,14 +436,16 @@ def _check(stack: LocalStack, info: Any, client: OcrClient, jobs: list[PlannedJo
             report.latencies.append(latency)
         tag = _injected(job)
         if (status, code) != (job.status, job.code):
-            report.problems.append(f"{job.job_id}: {status} {code or ''} ({(item.get('error') or {}).get('message', '')}), expected {job.status} {job.code or ''} {tag}")
+            message = (item.get("error") or {}).get("message", "")
+            report.problems.append(f"{job.job_id}: {status} {code or ''} ({message}), expected {job.status} {job.code or ''} {tag}")
             continue
         if job.job_id in first and {k: first[job.job_id].get(k) for k in ("status", "finished_at", "error", "result")} != {
             k: item.get(k) for k in ("status", "finished_at", "error", "result")
         }:
             report.problems.append(f"{job.job_id}: its terminal state changed after it was first seen {tag}")
         if processor_runs[job.job_id] > 1 or endpoint_requests.get(job.job_id, 0) > 1:
-            report.problems.append(f"{job.job_id}: processed twice (processor {processor_runs[job.job_id]}, endpoint {endpoint_requests.get(job.job_id, 0)}) {tag}")
+            runs = f"processor {processor_runs[job.job_id]}, endpoint {endpoint_requests.get(job.job_id, 0)}"
+            report.problems.append(f"{job.job_id}: processed twice ({runs}) {tag}")
         if status == JobStatus.COMPLETED:
             key = f"results/{job.job_id}/result.json"
             versions = s3.list_object_versions(Bucket=info.bucket, Prefix=key).get("Versions", [])

@@ -12,9 +12,10 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import boto3
 import pytest
@@ -168,7 +169,9 @@ def test_vl_route_failure_ends_failed_with_the_endpoint_error(client: OcrClient,
     assert (done["status"], done["error"]["code"]) == ("FAILED", "unsupported_type")
 
 
-def test_cli_run_shows_the_transitions_and_writes_the_result(local: stack.StackInfo, docs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_run_shows_the_transitions_and_writes_the_result(
+    local: stack.StackInfo, docs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
     from ocr_platform import cli
 
     output = tmp_path / "result.json"

@@ -3,7 +3,7 @@ per test session (the documents with known text are in tests/conftest.py)."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-from ocr_platform.model_server import EndpointApp, make_server
 from ocr_platform.jobs import NewJob
+from ocr_platform.model_server import EndpointApp, make_server
 from ocr_platform.results import validate_result
 from tests.conftest import BUCKET, Platform
 from tests.documents import ENGLISH_PAGES, character_error_rate

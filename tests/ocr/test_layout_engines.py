@@ -13,23 +13,24 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
 
 from ocr_platform import cli, engines
-from ocr_platform.model_server import EndpointApp
 from ocr_platform.engines import EngineOutput
 from ocr_platform.engines.conversion import layout_blocks
 from ocr_platform.engines.paddleocr_vl import PaddleOCRVLEngine
 from ocr_platform.engines.ppstructurev3 import PPStructureV3Engine
 from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.errors import JobError
-from ocr_platform.jobs import NewJob
 from ocr_platform.job_runner import ocr_document
+from ocr_platform.jobs import NewJob
+from ocr_platform.model_server import EndpointApp
 from ocr_platform.results import EngineInfo, engine_fallback_warning
 from ocr_platform.settings import ENV
 from tests.conftest import BUCKET, Platform
@@ -61,7 +62,7 @@ class DocumentedResult(dict):
 class RecordingPipeline:
     """Stands in for the PaddleOCR pipeline class: records construction and predict calls."""
 
-    instances: list["RecordingPipeline"] = []
+    instances: list[RecordingPipeline] = []
 
     def __init__(self, **kwargs: Any) -> None:
         self.kwargs = kwargs
@@ -98,7 +99,9 @@ def test_structure_engine_constructs_the_pipeline_with_resolved_models(settings:
     assert engine.fallback is None and engine.info["name"] == "PP-StructureV3"
 
 
-def test_structure_result_conversion_blocks_in_reading_order_tables_as_html(settings: PaddleSettings, docs: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_structure_result_conversion_blocks_in_reading_order_tables_as_html(
+    settings: PaddleSettings, docs: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr("ocr_platform.engines.resolver.ModelResolver.kwargs", lambda self, role, name: {f"{role}_model_name": name})
     engine = PPStructureV3Engine(settings, pipeline_factory=RecordingPipeline)
 

@@ -75,7 +75,9 @@ def test_resources_from_stack_outputs(platform: Platform) -> None:
     assert missing.value.code == "stack_not_found"
 
 
-def test_cli_submit_status_result_round_trip(platform: Platform, document: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_submit_status_result_round_trip(
+    platform: Platform, document: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("OCR_BUCKET_NAME", BUCKET)
     monkeypatch.setenv("OCR_QUEUE_URL", platform.queue_url)
     monkeypatch.setenv("OCR_TABLE_NAME", TABLE)
@@ -101,10 +103,12 @@ def test_cli_uses_standard_endpoint_variables(monkeypatch: pytest.MonkeyPatch, c
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
     monkeypatch.setenv("AWS_METADATA_SERVICE_NUM_ATTEMPTS", "1")
     assert cli.main(["status", "abc", "--stack", "ocr-platform-dev"]) == 3
-    assert capsys.readouterr().err.startswith("error: endpoint_unreachable: ") 
+    assert capsys.readouterr().err.startswith("error: endpoint_unreachable: ")
 
 
-def test_cli_status_prints_a_completed_jobs_warning_where_a_person_sees_it(platform: Platform, resources: PlatformResources, document: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_status_prints_a_completed_jobs_warning_where_a_person_sees_it(
+    platform: Platform, resources: PlatformResources, document: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
     from ocr_platform.results import engine_fallback_warning
 
     for name, value in {"OCR_BUCKET_NAME": BUCKET, "OCR_QUEUE_URL": platform.queue_url, "OCR_TABLE_NAME": TABLE}.items():

@@ -24,7 +24,6 @@ from ocr_platform.errors import ErrorCode, JobError, JobErrorDict
 from ocr_platform.jobs import JobItem, JobStatus, JobStore, NewJob
 from ocr_platform.local.stack import StackInfo
 from ocr_platform.messages import InvalidMessageError, JobMessage, JobMessageBody, parse_job_message
-from ocr_platform.routing import MODEL_TABLE, route
 from ocr_platform.results import (
     Block,
     EngineInfo,
@@ -36,6 +35,7 @@ from ocr_platform.results import (
     engine_fallback_warning,
     validate_result,
 )
+from ocr_platform.routing import MODEL_TABLE, route
 from ocr_platform.s3_layout import S3Uri, StorageLayout, safe_file_name
 from tests.conftest import Platform
 
@@ -163,7 +163,7 @@ def contracts() -> dict[str, Section]:
     titles = [h.group(1).strip() for h in headings]
     assert len(titles) == len(set(titles)), f"section titles must be unique to be cited: {titles}"
     ends = [h.start() for h in headings[1:]] + [len(text)]
-    return {h.group(1).strip(): Section(h.group(1).strip(), text[h.end():end]) for h, end in zip(headings, ends)}
+    return {h.group(1).strip(): Section(h.group(1).strip(), text[h.end():end]) for h, end in zip(headings, ends, strict=True)}
 
 
 def _undocumented(in_code: set[str], documented: set[str]) -> str:

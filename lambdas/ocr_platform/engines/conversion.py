@@ -42,7 +42,7 @@ def ocr_lines(res: Any) -> list[Line]:
     polys = list(res.get("rec_polys", []) or [])
     scores = list(res.get("rec_scores", []) or [])
     lines: list[Line] = []
-    for text, poly, score in zip(texts, polys, scores):
+    for text, poly, score in zip(texts, polys, scores, strict=False):
         points = [[round(float(x), 1), round(float(y), 1)] for x, y in (poly.tolist() if hasattr(poly, "tolist") else poly)]
         if len(points) != 4:
             xs, ys = [p[0] for p in points], [p[1] for p in points]

@@ -235,7 +235,7 @@ class LocalStructureEngine:
         height, width = rgb.shape[:2]
         detected = [
             Region(str(label), clip_box([float(v) for v in box], width, height), round(float(score), 4))
-            for box, score, label in zip(boxes, scores, labels)
+            for box, score, label in zip(boxes, scores, labels, strict=False)
         ]
         regions = drop_nested(detected)
         regions += text_regions(assign_lines(regions, lines))

@@ -12,11 +12,11 @@ from functools import cache
 import boto3
 
 from ocr_platform.dispatch import JobDispatcher
-from ocr_platform.sagemaker_async import AsyncInference, EndpointCapacity
 from ocr_platform.jobs import JobStore
 from ocr_platform.metrics import count_finished_job
-from ocr_platform.settings import RuntimeSettings
 from ocr_platform.s3_layout import StorageLayout
+from ocr_platform.sagemaker_async import AsyncInference, EndpointCapacity
+from ocr_platform.settings import RuntimeSettings
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ocr_platform.handlers._services import services
-from ocr_platform.metrics import metrics
 from ocr_platform.job_recovery import fail_dead_lettered
+from ocr_platform.metrics import metrics
 
 logger = Logger(service="ocr-dlq-consumer")
 batch = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)

@@ -17,8 +17,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.handlers._services import services
-from ocr_platform.metrics import metrics
 from ocr_platform.messages import InvalidMessageError, parse_job_message
+from ocr_platform.metrics import metrics
 
 logger = Logger(service="ocr-invoker")
 # A fully failed batch is reported item by item (not raised): the queue retries it the same way, and an

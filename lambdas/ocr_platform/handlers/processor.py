@@ -20,9 +20,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ocr_platform.engines import get_engine, preload_engines
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.handlers._services import services
-from ocr_platform.metrics import metrics
-from ocr_platform.messages import InvalidMessageError, parse_job_message
 from ocr_platform.job_runner import process_job
+from ocr_platform.messages import InvalidMessageError, parse_job_message
+from ocr_platform.metrics import metrics
 
 logger = Logger(service="ocr-processor")
 preload_engines()  # $OCR_PRELOAD_MODELS; nothing when unset (tests, the local stack)

@@ -8,8 +8,8 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ocr_platform.handlers._services import services
-from ocr_platform.metrics import metrics
 from ocr_platform.job_recovery import Deadlines, sweep_stuck_jobs
+from ocr_platform.metrics import metrics
 
 logger = Logger(service="ocr-sweeper")
 

@@ -24,7 +24,6 @@ from ocr_platform.local.moto_account import ACCOUNT, REGION, moto_client
 
 if TYPE_CHECKING:
     from ocr_infra.config import PlatformConfig
-
     from ocr_platform.local.lambda_runtime import LambdaRuntime
 
 logger = logging.getLogger(__name__)

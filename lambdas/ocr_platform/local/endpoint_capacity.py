@@ -8,7 +8,8 @@ change as SageMaker does while an endpoint is updating. All three go through the
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ocr_platform.local.faults import FaultInjector
 from ocr_platform.local.moto_account import ACCOUNT, REGION

@@ -10,7 +10,7 @@ checked key for key.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 REGION = "us-east-1"
@@ -135,7 +135,7 @@ def scheduled_event(rule_arn: str, time_iso: str, *, event_id: str, account: str
 
 def iso_millis(when: datetime | None = None) -> str:
     """``2026-11-22T07:00:00.123Z``: the timestamp format of Lambda's and SageMaker's records."""
-    return (when or datetime.now(timezone.utc)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return (when or datetime.now(UTC)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def lambda_destination_record(

@@ -7,7 +7,7 @@ point where AWS itself can fail in that way; the handlers hold no fault code at 
 
 | target | action | what happens, as on AWS |
 | --- | --- | --- |
-| a function (``processor``, ``invoker``, ...) | ``crash`` | the execution environment dies ``seconds`` into the invocation (an out-of-memory kill): ``Runtime.ExitError`` |
+| a function (``processor``, ...) | ``crash`` | the environment dies ``seconds`` into the invocation (an OOM kill): ``Runtime.ExitError`` |
 | a function | ``delay`` | the handler starts ``seconds`` late, inside the timeout; at or past the timeout: ``Sandbox.Timedout`` |
 | ``job-queue`` / ``dead-letter-queue`` | ``duplicate`` | SQS delivers the message a second time (at-least-once delivery) |
 | ``success-topic`` / ``error-topic`` / ``scale-in-topic`` | ``duplicate`` | SNS delivers the notification to the function twice |
@@ -62,7 +62,7 @@ class Fault:
             raise ValueError("A fault's count and seconds must not be negative.")
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Fault":
+    def from_dict(cls, data: dict[str, Any]) -> Fault:
         return cls(**data)
 
 

@@ -22,8 +22,9 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
 Handler = Callable[[Any, "LambdaContext"], Any]
 

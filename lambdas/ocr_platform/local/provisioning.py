@@ -130,7 +130,9 @@ def _create_endpoint(clients: Mapping[str, Any], config: PlatformConfig, names: 
     sagemaker.create_endpoint_config(
         EndpointConfigName=f"{endpoint}-config",
         # moto's instance-type list predates ml.g5: the variant carries a type moto knows.
-        ProductionVariants=[{"VariantName": config.variant_name, "ModelName": f"{endpoint}-model", "InitialInstanceCount": 1, "InstanceType": "ml.g4dn.xlarge"}],
+        ProductionVariants=[
+            {"VariantName": config.variant_name, "ModelName": f"{endpoint}-model", "InitialInstanceCount": 1, "InstanceType": "ml.g4dn.xlarge"}
+        ],
         AsyncInferenceConfig={
             "ClientConfig": {"MaxConcurrentInvocationsPerInstance": config.max_concurrent_invocations_per_instance},
             "OutputConfig": {

@@ -156,7 +156,7 @@ class SageMakerAsyncRuntime:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._stop_serve("runtime stopped")
 
-    def __enter__(self) -> "SageMakerAsyncRuntime":
+    def __enter__(self) -> SageMakerAsyncRuntime:
         self.start()
         return self
 

@@ -64,7 +64,7 @@ class LocalOptions:
     faults: tuple[Fault, ...] = ()
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "LocalOptions":
+    def from_dict(cls, data: dict[str, Any]) -> LocalOptions:
         """The options from ``dataclasses.asdict`` output (as ``up`` passes them to the supervisor)."""
         values = dict(data)
         values["retry_delays_seconds"] = tuple(values.get("retry_delays_seconds", cls.retry_delays_seconds))
