@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from botocore.exceptions import ClientError as AwsClientError
 
 from ocr_platform.client import OcrClient, PlatformResources, resolve_target
 from ocr_platform.client_errors import ExitStatus, PlatformClientError, describe_aws_error
+from ocr_platform.jobs import JobItem
 from ocr_platform.routing import MODEL_TABLE
 
 
@@ -100,7 +101,7 @@ def _print_preview(text: str, max_lines: int = 20) -> None:
     print("\n".join(f"  | {line}" for line in lines[:max_lines]) + ("\n  | ..." if len(lines) > max_lines else ""), file=sys.stderr)
 
 
-def _print_warnings(warnings: list[dict[str, Any]]) -> None:
+def _print_warnings(warnings: Sequence[Mapping[str, Any]]) -> None:
     """One ``warning: <code>: <message>`` line on stderr per warning of a result or job item."""
     for warning in warnings:
         print(f"warning: {warning.get('code')}: {warning.get('message')}", file=sys.stderr)
@@ -178,11 +179,11 @@ def run_local_stack_command(args: argparse.Namespace) -> int:
     if args.action == "down":
         print("local stack stopped" if supervisor.down() else "no local stack was running", file=sys.stderr)
         return 0
-    info = supervisor.running_stack()
-    if info is None:
+    running = supervisor.running_stack()
+    if running is None:
         print("no local stack is running", file=sys.stderr)
         return 1
-    _print({"pid": info.pid, "started_at": info.started_at, **info.client_environment()})
+    _print({"pid": running.pid, "started_at": running.started_at, **running.client_environment()})
     return 0
 
 
@@ -212,14 +213,14 @@ def run_pipeline(args: argparse.Namespace) -> int:
     job_id = job["job_id"]
     print(f"job {job_id}: {args.model} on {args.file.name}", file=sys.stderr)
 
-    def progress(job: dict[str, Any]) -> tuple[str, ...]:
-        seen = (job["status"], job.get("backend", ""))
+    def progress(job: JobItem) -> tuple[str, ...]:
+        seen: tuple[str, ...] = (job["status"], job.get("backend", ""))
         if job.get("backend") == "sagemaker" and job["status"] == "PROCESSING":
             variant = sagemaker.describe_endpoint(EndpointName=info.endpoint)["ProductionVariants"][0]
             seen += ("GPU instance up" if int(variant.get("CurrentInstanceCount", 0)) else "queued until the GPU instance starts",)
         return seen
 
-    def show(job: dict[str, Any]) -> None:
+    def show(job: JobItem) -> None:
         details = ", ".join(x for x in progress(job)[1:] if x)
         print(f"  {time.perf_counter() - submitted:6.1f} s  {job['status']}" + (f" ({details})" if details else ""), file=sys.stderr)
 

@@ -30,8 +30,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ocr_platform.errors import ErrorCode, JobError
+
+if TYPE_CHECKING:  # Pillow is imported when a document is opened, not with this module
+    from PIL import Image
 
 
 class DocumentType(StrEnum):
@@ -75,7 +79,7 @@ class PageImage:
     """
 
     page: int
-    image: Image.Image  # noqa: F821 - Pillow is imported lazily
+    image: Image.Image
     scale: float
 
     @property

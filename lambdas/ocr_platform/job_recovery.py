@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -38,7 +39,7 @@ class Deadlines:
     lambda_seconds: int = 1200
     sagemaker_seconds: int = 3900
 
-    def for_job(self, job: dict[str, Any]) -> tuple[str, int]:
+    def for_job(self, job: Mapping[str, Any]) -> tuple[str, int]:
         """The timestamp attribute the deadline counts from, and the deadline, for ``job``'s state."""
         if job.get("status") == JobStatus.QUEUED:
             return "created_at", self.queued_seconds
@@ -66,7 +67,7 @@ def fail_dead_lettered(
     except ValueError:
         data = None
     job_id = data.get("job_id") if isinstance(data, dict) else None
-    if not is_valid_job_id(job_id):
+    if not isinstance(job_id, str) or not is_valid_job_id(job_id):
         logger.error("Dead-lettered message %s has no usable job id; archived only", message_id)
         return None
     store.mark_failed(
@@ -87,7 +88,7 @@ def sweep_stuck_jobs(store: JobStore, deadlines: Deadlines, *, now: datetime | N
     for status in (JobStatus.QUEUED, JobStatus.PROCESSING):
         for job in store.list_by_status(status):
             attribute, seconds = deadlines.for_job(job)
-            since = job.get(attribute) or job.get("created_at")
+            since = str(job.get(attribute) or job.get("created_at") or "")
             if not since or datetime.fromisoformat(since.replace("Z", "+00:00")) > now - timedelta(seconds=seconds):
                 continue
             where = f" on {job['backend']}" if job.get("backend") else ""

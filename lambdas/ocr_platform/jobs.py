@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 import boto3
-from boto3.dynamodb.conditions import Attr, Key
+from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
@@ -163,7 +163,7 @@ class JobStore:
         if self.ttl_days:
             item["expires_at"] = int((now + timedelta(days=self.ttl_days)).timestamp())
         try:
-            self.table.put_item(Item=dict(item), ConditionExpression=Attr(PARTITION_KEY).not_exists())
+            self.table.put_item(Item=cast("dict[str, Any]", item), ConditionExpression=Attr(PARTITION_KEY).not_exists())
         except ClientError as err:
             if _is_condition_failure(err):
                 raise JobAlreadyExistsError(f"job {job.job_id!r} already exists; submit a new job id") from None
@@ -182,12 +182,12 @@ class JobStore:
         """
         now = iso(self.clock())
         values: dict[str, Any] = {"status": JobStatus.PROCESSING, "backend": backend, "started_at": now, "updated_at": now}
-        create_if_missing = {}
+        create_if_missing: dict[str, Any] = {}
         if job is not None:
             create_if_missing = {"model": job.model, "language": job.language, "input": job.input, "created_at": now}
             if self.ttl_days:
                 create_if_missing["expires_at"] = int((self.clock() + timedelta(days=self.ttl_days)).timestamp())
-        condition = Attr("status").eq(JobStatus.QUEUED)
+        condition: ConditionBase = Attr("status").eq(JobStatus.QUEUED)
         if job is not None:
             condition = condition | Attr(PARTITION_KEY).not_exists()
         return self._transition(job_id, values, condition, to=JobStatus.PROCESSING, if_not_exists=create_if_missing)
@@ -247,7 +247,7 @@ class JobStore:
 
     def list_by_status(self, status: JobStatus, *, created_after: str | None = None) -> Iterator[JobItem]:
         """Jobs in ``status``, oldest first, through the status/time GSI."""
-        condition = Key(STATUS_INDEX_PARTITION_KEY).eq(status)
+        condition: ConditionBase = Key(STATUS_INDEX_PARTITION_KEY).eq(status)
         if created_after:
             condition = condition & Key(STATUS_INDEX_SORT_KEY).gte(created_after)
         kwargs: dict[str, Any] = {"IndexName": STATUS_INDEX_NAME, "KeyConditionExpression": condition}
@@ -302,7 +302,7 @@ class JobStore:
         except ClientError as err:
             if not _is_condition_failure(err):
                 raise
-            old = err.response.get("Item") or {}
+            old: dict[str, Any] = dict(err.response.get("Item") or {})
             current = _DESERIALIZE.deserialize(old["status"]) if "status" in old else "<missing>"
             logger.warning(
                 "Ignored transition of job %s to %s: it is %s", job_id, to, current,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
@@ -83,7 +84,7 @@ class InvalidMessageError(ValueError):
         self.raw = raw or {}
 
 
-def parse_job_message(body: str | bytes | dict[str, Any]) -> JobMessage:
+def parse_job_message(body: str | bytes | Mapping[str, Any]) -> JobMessage:
     """Validate a queue message body and return the typed message."""
     if isinstance(body, (str, bytes)):
         try:

@@ -49,5 +49,5 @@ def refuse_capacity_updates_on_fault(faults: FaultInjector) -> Callable[[], None
     def restore() -> None:
         vars(backend).pop("update_endpoint_weights_and_capacities", None)
 
-    backend.update_endpoint_weights_and_capacities = update_endpoint_weights_and_capacities
+    setattr(backend, "update_endpoint_weights_and_capacities", update_endpoint_weights_and_capacities)  # noqa: B010 - patches one moto backend instance
     return restore

@@ -53,7 +53,7 @@ class FunctionSpec:
 def function_specs(config: PlatformConfig, names: Mapping[str, str]) -> list[FunctionSpec]:
     """The stage's functions, named as in ``names`` (``provisioning.resource_names``)."""
     cfg = config
-    common = {"table_name": names["table"], "bucket_name": names["bucket"], "job_ttl_days": cfg.job_ttl_days}
+    common: dict[str, Any] = {"table_name": names["table"], "bucket_name": names["bucket"], "job_ttl_days": cfg.job_ttl_days}
 
     def env(service: str, **settings: Any) -> dict[str, str]:
         return {"POWERTOOLS_SERVICE_NAME": service, ENV.METRICS_NAMESPACE: metrics_namespace(cfg.stage),

@@ -353,7 +353,7 @@ class LambdaRuntime:
         if self._server is None:
             raise RuntimeError("the Lambda runtime is not started")
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def start(self) -> str:
         self._server = ThreadingHTTPServer(self._address, _InvokeHandler)

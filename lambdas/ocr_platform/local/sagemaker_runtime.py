@@ -43,7 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 from ocr_platform.local.events import iso_millis, sagemaker_async_notification
@@ -375,7 +375,7 @@ class SageMakerAsyncRuntime:
             headers["X-Amzn-SageMaker-Custom-Attributes"] = request.custom_attributes
         try:
             if self.faults.take("endpoint", "model-error", request.inference_id) is not None:
-                status, body, content_type = 500, b"Internal Server Error (injected model-error fault)", "text/plain"
+                status, body, content_type = 500, b"Internal Server Error (injected model-error fault)", cast("str | None", "text/plain")
             else:
                 status, body, content_type = self._call("POST", "/invocations", payload, headers, timeout=request.timeout_seconds)
         except TimeoutError:
