@@ -27,7 +27,7 @@ from botocore.exceptions import (
 
 
 class ExitStatus(IntEnum):
-    """The CLI's exit statuses (the README's "Exit codes" table lists the same)."""
+    """The CLI's exit statuses (the README's "Errors and exit codes" table and docs/contracts.md list the same)."""
 
     OK = 0
     #: the job (or the in-process OCR run) ended FAILED.

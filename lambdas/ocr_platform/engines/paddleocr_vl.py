@@ -1,5 +1,5 @@
 """The ``paddleocr-vl`` engine: document parsing with the PaddleOCR-VL vision-language model, through
-PaddleOCR's ``PaddleOCRVL`` pipeline on the GPU of the SageMaker endpoint (``endpoint_server``).
+PaddleOCR's ``PaddleOCRVL`` pipeline on the GPU of the SageMaker endpoint (``model_server``).
 
 ``OCR_VL_BACKEND`` picks the VLM runtime: ``native`` (in-process, one page at a time) or ``vllm-server``
 with ``OCR_VL_SERVER_URL`` (PaddleOCR's vLLM generation server, up to ``OCR_VL_MAX_CONCURRENCY`` regions
