@@ -32,8 +32,8 @@ def main() -> None:
     from ocr_platform.client import OcrClient, PlatformResources
     from ocr_platform.engines.ppocrv5 import PPOCRv5Engine
     from ocr_platform.engines.settings import PaddleSettings
-    from ocr_platform.local import supervisor
     from ocr_platform.job_runner import ocr_document
+    from ocr_platform.local import supervisor
     from tests.documents import ENGLISH_PAGES, write_png
 
     with tempfile.TemporaryDirectory() as tmp:
