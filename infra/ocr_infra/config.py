@@ -221,8 +221,8 @@ class PlatformConfig:
         within("failed_job_rate_min_jobs", 1, 1_000_000)
         if self.queue_visibility_timeout_seconds > 43_200:
             problems.append("invoker_timeout_seconds x visibility_timeout_factor exceeds SQS's 12-hour maximum")
-        if self.log_retention_days not in _LOG_RETENTION_DAYS:
-            problems.append(f"log_retention_days={self.log_retention_days} is not one of {sorted(_LOG_RETENTION_DAYS)}")
+        if self.log_retention_days not in LOG_RETENTION_PERIODS_DAYS:
+            problems.append(f"log_retention_days={self.log_retention_days} is not one of {sorted(LOG_RETENTION_PERIODS_DAYS)}")
         if self.alarm_email and "@" not in self.alarm_email:
             problems.append(f"alarm_email={self.alarm_email!r} is not an e-mail address")
         return problems
@@ -316,8 +316,9 @@ class PlatformConfig:
         return [f.name for f in fields(cls)]
 
 
-# CloudWatch Logs accepts only these retention periods (ocr_infra.platform_function.RETENTION_BY_DAYS maps them).
-_LOG_RETENTION_DAYS = frozenset(
+#: The retention periods CloudWatch Logs accepts; ``ocr_infra.platform_function.RETENTION_BY_DAYS`` maps each to
+#: CDK's enum (a test keeps the two equal: the enum's day counts are only known on the jsii side).
+LOG_RETENTION_PERIODS_DAYS = frozenset(
     {1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
 )
 

@@ -138,3 +138,10 @@ def test_the_local_stack_sizes_and_configures_each_function_as_the_deployed_stac
             if variable in compared and isinstance(value, str):
                 assert spec.environment.get(variable) == value, (service, variable)
     assert deployed_services == set(local)
+
+
+def test_every_retention_period_the_config_accepts_maps_to_a_cdk_retention() -> None:
+    from ocr_infra.config import LOG_RETENTION_PERIODS_DAYS
+    from ocr_infra.platform_function import RETENTION_BY_DAYS
+
+    assert set(RETENTION_BY_DAYS) == LOG_RETENTION_PERIODS_DAYS

@@ -1,0 +1,242 @@
+"""One local Lambda function and its execution environment: a worker process, its init phase and its limits.
+
+Each function runs in one long-lived worker process (``function_worker``) that keeps module state between
+invocations and serves one invocation at a time. A timeout or crash ends that worker, as Lambda ends an
+execution environment; the next invocation starts a fresh one.
+
+A worker's start is Lambda's init phase (the runtime starts, the handler module is imported, engines
+built at import are built), timed apart from the invocations, with Lambda's rules for an on-demand
+function: the init phase has its own limit (``INIT_TIMEOUT_SECONDS``, 10 s) and does not count against
+the function's timeout. An init that outlives it is ended, and Lambda tries it again as part of the first
+invocation: that retried init and the handler together must then fit in the function's timeout (the
+"suppressed init" of Lambda's logs). So a slow import costs a cold start, never a job's timeout, unless
+it takes longer than 10 s. An execution environment has its vCPUs to itself, this machine's processes
+share theirs: the init clock leaves out the time the worker waited for a CPU that other processes held
+(the run-queue wait in Linux's ``/proc/<pid>/schedstat``; elsewhere the clock is wall time).
+
+A :class:`~ocr_platform.local.faults.FaultInjector` can crash an execution environment mid-invocation or
+start a handler late (past its timeout, too), the way an out-of-memory kill or a slow start fails on AWS.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ocr_platform.local.faults import FaultInjector
+from ocr_platform.local.function_specs import FunctionSpec
+
+logger = logging.getLogger(__name__)
+
+#: Lambda's limit on the init phase of an on-demand function (provisioned concurrency and SnapStart differ).
+INIT_TIMEOUT_SECONDS = 10.0
+
+
+def cpu_wait_seconds(pid: int) -> float:
+    """Seconds the process's main thread was ready to run but waited for a CPU (0 where Linux does not say)."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+class ExecutionEnvironment:
+    """One execution environment: a ``function_worker`` process, its init phase and the lines it answered.
+
+    ``init_limit_seconds`` is the init phase's own limit (a watchdog ends the process when it is reached);
+    ``None`` for an init retried inside an invocation, which the invocation's timeout bounds instead.
+    """
+
+    def __init__(self, spec: FunctionSpec, environment: dict[str, str], *, init_limit_seconds: float | None) -> None:
+        self.name = spec.name
+        self.spawned = time.monotonic()
+        self.init_limit_seconds = init_limit_seconds
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "ocr_platform.local.function_worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environment, text=True, encoding="utf-8",
+            start_new_session=True,
+        )
+        self.answers: queue.Queue[str | None] = queue.Queue()
+        self._phase = threading.Condition()
+        self.init_seconds: float | None = None
+        self.init_timed_out = False
+        self.exited = False
+        threading.Thread(target=self._read, name=f"lambda-{spec.name}-reader", daemon=True).start()
+        if init_limit_seconds is not None:
+            threading.Thread(target=self._enforce_init_limit, name=f"lambda-{spec.name}-init", daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            if self.init_seconds is None:  # the runtime's first line: the init phase is over
+                self._init_done(json.loads(line))
+                continue
+            self.answers.put(line)
+        self.answers.put(None)
+        with self._phase:
+            self.exited = True
+            self._phase.notify_all()
+
+    def _init_done(self, message: dict[str, Any]) -> None:
+        with self._phase:
+            self.init_seconds = time.monotonic() - self.spawned
+            self._phase.notify_all()
+        status = f"error ({message['init_error']})" if message.get("init_error") else "success"
+        logger.info("INIT_REPORT %s Init Duration: %.2f ms (%.2f ms more waiting for a CPU) Status: %s", self.name,
+                    self.init_clock() * 1000, cpu_wait_seconds(self.process.pid) * 1000, status)
+
+    def wait_init(self, deadline: float | None = None) -> bool:
+        """Waits for the init phase to end (until ``deadline``, monotonic); False if the process ended first or time ran out."""
+        with self._phase:
+            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            self._phase.wait_for(lambda: self.init_seconds is not None or self.exited, timeout)
+            return self.init_seconds is not None
+
+    def init_clock(self) -> float:
+        """Seconds of init so far, less the time the worker waited for a CPU held by other processes."""
+        return time.monotonic() - self.spawned - cpu_wait_seconds(self.process.pid)
+
+    def _enforce_init_limit(self) -> None:
+        assert self.init_limit_seconds is not None
+        while (left := self.init_limit_seconds - self.init_clock()) > 0:
+            if self.wait_init(time.monotonic() + min(left, 0.25)) or self.exited:
+                return
+        with self._phase:
+            if self.init_seconds is not None or self.exited:
+                return
+            self.init_timed_out = True
+        logger.warning("INIT_REPORT %s Init Duration: %.2f ms Status: timeout (the init phase's limit is %g s; "
+                       "Lambda retries the init as part of the next invocation, within its timeout)",
+                       self.name, self.init_clock() * 1000, self.init_limit_seconds)
+        self.kill()
+
+    @property
+    def ended(self) -> bool:
+        """The environment is gone, or going: its process exited or was ended at its init limit."""
+        return self.init_timed_out or self.exited or self.process.poll() is not None
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait()
+
+    def exit_description(self) -> str:
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.process.returncode
+        return f"signal: {(signal.strsignal(-code) or str(-code)).lower()}" if code < 0 else f"exit status {code}"
+
+
+class LocalFunction:
+    """A function's spec, its current worker, and the lock that serializes its invocations."""
+
+    def __init__(self, spec: FunctionSpec, environment: dict[str, str], arn: str, faults: FaultInjector,
+                 init_timeout_seconds: float = INIT_TIMEOUT_SECONDS) -> None:
+        self.spec, self.environment, self.arn, self.faults = spec, environment, arn, faults
+        self.init_timeout_seconds = init_timeout_seconds
+        self.lock = threading.Lock()
+        self.spawn_guard = threading.Lock()
+        self.worker: ExecutionEnvironment | None = None
+        self.stopped = False
+
+    def ensure_worker(self) -> ExecutionEnvironment:
+        """The current worker, or a new execution environment if there is none (or it has ended)."""
+        with self.spawn_guard:
+            if self.stopped:
+                raise RuntimeError("the Lambda runtime is stopped")
+            if self.worker is None or self.worker.ended:
+                # After an init timeout, Lambda runs the init again inside the invocation, on its clock.
+                retried_init = self.worker is not None and self.worker.init_timed_out
+                limit = None if retried_init else self.init_timeout_seconds
+                self.worker = ExecutionEnvironment(self.spec, self.environment, init_limit_seconds=limit)
+            return self.worker
+
+    def close(self) -> None:
+        """Starts no new environment and closes the current one's input: a worker exits on end of input."""
+        with self.spawn_guard:
+            self.stopped = True
+            if self.worker is not None and self.worker.process.stdin is not None:
+                self.worker.process.stdin.close()
+
+    def end_worker(self, grace_ends: float) -> None:
+        """Lets the worker exit by itself until ``grace_ends`` (monotonic), then ends it."""
+        if self.worker is None:
+            return
+        try:
+            self.worker.process.wait(timeout=max(0.0, grace_ends - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+        self.worker.kill()
+
+    def execute(self, event: Any, request_id: str, invoked_arn: str) -> tuple[str | None, dict[str, Any] | None]:
+        """Runs one invocation; returns the handler's JSON text or Lambda's error object."""
+        timeout = float(self.spec.timeout_seconds)
+        with self.lock:
+            worker = self.ensure_worker()
+            # The init phase under its own limit (its watchdog ends it) is not the invocation's time.
+            if worker.init_limit_seconds is not None and not worker.wait_init():
+                if not worker.init_timed_out:
+                    return None, self._exited(worker, request_id)
+                worker = self.ensure_worker()
+            deadline = time.monotonic() + timeout
+            wall_deadline = time.time() + timeout
+            try:
+                if not worker.wait_init(deadline):  # an init retried inside this invocation
+                    if worker.exited:
+                        return None, self._exited(worker, request_id)
+                    raise queue.Empty
+                subject = json.dumps(event)
+                if (delay := self.faults.take(self.spec.name, "delay", subject)) is not None:
+                    remaining = max(0.0, deadline - time.monotonic())
+                    time.sleep(min(delay.seconds, remaining))
+                    if delay.seconds >= remaining:  # the handler never started
+                        raise queue.Empty
+                request = {"request_id": request_id, "event": event, "invoked_function_arn": invoked_arn,
+                           "deadline_ms": int(wall_deadline * 1000)}
+                try:
+                    assert worker.process.stdin is not None
+                    worker.process.stdin.write(json.dumps(request) + "\n")
+                    worker.process.stdin.flush()
+                except (OSError, ValueError):  # the worker is gone, or stop() closed its input
+                    return None, self._exited(worker, request_id)
+                crash = self.faults.take(self.spec.name, "crash", subject)
+                killer = threading.Timer(crash.seconds, worker.kill) if crash is not None else None
+                if killer is not None:
+                    killer.start()
+                try:
+                    while True:
+                        line = worker.answers.get(timeout=max(0.0, deadline - time.monotonic()))
+                        if line is None:
+                            return None, self._exited(worker, request_id)
+                        answer = json.loads(line)
+                        if answer.get("request_id") == request_id:
+                            return answer.get("payload"), answer.get("error")
+                finally:
+                    if killer is not None:
+                        killer.cancel()
+            except queue.Empty:
+                worker.kill()
+                return None, self._timed_out(request_id, timeout)
+
+    @staticmethod
+    def _timed_out(request_id: str, timeout: float) -> dict[str, Any]:
+        message = f"RequestId: {request_id} Error: Task timed out after {timeout:.2f} seconds"
+        return {"errorType": "Sandbox.Timedout", "errorMessage": message}
+
+    def _exited(self, worker: ExecutionEnvironment, request_id: str) -> dict[str, Any]:
+        description = worker.exit_description()
+        message = f"RequestId: {request_id} Error: Runtime exited with error: {description}"
+        return {"errorType": "Runtime.ExitError", "errorMessage": message}
