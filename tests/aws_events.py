@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,8 @@ class FakeLambdaContext:
     function_name: str = "test-function"
     memory_limit_in_mb: int = 256
     invoked_function_arn: str = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:test-function"
-    aws_request_id: str = "00000000-0000-0000-0000-000000000000"
+    #: Each invocation has its own request id (Lambda keeps it only across the retries of one async event).
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
 
     def get_remaining_time_in_millis(self) -> int:
         return 60_000

@@ -250,6 +250,12 @@ class PlatformConfig:
         return defaults.queue_visibility_timeout_seconds(self.invoker_timeout_seconds, self.visibility_timeout_factor)
 
     @property
+    def dispatch_lease_seconds(self) -> int:
+        """How long one delivery's claim on a job's hand-over holds: ``defaults.dispatch_lease_seconds``
+        (the invoker's timeout, which must be shorter than the queue's visibility timeout)."""
+        return defaults.dispatch_lease_seconds(self.invoker_timeout_seconds, self.queue_visibility_timeout_seconds)
+
+    @property
     def inflight_window_seconds(self) -> int:
         """A SageMaker job PROCESSING for longer than this no longer blocks scale-in
         (``defaults.inflight_window_seconds``)."""

@@ -114,6 +114,8 @@ class InvokerProps:
         processor: the CPU processor it invokes asynchronously (``None`` when no CPU model is deployed).
         endpoint_name / endpoint_arn / variant_name: the GPU endpoint (``None`` when not deployed).
         invocation_timeout_seconds: ``OCR_INVOCATION_TIMEOUT_SECONDS`` sent with InvokeEndpointAsync.
+        dispatch_lease_seconds: ``OCR_DISPATCH_LEASE_SECONDS``: how long one delivery's claim on a job's
+            hand-over holds (``defaults.dispatch_lease_seconds``: the invoker's timeout).
         batch_size: messages per invocation (default 1: one job, one invocation).
         memory_mb / timeout_seconds: 256 MB, 60 s.
     """
@@ -126,6 +128,7 @@ class InvokerProps:
     endpoint_arn: str | None = None
     variant_name: str = defaults.VARIANT_NAME
     invocation_timeout_seconds: int = defaults.INVOCATION_TIMEOUT_SECONDS
+    dispatch_lease_seconds: int = defaults.dispatch_lease_seconds()
     batch_size: int = defaults.INVOKER_BATCH_SIZE
     memory_mb: int = defaults.INVOKER_MEMORY_MB
     timeout_seconds: int = defaults.INVOKER_TIMEOUT_SECONDS
@@ -137,7 +140,10 @@ class Invoker(Construct):
     def __init__(self, scope: Construct, construct_id: str, props: InvokerProps) -> None:
         super().__init__(scope, construct_id)
         bucket, table = props.common.bucket, props.common.table
-        environment = {ENV.MAX_RECEIVE_COUNT: str(props.max_receive_count)}
+        environment = {
+            ENV.MAX_RECEIVE_COUNT: str(props.max_receive_count),
+            ENV.DISPATCH_LEASE_SECONDS: str(props.dispatch_lease_seconds),
+        }
         if props.processor is not None:
             environment[ENV.PROCESSOR_FUNCTION] = props.processor.function_name
         if props.endpoint_name is not None:

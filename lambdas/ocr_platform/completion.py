@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from botocore.exceptions import ClientError
 
+from ocr_platform import defaults
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.job_runner import publish_result
 from ocr_platform.jobs import TERMINAL_STATUSES, JobStore
@@ -71,8 +73,17 @@ def finish_async_inference(
     store: JobStore,
     s3: Any,
     layout: StorageLayout,
+    attempt_id: str | None = None,
+    lease_seconds: float = defaults.COMPLETION_TIMEOUT_SECONDS,
 ) -> Outcome:
-    """Publish the endpoint's result (or record its error) and move the job to its terminal state."""
+    """Publish the endpoint's result (or record its error) and move the job to its terminal state.
+
+    The job's ``finish`` step is claimed first as ``attempt_id`` for ``lease_seconds`` (the completion
+    function passes its request id, which Lambda keeps across the retries of one event, and the time its
+    invocation has left). So of two notifications for one inference that arrive together (SNS delivered one
+    twice, or a success and an error), one publishes and the other is ignored: one ``result.json`` write,
+    one terminal state.
+    """
     job_id = notification.inference_id
     job = store.get(job_id)
     if job is None:
@@ -80,6 +91,12 @@ def finish_async_inference(
         return "ignored"
     if job.get("status") in TERMINAL_STATUSES:
         logger.warning("Repeated notification for job %s (already %s) ignored", job_id, job["status"])
+        return "ignored"
+    claim = store.claim_step(job_id, "finish", attempt_id=attempt_id or uuid.uuid4().hex, lease_seconds=lease_seconds)
+    if not claim.acquired:
+        current = claim.job or {}
+        logger.warning("Notification for job %s ignored: it is %s and %s is finishing it", job_id,
+                       current.get("status"), current.get("finish_attempt"))
         return "ignored"
 
     if not notification.succeeded:

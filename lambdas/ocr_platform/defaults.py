@@ -127,6 +127,33 @@ def queue_visibility_timeout_seconds(
     return factor * invoker_timeout_seconds
 
 
+def dispatch_lease_seconds(
+    invoker_timeout_seconds: int = INVOKER_TIMEOUT_SECONDS,
+    visibility_timeout_seconds: int = queue_visibility_timeout_seconds(),
+) -> int:
+    """How long one delivery's claim on a job's hand-over holds (``JobStore.claim_dispatch``).
+
+    Two bounds. The lease must outlast the invocation that took it: a live invoker hands the job over, or
+    is ended, within its timeout, so while the lease holds no second delivery may dispatch. And it must run
+    out before SQS can deliver the message again after that invoker crashed: a redelivery comes one
+    visibility timeout after the receive, and must find the lease expired to recover the job. So
+    ``invoker timeout <= lease < visibility timeout``, and the lease is the invoker's timeout.
+
+    >>> dispatch_lease_seconds()  # the invoker's 60 s (the visibility timeout is 6 x 60 s = 360 s)
+    60
+    >>> dispatch_lease_seconds(60, 60)
+    Traceback (most recent call last):
+    ...
+    ValueError: the dispatch lease (the invoker's timeout, 60 s) must be shorter than the queue's visibility timeout (60 s)
+    """
+    if invoker_timeout_seconds >= visibility_timeout_seconds:
+        raise ValueError(
+            f"the dispatch lease (the invoker's timeout, {invoker_timeout_seconds} s) must be shorter than the "
+            f"queue's visibility timeout ({visibility_timeout_seconds} s)"
+        )
+    return invoker_timeout_seconds
+
+
 def dead_letter_visibility_timeout_seconds(dlq_consumer_timeout_seconds: int = DLQ_CONSUMER_TIMEOUT_SECONDS) -> int:
     """The DLQ's visibility timeout: AWS's minimum factor x the DLQ consumer's timeout.
 

@@ -3,20 +3,29 @@
 ``pp-ocrv5`` / ``pp-structurev3`` -> asynchronous (``Event``) invoke of the CPU processor Lambda.
 ``paddleocr-vl`` -> scale the endpoint out (0 -> 1, no-op at 1), then an async inference request.
 
-Exactly-once effect over at-least-once delivery: the job is claimed with a conditional QUEUED -> PROCESSING
-write, and ``dispatched_at`` is recorded after the backend accepted it. A redelivered message for a
-dispatched or finished job is skipped; one whose earlier attempt claimed the job but failed to hand it
-over (no ``dispatched_at``) is dispatched again.
+Exactly-once effect over at-least-once delivery. Each delivery claims the hand-over with its own attempt id
+and a lease (``JobStore.claim_dispatch``; the lease is ``defaults.dispatch_lease_seconds``: the invoker's
+timeout, shorter than the queue's visibility timeout), hands the job over, then records ``dispatched_at``:
+
+- a delivery for a dispatched or finished job is a duplicate and does nothing;
+- a delivery that arrives while another one's lease holds (SQS gave one message to two invocations at once)
+  does not dispatch: it raises :class:`HandOverInProgressError`, so the message comes back after the
+  visibility timeout and then finds ``dispatched_at``;
+- a delivery that arrives after the lease ran out with no ``dispatched_at`` takes the claim over and
+  dispatches: the earlier holder crashed or timed out before it handed the job over. A holder whose
+  hand-over raised releases its lease at once, so the retry of the message need not wait for it.
 """
 
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ocr_platform import defaults
 from ocr_platform.errors import ErrorCode, JobError, RetryLaterError
-from ocr_platform.jobs import TERMINAL_STATUSES, JobStatus, JobStore
+from ocr_platform.jobs import TERMINAL_STATUSES, JobStore
 from ocr_platform.messages import JobMessage
 from ocr_platform.routing import route
 from ocr_platform.sagemaker_async import AsyncInference, EndpointCapacity
@@ -24,6 +33,11 @@ from ocr_platform.sagemaker_async import AsyncInference, EndpointCapacity
 logger = logging.getLogger(__name__)
 
 DispatchOutcome = Literal["dispatched", "duplicate", "failed"]
+
+
+class HandOverInProgressError(Exception):
+    """Another delivery of the same message holds the hand-over's lease: retry later, and never give the job up
+    for it (the holder hands it over, or its lease runs out and a later delivery takes over)."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +57,7 @@ class JobDispatcher:
         processor_function: name or ARN of the CPU processor function.
         capacity: the endpoint's capacity control (for ``sagemaker`` models).
         inference: the endpoint's async request submitter (for ``sagemaker`` models).
+        dispatch_lease_seconds: how long a delivery's claim on the hand-over holds.
     """
 
     def __init__(
@@ -53,15 +68,22 @@ class JobDispatcher:
         processor_function: str,
         capacity: EndpointCapacity,
         inference: AsyncInference,
+        dispatch_lease_seconds: float = defaults.dispatch_lease_seconds(),
     ) -> None:
         self.store = store
         self.lambda_client = lambda_client
         self.processor_function = processor_function
         self.capacity = capacity
         self.inference = inference
+        self.dispatch_lease_seconds = dispatch_lease_seconds
 
-    def dispatch(self, message: JobMessage) -> DispatchResult:
-        """Route one job. Raises ``RetryLaterError`` (endpoint busy) or AWS errors for the caller to retry."""
+    def dispatch(self, message: JobMessage, *, attempt_id: str | None = None) -> DispatchResult:
+        """Route one job, as the delivery ``attempt_id`` (default: a new id).
+
+        Raises:
+            HandOverInProgressError: another delivery is handing the job over right now.
+            RetryLaterError: the endpoint is busy; AWS errors: for the caller to retry.
+        """
         try:
             spec = route(message.model)
             self._check_deployed(spec.backend, message.model)
@@ -74,25 +96,37 @@ class JobDispatcher:
             logger.warning("Duplicate delivery of job %s (%s); ignored", message.job_id, job.get("status"))
             return DispatchResult("duplicate", backend=job.get("backend"))
 
-        scaled_out = False
-        if spec.backend == "sagemaker":
-            scaled_out = self.capacity.ensure_capacity()
+        # Capacity first: a job waiting for the endpoint stays QUEUED (scaling out twice is harmless).
+        scaled_out = self.capacity.ensure_capacity() if spec.backend == "sagemaker" else False
+        attempt_id = attempt_id or uuid.uuid4().hex
+        claim = self.store.claim_dispatch(
+            message.job_id, spec.backend, attempt_id=attempt_id, lease_seconds=self.dispatch_lease_seconds,
+            job=message.as_new_job(),
+        )
+        if not claim.acquired:
+            if claim.held_by_another("dispatch", self.store.clock().timestamp()):
+                raise HandOverInProgressError(
+                    f"Job {message.job_id} is being handed over by another delivery of its message; "
+                    "this one comes back after the visibility timeout."
+                )
+            current = claim.job or {}
+            return DispatchResult("duplicate", backend=current.get("backend"))
+        if job and job.get("dispatch_attempt") and job.get("dispatch_attempt") != attempt_id:
+            logger.info("Job %s was claimed by an earlier delivery that did not hand it over; taking over", message.job_id)
 
-        if not self.store.mark_processing(message.job_id, spec.backend, job=message.as_new_job()):
-            current = self.store.get(message.job_id) or {}
-            if current.get("status") != JobStatus.PROCESSING or current.get("dispatched_at"):
-                return DispatchResult("duplicate", backend=current.get("backend"))
-            logger.info("Job %s was claimed by an earlier attempt that did not dispatch it; dispatching", message.job_id)
-
-        if spec.backend == "lambda":
-            self.lambda_client.invoke(
-                FunctionName=self.processor_function,
-                InvocationType="Event",
-                Payload=message.to_json().encode(),
-            )
-        else:
-            self.inference.submit(message)
-        self.store.mark_dispatched(message.job_id)
+        try:
+            if spec.backend == "lambda":
+                self.lambda_client.invoke(
+                    FunctionName=self.processor_function,
+                    InvocationType="Event",
+                    Payload=message.to_json().encode(),
+                )
+            else:
+                self.inference.submit(message)
+        except Exception:
+            self.store.release_claim(message.job_id, "dispatch", attempt_id=attempt_id)
+            raise
+        self.store.mark_dispatched(message.job_id, attempt_id=attempt_id)
         return DispatchResult("dispatched", backend=spec.backend, scaled_out=scaled_out)
 
     def _check_deployed(self, backend: str, model: str) -> None:

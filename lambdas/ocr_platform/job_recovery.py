@@ -5,7 +5,8 @@
   archived under ``dead-letters/`` in the bucket, so nothing is lost and an operator can inspect or
   resubmit it.
 - ``sweep_stuck_jobs``: a job still QUEUED or PROCESSING long after any backend could still be working on
-  it (a lost notification, a crashed runtime that reported nothing) fails ``timed_out``.
+  it (a lost notification, a crashed runtime that reported nothing) fails ``timed_out``, unless a live
+  claim shows a processor running it or the completion function publishing its result right now.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from ocr_platform import defaults
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.jobs import JobStatus, JobStore
 from ocr_platform.s3_layout import StorageLayout, is_valid_job_id
@@ -35,9 +37,9 @@ class Deadlines:
         sagemaker_seconds: PROCESSING on the endpoint past the invocation timeout (plus margin).
     """
 
-    queued_seconds: int = 3600
-    lambda_seconds: int = 1200
-    sagemaker_seconds: int = 3900
+    queued_seconds: int = defaults.queued_deadline_seconds()
+    lambda_seconds: int = defaults.lambda_deadline_seconds()
+    sagemaker_seconds: int = defaults.sagemaker_deadline_seconds()
 
     def for_job(self, job: Mapping[str, Any]) -> tuple[str, int]:
         """The timestamp attribute the deadline counts from, and the deadline, for ``job``'s state."""
@@ -77,6 +79,7 @@ def fail_dead_lettered(
             "The job could not be started after the queue's maximum number of attempts; its message is kept as "
             f"s3://{layout.bucket}/{layout.dead_letter_key(message_id)} for inspection. Submit the file again.",
         ),
+        unless_dispatched=True,  # a copy of the message handed it over: its backend (or the sweeper) ends it
     )
     return job_id
 
@@ -93,7 +96,7 @@ def sweep_stuck_jobs(store: JobStore, deadlines: Deadlines, *, now: datetime | N
                 continue
             where = f" on {job['backend']}" if job.get("backend") else ""
             error = JobError(ErrorCode.TIMED_OUT, f"The job was {status}{where} for more than {seconds} s without finishing.")
-            if store.mark_failed(job["job_id"], error):
+            if store.mark_failed(job["job_id"], error, unless_claimed=True):
                 failed.append(job["job_id"])
     if failed:
         logger.warning("Swept %d stuck job(s): %s", len(failed), ", ".join(failed[:20]))

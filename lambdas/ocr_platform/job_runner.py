@@ -12,6 +12,7 @@ import json
 import logging
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any, Literal
 
 from botocore.exceptions import ClientError
 
+from ocr_platform import defaults
 from ocr_platform.engines import Engine
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.jobs import TERMINAL_STATUSES, JobStatus, JobStore
@@ -103,10 +105,15 @@ def process_job(
     s3: Any,
     layout: StorageLayout,
     engine_for: Callable[[str], Engine],
+    attempt_id: str | None = None,
+    lease_seconds: float = defaults.PROCESSOR_TIMEOUT_SECONDS,
 ) -> ProcessResult:
     """Process ``message`` end to end and leave the job COMPLETED or FAILED.
 
-    A job that is already terminal (a duplicate or late invocation) is skipped without touching it.
+    The run is claimed first (``JobStore.claim_step("run")``) as ``attempt_id`` for ``lease_seconds``
+    (the processor passes its request id and the time its invocation has left). A job that is already
+    terminal, or whose run another live invocation holds (Lambda delivered the async event twice), is
+    skipped without touching it.
     """
     job = store.get(message.job_id)
     if job and job.get("status") in TERMINAL_STATUSES:
@@ -114,6 +121,12 @@ def process_job(
         return ProcessResult("skipped")
     if not job or job.get("status") == JobStatus.QUEUED:
         store.mark_processing(message.job_id, "lambda", job=message.as_new_job())
+    claim = store.claim_step(message.job_id, "run", attempt_id=attempt_id or uuid.uuid4().hex, lease_seconds=lease_seconds)
+    if not claim.acquired:
+        current = claim.job or {}
+        logger.warning("Job %s is %s and its run is held by %s; not processing it again", message.job_id,
+                       current.get("status"), current.get("run_attempt"))
+        return ProcessResult("skipped")
 
     started = time.perf_counter()
     try:

@@ -9,6 +9,12 @@ DynamoDB itself enforces the state machine (docs/contracts.md, "State machine"),
 A transition whose condition fails (a duplicate SQS delivery, a repeated SNS notification, a late
 Lambda retry) returns ``False`` and is logged; it never overwrites a terminal state.
 
+Steps that hand work on (the invoker's hand-over to a backend, the processor's run, the completion
+function's publishing of a result) are *claimed* first: the claim records who holds the step (an attempt
+id) and until when (a lease). Duplicates of one delivery that arrive together find the step held and do
+not repeat it; a delivery that arrives after the holder's lease ran out takes the step over, which is how
+a job whose holder crashed is recovered. See ``claim_dispatch`` and ``claim_step``.
+
 >>> store = JobStore("ocr-jobs")                                   # doctest: +SKIP
 >>> store.create(NewJob("job-1", "pp-ocrv5", "s3://b/documents/job-1/a.pdf"))   # doctest: +SKIP
 >>> store.mark_processing("job-1", "lambda")                       # doctest: +SKIP
@@ -23,13 +29,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any, TypedDict, cast
+from typing import Any, Literal, TypedDict, cast
 
 import boto3
 from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
+from ocr_platform import defaults
 from ocr_platform.errors import JobError, JobErrorDict
 from ocr_platform.results import ResultWarning
 from ocr_platform.routing import Backend
@@ -54,6 +61,20 @@ class JobStatus(StrEnum):
 
 TERMINAL_STATUSES = frozenset({JobStatus.COMPLETED, JobStatus.FAILED})
 
+#: The steps of a job that are claimed before they run: the invoker's hand-over to the backend, the CPU
+#: processor's run, and the completion function's publishing of a SageMaker result or error.
+ClaimStep = Literal["dispatch", "run", "finish"]
+CLAIM_STEPS: tuple[ClaimStep, ...] = ("dispatch", "run", "finish")
+
+
+def claim_attributes(step: ClaimStep) -> tuple[str, str]:
+    """The item attributes of a step's claim: who holds it, and until when (epoch seconds).
+
+    >>> claim_attributes("dispatch")
+    ('dispatch_attempt', 'dispatch_lease_until')
+    """
+    return f"{step}_attempt", f"{step}_lease_until"
+
 
 class JobItem(TypedDict, total=False):
     """The job item as frontends read it (docs/contracts.md, "Job item"): add an attribute there too."""
@@ -71,6 +92,12 @@ class JobItem(TypedDict, total=False):
     updated_at: str
     started_at: str
     dispatched_at: str
+    dispatch_attempt: str
+    dispatch_lease_until: int
+    run_attempt: str
+    run_lease_until: int
+    finish_attempt: str
+    finish_lease_until: int
     finished_at: str
     result: str
     page_count: int
@@ -94,6 +121,27 @@ class NewJob:
 
 class JobAlreadyExistsError(Exception):
     """``create`` was called with a job id that is already in the table."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The outcome of one attempt to claim a step of a job.
+
+    Attributes:
+        acquired: this attempt holds the step now (it was free, its lease had run out, or it already
+            held it: a retry of the same attempt).
+        job: the item as it is after the claim, or as it was when the claim was refused.
+    """
+
+    acquired: bool
+    job: JobItem | None
+
+    def held_by_another(self, step: ClaimStep, now_epoch: float) -> bool:
+        """Refused because another attempt holds a live lease on ``step`` (not because the job moved on)."""
+        if self.acquired or self.job is None or self.job.get("status") != JobStatus.PROCESSING:
+            return False
+        _, lease = claim_attributes(step)
+        return float(self.job.get(lease, 0)) >= now_epoch  # type: ignore[arg-type]
 
 
 def utc_now() -> datetime:
@@ -132,7 +180,7 @@ class JobStore:
         self,
         table_name: str,
         *,
-        ttl_days: int = 30,
+        ttl_days: int = defaults.JOB_TTL_DAYS,
         dynamodb: Any = None,
         clock: Callable[[], datetime] = utc_now,
         on_finished: Callable[[str, str, str | None], None] | None = None,
@@ -192,15 +240,66 @@ class JobStore:
             condition = condition | Attr(PARTITION_KEY).not_exists()
         return self._transition(job_id, values, condition, to=JobStatus.PROCESSING, if_not_exists=create_if_missing)
 
-    def mark_dispatched(self, job_id: str) -> bool:
-        """Record that the PROCESSING job was handed to its backend (separates a retry from a duplicate)."""
-        now = iso(self.clock())
-        return self._transition(
-            job_id,
-            {"dispatched_at": now, "updated_at": now},
-            Attr("status").eq(JobStatus.PROCESSING),
-            to="dispatched",
+    def claim_dispatch(
+        self, job_id: str, backend: Backend, *, attempt_id: str, lease_seconds: float, job: NewJob | None = None
+    ) -> Claim:
+        """Claim the hand-over of a job to ``backend`` for one delivery of its message.
+
+        Acquired when the job is QUEUED (it becomes PROCESSING with ``started_at``), when ``job`` is given and
+        no item exists yet, or when it is PROCESSING, not yet handed over (no ``dispatched_at``) and the last
+        holder's lease has run out (that holder crashed or timed out: its hand-over is taken over). Refused
+        while another delivery's lease holds, and once the job was handed over or ended.
+        """
+        now = self.clock()
+        attempt, lease = claim_attributes("dispatch")
+        values: dict[str, Any] = {
+            "status": JobStatus.PROCESSING, "backend": backend, "updated_at": iso(now),
+            attempt: attempt_id, lease: _epoch(now + timedelta(seconds=lease_seconds)),
+        }
+        create_if_missing: dict[str, Any] = {"started_at": iso(now)}
+        if job is not None:
+            create_if_missing.update({"model": job.model, "language": job.language, "input": job.input, "created_at": iso(now)})
+            if self.ttl_days:
+                create_if_missing["expires_at"] = int((now + timedelta(days=self.ttl_days)).timestamp())
+        condition: ConditionBase = Attr("status").eq(JobStatus.QUEUED) | (
+            Attr("status").eq(JobStatus.PROCESSING) & Attr("dispatched_at").not_exists() & _lease_free(attempt, lease, attempt_id, now)
         )
+        if job is not None:
+            condition = condition | Attr(PARTITION_KEY).not_exists()
+        acquired = self._transition(job_id, values, condition, to=f"PROCESSING (dispatch claimed by {attempt_id})", if_not_exists=create_if_missing)
+        return Claim(acquired, self.get(job_id))
+
+    def claim_step(self, job_id: str, step: ClaimStep, *, attempt_id: str, lease_seconds: float) -> Claim:
+        """Claim ``step`` of a PROCESSING job for one attempt (the processor's ``run``, the completion's ``finish``).
+
+        Acquired when no one holds the step, the holder's lease has run out, or ``attempt_id`` holds it
+        already (Lambda retries an asynchronous event with its request id). Refused while another attempt's
+        lease holds and once the job is no longer PROCESSING.
+        """
+        now = self.clock()
+        attempt, lease = claim_attributes(step)
+        values = {attempt: attempt_id, lease: _epoch(now + timedelta(seconds=lease_seconds)), "updated_at": iso(now)}
+        condition = Attr("status").eq(JobStatus.PROCESSING) & _lease_free(attempt, lease, attempt_id, now)
+        acquired = self._transition(job_id, values, condition, to=f"PROCESSING ({step} claimed by {attempt_id})")
+        return Claim(acquired, self.get(job_id))
+
+    def release_claim(self, job_id: str, step: ClaimStep, *, attempt_id: str) -> bool:
+        """End ``attempt_id``'s lease on ``step`` now: it knows it did not do the step (its hand-over failed),
+        so the next delivery need not wait for the lease to run out."""
+        attempt, lease = claim_attributes(step)
+        condition = Attr("status").eq(JobStatus.PROCESSING) & Attr(attempt).eq(attempt_id)
+        return self._transition(job_id, {lease: 0, "updated_at": iso(self.clock())}, condition, to=f"PROCESSING ({step} released)")
+
+    def mark_dispatched(self, job_id: str, *, attempt_id: str | None = None) -> bool:
+        """Record that the PROCESSING job was handed to its backend (separates a retry from a duplicate).
+
+        With ``attempt_id``, only while that attempt holds the dispatch claim.
+        """
+        now = iso(self.clock())
+        condition: ConditionBase = Attr("status").eq(JobStatus.PROCESSING)
+        if attempt_id is not None:
+            condition = condition & Attr(claim_attributes("dispatch")[0]).eq(attempt_id)
+        return self._transition(job_id, {"dispatched_at": now, "updated_at": now}, condition, to="dispatched")
 
     def mark_completed(
         self, job_id: str, *, result_uri: str, page_count: int, warnings: list[ResultWarning] | None = None
@@ -221,11 +320,16 @@ class JobStore:
             self.on_finished(job_id, JobStatus.COMPLETED, None)
         return finished
 
-    def mark_failed(self, job_id: str, error: JobError, *, job: NewJob | None = None) -> bool:
+    def mark_failed(
+        self, job_id: str, error: JobError, *, job: NewJob | None = None, unless_dispatched: bool = False, unless_claimed: bool = False
+    ) -> bool:
         """QUEUED or PROCESSING -> FAILED with ``{code, message}``.
 
         A job that has no item yet (e.g. a malformed message nobody registered) gets a FAILED item, so
-        whoever polls for it sees why. ``job`` adds what is known about it.
+        whoever polls for it sees why. ``job`` adds what is known about it. ``unless_dispatched`` leaves a
+        job alone once it was handed to its backend: the backend's own outcome (or the sweeper) ends it.
+        ``unless_claimed`` leaves it alone while a live claim on its ``run`` or ``finish`` holds: a processor
+        is running it, or the completion function is publishing its result.
         """
         now = iso(self.clock())
         values: dict[str, Any] = {
@@ -239,7 +343,15 @@ class JobStore:
             create_if_missing.update({"model": job.model, "language": job.language, "input": job.input})
         if self.ttl_days:
             create_if_missing["expires_at"] = int((self.clock() + timedelta(days=self.ttl_days)).timestamp())
-        condition = Attr("status").is_in([JobStatus.QUEUED, JobStatus.PROCESSING]) | Attr(PARTITION_KEY).not_exists()
+        unfinished: ConditionBase = Attr("status").is_in([JobStatus.QUEUED, JobStatus.PROCESSING])
+        if unless_dispatched:
+            unfinished = unfinished & Attr("dispatched_at").not_exists()
+        if unless_claimed:
+            now_epoch = int(self.clock().timestamp())
+            for step in ("run", "finish"):
+                _, lease = claim_attributes(step)
+                unfinished = unfinished & (Attr(lease).not_exists() | Attr(lease).lt(now_epoch))
+        condition = unfinished | Attr(PARTITION_KEY).not_exists()
         finished = self._transition(job_id, values, condition, to=JobStatus.FAILED, if_not_exists=create_if_missing)
         if finished and self.on_finished is not None:
             self.on_finished(job_id, JobStatus.FAILED, error.code)
@@ -311,6 +423,16 @@ class JobStore:
             return False
         logger.info("Job %s -> %s", job_id, to, extra={"job_id": job_id, "status": to})
         return True
+
+
+def _epoch(ts: datetime) -> int:
+    """Whole epoch seconds, rounded up: a lease never ends before the time it was given."""
+    return int(-(-ts.timestamp() // 1))
+
+
+def _lease_free(attempt: str, lease: str, attempt_id: str, now: datetime) -> ConditionBase:
+    """No live lease on the step: none was taken, it ran out, or ``attempt_id`` holds it."""
+    return Attr(lease).not_exists() | Attr(lease).lt(int(now.timestamp())) | Attr(attempt).eq(attempt_id)
 
 
 def _is_condition_failure(err: ClientError) -> bool:

@@ -26,6 +26,7 @@ class ENV:
     ENDPOINT_NAME = "OCR_ENDPOINT_NAME"
     VARIANT_NAME = "OCR_VARIANT_NAME"
     MAX_RECEIVE_COUNT = "OCR_MAX_RECEIVE_COUNT"
+    DISPATCH_LEASE_SECONDS = "OCR_DISPATCH_LEASE_SECONDS"
     INFLIGHT_WINDOW_SECONDS = "OCR_INFLIGHT_WINDOW_SECONDS"
     JOB_TTL_DAYS = "OCR_JOB_TTL_DAYS"
     INVOCATION_TIMEOUT_SECONDS = "OCR_INVOCATION_TIMEOUT_SECONDS"
@@ -114,6 +115,7 @@ class RuntimeSettings:
         endpoint_name: the SageMaker async endpoint (invoker, scale-in).
         variant_name: the endpoint's production variant.
         max_receive_count: SQS receives before the DLQ; on the last one a retryable failure ends the job.
+        dispatch_lease_seconds: how long one delivery's claim on a job's hand-over holds (invoker only).
         inflight_window_seconds: a SageMaker job PROCESSING for longer than this no longer blocks scale-in.
         job_ttl_days: days a job item is kept (DynamoDB TTL); 0 keeps it forever.
         invocation_timeout_seconds: InvokeEndpointAsync's InvocationTimeoutSeconds (max 3600).
@@ -134,6 +136,7 @@ class RuntimeSettings:
     endpoint_name: str = _resource(ENV.ENDPOINT_NAME)
     variant_name: str = _setting(ENV.VARIANT_NAME, defaults.VARIANT_NAME)
     max_receive_count: int = _setting(ENV.MAX_RECEIVE_COUNT, defaults.MAX_RECEIVE_COUNT)
+    dispatch_lease_seconds: int = _setting(ENV.DISPATCH_LEASE_SECONDS, defaults.dispatch_lease_seconds())
     inflight_window_seconds: int = _setting(ENV.INFLIGHT_WINDOW_SECONDS, defaults.inflight_window_seconds())
     job_ttl_days: int = _setting(ENV.JOB_TTL_DAYS, defaults.JOB_TTL_DAYS)
     invocation_timeout_seconds: int = _setting(ENV.INVOCATION_TIMEOUT_SECONDS, defaults.INVOCATION_TIMEOUT_SECONDS)

@@ -74,6 +74,7 @@ def test_invoker_environment(synthesis: Synthesis) -> None:
         ENV.ENDPOINT_NAME: "ocr-dev-paddleocr-vl",
         ENV.VARIANT_NAME: "AllTraffic",
         ENV.MAX_RECEIVE_COUNT: "3",
+        ENV.DISPATCH_LEASE_SECONDS: "60",
         ENV.INVOCATION_TIMEOUT_SECONDS: "3600",
         ENV.JOB_TTL_DAYS: "30",
     }

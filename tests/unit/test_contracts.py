@@ -199,7 +199,11 @@ def test_every_attribute_the_job_store_writes_is_typed_and_documented(platform: 
     store = platform.store
     warning = engine_fallback_warning(requested="PP-StructureV3", ran="PP-OCRv5", reason="no weights")
     store.create(NewJob("full", "pp-ocrv5", "s3://b/documents/full/a.pdf", "de", "1-2", {"dpi": 200}, file_name="a.pdf"))
-    assert store.mark_processing("full", "lambda") and store.mark_dispatched("full")
+    assert store.claim_dispatch("full", "lambda", attempt_id="delivery-1", lease_seconds=60).acquired
+    assert store.mark_dispatched("full", attempt_id="delivery-1")
+    assert store.claim_step("full", "run", attempt_id="run-1", lease_seconds=900).acquired
+    assert store.claim_step("full", "finish", attempt_id="finish-1", lease_seconds=300).acquired
+    assert store.release_claim("full", "finish", attempt_id="finish-1")
     assert store.mark_completed("full", result_uri="s3://b/results/full/result.json", page_count=2, warnings=[warning])
     unseen = NewJob("unseen", "paddleocr-vl", "s3://b/documents/unseen/a.png")
     assert store.mark_processing("unseen", "sagemaker", job=unseen)
@@ -214,7 +218,7 @@ def test_every_attribute_the_job_store_writes_is_typed_and_documented(platform: 
 def test_the_state_machine_lists_every_status_and_conditional_write(contracts: dict[str, Section]) -> None:
     section = contracts["State machine"]
     assert {status.value for status in JobStatus} <= section.spans()
-    writes = {name for name in vars(JobStore) if name == "create" or name.startswith("mark_")}
+    writes = {name for name in vars(JobStore) if name == "create" or name.startswith(("mark_", "claim_", "release_"))}
     assert writes == section.names(), _undocumented(writes, section.names())
 
 

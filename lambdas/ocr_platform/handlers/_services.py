@@ -44,6 +44,7 @@ class Services:
                 s3=self.s3,
                 runtime=_client("sagemaker-runtime"),
             ),
+            dispatch_lease_seconds=self.settings.dispatch_lease_seconds,
         )
 
 

@@ -39,7 +39,10 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             outcomes.append("ignored")
             continue
         logger.append_keys(job_id=notification.inference_id)
-        outcome = finish_async_inference(notification, store=svc.store, s3=svc.s3, layout=svc.layout)
+        outcome = finish_async_inference(
+            notification, store=svc.store, s3=svc.s3, layout=svc.layout,
+            attempt_id=context.aws_request_id, lease_seconds=context.get_remaining_time_in_millis() / 1000,
+        )
         logger.info("Async inference finished", outcome=outcome, succeeded=notification.succeeded)
         outcomes.append(outcome)
     return {"outcomes": outcomes}

@@ -1,7 +1,8 @@
 """Invoker Lambda: SQS OCR queue -> route each job to the CPU processor or the SageMaker endpoint.
 
 Reports partial batch failures (``ReportBatchItemFailures``), so only a message that must be retried
-(endpoint busy, an AWS call that failed) comes back after the visibility timeout. A malformed message
+(endpoint busy, an AWS call that failed, another delivery of it handing the job over right now) comes
+back after the visibility timeout. A malformed message
 never comes back: with a job id its job is FAILED ``invalid_message``, without one it is logged and
 dropped. On the last receive before the DLQ a job that still cannot be dispatched is FAILED instead.
 """
@@ -16,6 +17,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ocr_platform.dispatch import HandOverInProgressError
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.handlers._services import services
 from ocr_platform.messages import InvalidMessageError, parse_job_message
@@ -42,6 +44,11 @@ def handle_record(record: SQSRecord) -> str:
     dispatcher = svc.dispatcher
     try:
         result = dispatcher.dispatch(message)
+    except HandOverInProgressError as err:
+        # Never given up: the holder hands the job over, or a later delivery takes over from it; past the
+        # last receive the DLQ consumer fails the job only if it was never handed over.
+        logger.warning("Another delivery is handing the job over; this one is retried", error=str(err))
+        raise
     except Exception as err:
         receives = int(record.attributes.approximate_receive_count or 1)
         if receives >= svc.settings.max_receive_count:

@@ -40,6 +40,10 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         logger.error("Invalid processor payload", reason=str(err))
         return {"job_id": err.job_id, "outcome": "failed"}
     logger.append_keys(job_id=message.job_id, model=message.model)
-    result = process_job(message, store=svc.store, s3=svc.s3, layout=svc.layout, engine_for=get_engine)
+    # The run's claim lasts as long as this invocation can; Lambda retries an event with its request id.
+    result = process_job(
+        message, store=svc.store, s3=svc.s3, layout=svc.layout, engine_for=get_engine,
+        attempt_id=context.aws_request_id, lease_seconds=context.get_remaining_time_in_millis() / 1000,
+    )
     logger.info("Job processed", outcome=result.outcome, result=result.result_uri)
     return {"job_id": message.job_id, "outcome": result.outcome, "result": result.result_uri}

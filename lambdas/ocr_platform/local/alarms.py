@@ -29,6 +29,21 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+def scale_out_on_backlog_without_capacity(sagemaker: Any, endpoint: str, variant: str, *, desired: int, backlog: float) -> bool:
+    """One period of the ``HasBacklogWithoutCapacity`` alarm and its step scaling policy: requests waiting
+    at zero instances scale the endpoint out to one. True when it did; a refused update (the endpoint is
+    updating) leaves the alarm in ALARM, and the next period tries again."""
+    if desired != 0 or backlog <= 0:
+        return False
+    logger.info("HasBacklogWithoutCapacity: scaling %s out to 1", endpoint)
+    try:
+        set_desired_instances(sagemaker, endpoint, variant, 1)
+    except ClientError as err:
+        logger.warning("Scale-out refused: %s", err)
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class EndpointAlarms:
     """The endpoint's alarms and schedules; ``run`` evaluates them until ``stop`` is set.
@@ -77,12 +92,7 @@ class EndpointAlarms:
             if backlog is None:
                 return
             desired = desired_instances(self.sagemaker, endpoint, cfg.variant_name)
-            if desired == 0 and backlog > 0:
-                logger.info("HasBacklogWithoutCapacity: scaling %s out to 1", endpoint)
-                try:
-                    set_desired_instances(self.sagemaker, endpoint, cfg.variant_name, 1)
-                except ClientError as err:  # the alarm stays in ALARM: tried again next period
-                    logger.warning("Scale-out refused: %s", err)
+            scale_out_on_backlog_without_capacity(self.sagemaker, endpoint, cfg.variant_name, desired=desired, backlog=backlog)
             window = (window + [backlog / desired if desired else None])[-cfg.idle_minutes:]
             idle = len(window) == cfg.idle_minutes and all(v is None or v < cfg.idle_backlog_threshold for v in window)
             new_state = "ALARM" if idle else "OK"

@@ -1,5 +1,5 @@
 """The local stack's Lambda functions: what the local Lambda runtime knows about one (``FunctionSpec``) and
-the stage's list of them, with the handler each runs, its environment, timeout, memory and retries.
+the stage's list of them, with the handler each runs, its environment, timeout, memory, retries and concurrency.
 
 Why a module of its own: these mirror the CDK function definitions of the deployed stack for the local
 Lambda runtime. Each function gets the ``RuntimeSettings`` environment the deployed stack gives it, built
@@ -39,6 +39,8 @@ class FunctionSpec:
         retry_attempts: retries of a failed asynchronous (``Event``) invocation (Lambda's default is 2).
         on_failure: name of the function that receives the invocation record when an async invocation
             still fails after its retries (Lambda's on-failure destination), or ``None``.
+        max_concurrency: invocations it runs at once, each in an execution environment of its own (its
+            reserved concurrency); 1 runs one at a time.
     """
 
     name: str
@@ -48,6 +50,15 @@ class FunctionSpec:
     memory_mb: int = 256
     retry_attempts: int = 2
     on_failure: str | None = None
+    max_concurrency: int = 1
+
+
+#: The invoker's concurrency in the local stack. The deployed invoker reserves none: its SQS event source
+#: scales it out, so one message delivered twice can reach two invocations at once. Two lets that race
+#: happen here (the ``concurrent-duplicate`` fault); more would only crowd a small machine. Every other
+#: function runs one invocation at a time: the local stack invokes them asynchronously, from a queue it
+#: serves in order, or from one polling loop.
+INVOKER_CONCURRENCY = 2
 
 
 def function_specs(config: PlatformConfig, names: Mapping[str, str]) -> list[FunctionSpec]:
@@ -64,8 +75,8 @@ def function_specs(config: PlatformConfig, names: Mapping[str, str]) -> list[Fun
             names["invoker"], "ocr_platform.handlers.invoker.handler",
             env("ocr-invoker", processor_function=names["processor"], endpoint_name=names["endpoint"],
                 variant_name=cfg.variant_name, max_receive_count=cfg.max_receive_count,
-                invocation_timeout_seconds=cfg.invocation_timeout_seconds),
-            timeout_seconds=cfg.invoker_timeout_seconds, memory_mb=cfg.invoker_memory_mb,
+                invocation_timeout_seconds=cfg.invocation_timeout_seconds, dispatch_lease_seconds=cfg.dispatch_lease_seconds),
+            timeout_seconds=cfg.invoker_timeout_seconds, memory_mb=cfg.invoker_memory_mb, max_concurrency=INVOKER_CONCURRENCY,
         ),
         FunctionSpec(
             names["processor"], "ocr_platform.handlers.processor.handler",
