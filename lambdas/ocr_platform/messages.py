@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
 from ocr_platform.jobs import NewJob
-from ocr_platform.s3_layout import S3Uri, is_valid_job_id
+from ocr_platform.s3_layout import JOB_ID_MAX_LENGTH, S3Uri, is_key_safe_id, is_valid_job_id
 
 LANGUAGE_PATTERN = re.compile(r"^[a-z][a-z_]{1,19}$")
 PAGES_PATTERN = re.compile(r"^\s*\d+\s*(-\s*\d+\s*)?(,\s*\d+\s*(-\s*\d+\s*)?)*$")
@@ -97,13 +97,15 @@ def parse_job_message(body: str | bytes | Mapping[str, Any]) -> JobMessage:
         raise InvalidMessageError(f"message body must be a JSON object, got {type(data).__name__}")
 
     raw_id = data.get("job_id")
-    job_id = raw_id if is_valid_job_id(raw_id) else None
+    job_id = raw_id if is_key_safe_id(raw_id) else None
 
     def invalid(reason: str) -> InvalidMessageError:
         return InvalidMessageError(reason, job_id=job_id, raw=data)
 
     if job_id is None:
-        raise invalid("'job_id' is required: letters, digits, '-' and '_' only, at most 128 characters")
+        raise invalid(f"'job_id' is required: letters, digits, '-' and '_' only, at most {JOB_ID_MAX_LENGTH} characters")
+    if not is_valid_job_id(job_id):
+        raise invalid(f"'job_id' has {len(job_id)} characters; at most {JOB_ID_MAX_LENGTH} are allowed (SageMaker's InferenceId limit)")
     model = data.get("model")
     if not isinstance(model, str) or not model:
         raise invalid("'model' is required: one of pp-ocrv5, pp-structurev3, paddleocr-vl")

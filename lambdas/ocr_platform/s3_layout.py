@@ -31,7 +31,12 @@ ASYNC_OUTPUTS_PREFIX = "async/outputs/"
 ASYNC_FAILURES_PREFIX = "async/failures/"
 DEAD_LETTERS_PREFIX = "dead-letters/"
 
-JOB_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+#: One limit for every route: the job id is SageMaker's ``InferenceId`` on the GPU route, which allows at
+#: most 64 characters (botocore does not check the maximum, the service refuses the request).
+JOB_ID_MAX_LENGTH = 64
+JOB_ID_PATTERN = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9_-]{{0,{JOB_ID_MAX_LENGTH - 1}}}$")
+#: What a job id that is too long must still match for the invoker to fail its job by that id.
+_KEY_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,1023}$")
 _UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -56,8 +61,18 @@ class S3Uri:
 
 
 def is_valid_job_id(job_id: object) -> bool:
-    """Job ids become key segments, so only letters, digits, ``-`` and ``_`` are allowed."""
+    """Job ids become key segments, so only letters, digits, ``-`` and ``_`` are allowed, at most
+    ``JOB_ID_MAX_LENGTH`` of them.
+
+    >>> is_valid_job_id("a" * 64), is_valid_job_id("a" * 65), is_valid_job_id("a/b")
+    (True, False, False)
+    """
     return isinstance(job_id, str) and bool(JOB_ID_PATTERN.match(job_id))
+
+
+def is_key_safe_id(job_id: object) -> bool:
+    """A job id that is safe as a table key though perhaps too long: its job can still be failed by it."""
+    return isinstance(job_id, str) and bool(_KEY_SAFE_ID.match(job_id))
 
 
 def safe_file_name(file_name: str) -> str:
@@ -79,7 +94,7 @@ class StorageLayout:
 
     def _checked(self, job_id: str) -> str:
         if not is_valid_job_id(job_id):
-            raise ValueError(f"job id {job_id!r} may only contain letters, digits, '-' and '_' (max 128)")
+            raise ValueError(f"job id {job_id!r} may only contain letters, digits, '-' and '_' (at most {JOB_ID_MAX_LENGTH})")
         return job_id
 
     def document_uri(self, job_id: str, file_name: str) -> S3Uri:

@@ -126,6 +126,25 @@ def test_malformed_message_with_a_job_id_fails_that_job(platform: Platform) -> N
     assert "Invoke" not in platform.calls
 
 
+@pytest.mark.parametrize("model", ["pp-ocrv5", "paddleocr-vl"])
+def test_one_job_id_limit_for_every_route_64_characters(platform: Platform, model: str) -> None:
+    """SageMaker refuses an InferenceId over 64 characters, so no route admits a longer job id."""
+    platform.set_desired_instances(1)
+    longest, too_long = "a" * 64, "b" * 65
+    platform.enqueue({"job_id": too_long, "model": model, "input": f"s3://{BUCKET}/documents/{too_long}/a.png"})
+    assert platform.run_invoker() == {"batchItemFailures": []}
+    job = platform.job(too_long)
+    assert job["status"] == "FAILED" and job["error"]["code"] == "invalid_message"
+    assert "at most 64" in job["error"]["message"]
+    assert "Invoke" not in platform.calls and "InvokeEndpointAsync" not in platform.calls
+
+    _submit(platform, longest, model)
+    assert platform.run_invoker() == {"batchItemFailures": []}
+    assert platform.job(longest)["dispatched_at"]
+    if model == "paddleocr-vl":
+        assert platform.calls["InvokeEndpointAsync"][0]["InferenceId"] == longest
+
+
 @pytest.mark.parametrize("body", ["{not json", json.dumps({"model": "pp-ocrv5"}), json.dumps(["a", "list"])])
 def test_malformed_message_without_a_job_id_is_dropped_not_retried(platform: Platform, body: str) -> None:
     platform.enqueue(body)
