@@ -63,7 +63,8 @@ class PlatformConfig:
         variant_name: the production variant scaled between 0 and ``max_instance_count``.
         max_instance_count: the scalable target's maximum (its minimum is always 0: scale to zero).
         max_concurrent_invocations_per_instance: AsyncInferenceConfig.ClientConfig; requests one
-            instance works on at once (the rest wait in SageMaker's internal queue).
+            instance works on at once (the rest wait in SageMaker's internal queue). At most what the VL
+            backend runs at once (``defaults.VL_BACKEND_MAX_CONCURRENCY``: 1 for ``native``, 4 for ``vllm``).
         invocation_timeout_seconds: InvokeEndpointAsync ``InvocationTimeoutSeconds`` (1..3600) the invoker
             sends with every request; set as ``OCR_INVOCATION_TIMEOUT_SECONDS`` on the invoker.
         inflight_margin_seconds: added to the invocation timeout to give the in-flight window of the
@@ -189,8 +190,14 @@ class PlatformConfig:
             problems.append(f"models {unknown} are not in the model table ({', '.join(MODEL_TABLE)})")
         if len(set(self.models)) != len(self.models):
             problems.append("models lists a model twice")
-        if self.endpoint_vl_backend not in ("native", "vllm"):
+        if self.endpoint_vl_backend not in defaults.VL_BACKEND_MAX_CONCURRENCY:
             problems.append(f"endpoint_vl_backend={self.endpoint_vl_backend!r} must be 'native' or 'vllm'")
+        elif self.max_concurrent_invocations_per_instance > (most := defaults.VL_BACKEND_MAX_CONCURRENCY[self.endpoint_vl_backend]):
+            problems.append(
+                f"max_concurrent_invocations_per_instance={self.max_concurrent_invocations_per_instance} exceeds the "
+                f"{most} request(s) the {self.endpoint_vl_backend!r} VL backend runs at once; the rest would wait in the "
+                "container with SageMaker's invocation timeout running (set it to at most that, or use endpoint_vl_backend=vllm)"
+            )
         if not self.instance_type.startswith("ml."):
             problems.append(f"instance_type={self.instance_type!r} must be a SageMaker instance type (ml.*)")
         if not re.match(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$", self.variant_name):

@@ -40,7 +40,8 @@ ENGINE_FALLBACK = False
 INSTANCE_TYPE = "ml.g5.xlarge"
 VARIANT_NAME = "AllTraffic"
 MAX_INSTANCE_COUNT = 1
-MAX_CONCURRENT_INVOCATIONS_PER_INSTANCE = 4
+#: The default ``native`` backend runs one prediction at a time (see ``VL_BACKEND_MAX_CONCURRENCY``).
+MAX_CONCURRENT_INVOCATIONS_PER_INSTANCE = 1
 #: InvokeEndpointAsync's ``InvocationTimeoutSeconds``; 3600 is SageMaker's maximum.
 INVOCATION_TIMEOUT_SECONDS = 3600
 INFLIGHT_MARGIN_SECONDS = 300
@@ -49,6 +50,12 @@ IDLE_BACKLOG_THRESHOLD = 0.1
 ENDPOINT_BASE_IMAGE = ""
 ENDPOINT_BAKE_MODELS = ""
 ENDPOINT_VL_BACKEND = "native"
+#: How many requests each VL backend really works on at once in one instance. ``native`` (PaddleOCR's
+#: in-process VLM) serializes its predictions with a lock, so a second request admitted to the container
+#: would only wait there with SageMaker's invocation timeout already running; ``vllm`` batches concurrent
+#: requests in its generation server. ``max_concurrent_invocations_per_instance`` may not exceed it: the
+#: requests beyond it wait in SageMaker's own queue, where the timeout has not started.
+VL_BACKEND_MAX_CONCURRENCY: dict[str, int] = {"native": 1, "vllm": 4}
 
 # ----- CPU processor Lambda (container image) -----------------------------------------------------
 

@@ -28,6 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from ocr_platform import defaults
 from ocr_platform.engines import Engine, get_engine
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.job_runner import download_input, ocr_document
@@ -155,7 +156,7 @@ def make_server(app: EndpointApp, host: str = "0.0.0.0", port: int = 8080, max_c
 
 def main() -> None:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
-    concurrency = int(os.environ.get(ENV.MAX_CONCURRENT_INVOCATIONS, "4"))
+    concurrency = int(os.environ.get(ENV.MAX_CONCURRENT_INVOCATIONS, str(defaults.MAX_CONCURRENT_INVOCATIONS_PER_INSTANCE)))
     app = EndpointApp(serialize_predictions=os.environ.get("OCR_VL_BACKEND", "native") == "native")
     threading.Thread(target=app.load, name="model-load", daemon=True).start()
     server = make_server(app, port=int(os.environ.get("SAGEMAKER_BIND_TO_PORT", "8080")), max_concurrency=concurrency)

@@ -25,7 +25,7 @@ def test_defaults() -> None:
     assert cfg.processor_ephemeral_storage_mb == 10240
     assert cfg.processor_retry_attempts == 0
     assert cfg.invoker_batch_size == 1
-    assert cfg.max_concurrent_invocations_per_instance == 4
+    assert cfg.max_concurrent_invocations_per_instance == 1
     assert cfg.invocation_timeout_seconds == 3600
     assert cfg.idle_minutes == 10
     assert cfg.max_receive_count == 3
@@ -107,6 +107,10 @@ def test_context_overrides_object_then_fields() -> None:
         ({"sweeper_interval_minutes": 1441}, "sweeper_interval_minutes=1441"),
         ({"failed_job_rate_percent": 0}, "failed_job_rate_percent=0"),
         ({"failed_job_rate_min_jobs": 0}, "failed_job_rate_min_jobs=0"),
+        # The native VL backend runs one prediction at a time: a fourth request admitted to the container
+        # would wait there behind three 70-page documents and pass its invocation timeout.
+        ({"max_concurrent_invocations_per_instance": 4}, "max_concurrent_invocations_per_instance=4 exceeds the 1 request(s) the 'native'"),
+        ({"endpoint_vl_backend": "vllm", "max_concurrent_invocations_per_instance": 5}, "exceeds the 4 request(s) the 'vllm'"),
     ],
 )
 def test_invalid_values_fail_naming_the_field(overrides: dict[str, Any], message: str) -> None:
@@ -163,6 +167,7 @@ def test_config_reaches_the_resources() -> None:
         processor_memory_mb=4096,
         invoker_batch_size=5,
         max_concurrent_invocations_per_instance=2,
+        endpoint_vl_backend="vllm",
         instance_type="ml.g6.xlarge",
         max_instance_count=2,
         idle_minutes=15,

@@ -27,7 +27,7 @@ def test_one_model_from_the_vl_endpoint_image(template: Template, synthesis: Syn
     assert "container-assets" in flatten(container["Image"])
     assert container["Environment"] == {
         "OCR_BUCKET_NAME": {"Ref": synthesis.logical_id(synthesis.stack.documents.bucket)},
-        "OCR_MAX_CONCURRENT_INVOCATIONS": "4",
+        "OCR_MAX_CONCURRENT_INVOCATIONS": "1",
         "OCR_VL_BACKEND": "native",
         "OCR_ENGINE_FALLBACK": "none",  # the stack's value, over the image's: fail closed by default
     }
@@ -61,7 +61,7 @@ def test_async_config_paths_topics_and_concurrency(synthesis: Synthesis, gpu) ->
         "SuccessTopic": {"Ref": synthesis.logical_id(topics.success_topic)},
         "ErrorTopic": {"Ref": synthesis.logical_id(topics.error_topic)},
     }
-    assert config["ClientConfig"] == {"MaxConcurrentInvocationsPerInstance": 4}
+    assert config["ClientConfig"] == {"MaxConcurrentInvocationsPerInstance": 1}
 
 
 def test_endpoint_is_named_and_keeps_its_instance_count_on_redeploy(synthesis: Synthesis, gpu) -> None:
