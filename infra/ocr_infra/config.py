@@ -67,6 +67,8 @@ class PlatformConfig:
             backend runs at once (``defaults.VL_BACKEND_MAX_CONCURRENCY``: 1 for ``native``, 4 for ``vllm``).
         invocation_timeout_seconds: InvokeEndpointAsync ``InvocationTimeoutSeconds`` (1..3600) the invoker
             sends with every request; set as ``OCR_INVOCATION_TIMEOUT_SECONDS`` on the invoker.
+        request_ttl_seconds: InvokeEndpointAsync ``RequestTTLSeconds`` (60..21600): how long a request may
+            wait in SageMaker's queue; the sweeper's GPU deadline counts it. Set as ``OCR_REQUEST_TTL_SECONDS``.
         inflight_margin_seconds: added to the invocation timeout to give the in-flight window of the
             scale-in function: a job PROCESSING for longer cannot still be running on the endpoint.
         idle_minutes: consecutive 1-minute periods with ApproximateBacklogSizePerInstance below
@@ -131,6 +133,7 @@ class PlatformConfig:
     max_instance_count: int = defaults.MAX_INSTANCE_COUNT
     max_concurrent_invocations_per_instance: int = defaults.MAX_CONCURRENT_INVOCATIONS_PER_INSTANCE
     invocation_timeout_seconds: int = defaults.INVOCATION_TIMEOUT_SECONDS
+    request_ttl_seconds: int = defaults.REQUEST_TTL_SECONDS
     inflight_margin_seconds: int = defaults.INFLIGHT_MARGIN_SECONDS
     idle_minutes: int = defaults.IDLE_MINUTES
     idle_backlog_threshold: float = defaults.IDLE_BACKLOG_THRESHOLD
@@ -205,6 +208,7 @@ class PlatformConfig:
         within("max_instance_count", 1, 100)
         within("max_concurrent_invocations_per_instance", 1, 1000)
         within("invocation_timeout_seconds", 1, 3600)
+        within("request_ttl_seconds", 60, 21_600)
         within("inflight_margin_seconds", 0, 3600)
         within("idle_minutes", 1, 1440)
         within("idle_backlog_threshold", 0.0, 1000.0)
@@ -291,7 +295,7 @@ class PlatformConfig:
 
         The in-flight window plus the notification's delivery: ``defaults.sagemaker_deadline_seconds``.
         """
-        return defaults.sagemaker_deadline_seconds(self.inflight_window_seconds)
+        return defaults.sagemaker_deadline_seconds(self.inflight_window_seconds, self.request_ttl_seconds)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

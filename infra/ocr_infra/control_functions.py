@@ -114,6 +114,7 @@ class InvokerProps:
         processor: the CPU processor it invokes asynchronously (``None`` when no CPU model is deployed).
         endpoint_name / endpoint_arn / variant_name: the GPU endpoint (``None`` when not deployed).
         invocation_timeout_seconds: ``OCR_INVOCATION_TIMEOUT_SECONDS`` sent with InvokeEndpointAsync.
+        request_ttl_seconds: ``OCR_REQUEST_TTL_SECONDS`` sent with InvokeEndpointAsync.
         dispatch_lease_seconds: ``OCR_DISPATCH_LEASE_SECONDS``: how long one delivery's claim on a job's
             hand-over holds (``defaults.dispatch_lease_seconds``: the invoker's timeout).
         batch_size: messages per invocation (default 1: one job, one invocation).
@@ -128,6 +129,7 @@ class InvokerProps:
     endpoint_arn: str | None = None
     variant_name: str = defaults.VARIANT_NAME
     invocation_timeout_seconds: int = defaults.INVOCATION_TIMEOUT_SECONDS
+    request_ttl_seconds: int = defaults.REQUEST_TTL_SECONDS
     dispatch_lease_seconds: int = defaults.dispatch_lease_seconds()
     batch_size: int = defaults.INVOKER_BATCH_SIZE
     memory_mb: int = defaults.INVOKER_MEMORY_MB
@@ -150,6 +152,7 @@ class Invoker(Construct):
             environment[ENV.ENDPOINT_NAME] = props.endpoint_name
             environment[ENV.VARIANT_NAME] = props.variant_name
             environment[ENV.INVOCATION_TIMEOUT_SECONDS] = str(props.invocation_timeout_seconds)
+            environment[ENV.REQUEST_TTL_SECONDS] = str(props.request_ttl_seconds)
         # 1. Function: it fails the jobs it cannot dispatch.
         self._fn = PlatformFunction(
             self,

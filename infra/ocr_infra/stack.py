@@ -170,6 +170,7 @@ class OcrPlatformStack(Stack):
                 endpoint_arn=self.gpu.endpoint_arn if self.gpu else None,
                 variant_name=cfg.variant_name,
                 invocation_timeout_seconds=cfg.invocation_timeout_seconds,
+                request_ttl_seconds=cfg.request_ttl_seconds,
                 dispatch_lease_seconds=cfg.dispatch_lease_seconds,
                 batch_size=cfg.invoker_batch_size,
                 memory_mb=cfg.invoker_memory_mb,

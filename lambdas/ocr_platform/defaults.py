@@ -44,6 +44,10 @@ MAX_INSTANCE_COUNT = 1
 MAX_CONCURRENT_INVOCATIONS_PER_INSTANCE = 1
 #: InvokeEndpointAsync's ``InvocationTimeoutSeconds``; 3600 is SageMaker's maximum.
 INVOCATION_TIMEOUT_SECONDS = 3600
+#: InvokeEndpointAsync's ``RequestTTLSeconds``: how long a request may wait in SageMaker's queue before it
+#: expires (with an error notification). SageMaker's own default and maximum, 6 h; sent explicitly so the
+#: sweeper's GPU deadline can count it.
+REQUEST_TTL_SECONDS = 21_600
 INFLIGHT_MARGIN_SECONDS = 300
 IDLE_MINUTES = 10
 IDLE_BACKLOG_THRESHOLD = 0.1
@@ -222,18 +226,18 @@ def lambda_deadline_seconds(
     return processor_max_event_age_hours * 3600 + processor_timeout_seconds + FAILURE_DESTINATION_MARGIN_SECONDS
 
 
-def sagemaker_deadline_seconds(inflight_window: int = inflight_window_seconds()) -> int:
+def sagemaker_deadline_seconds(
+    inflight_window: int = inflight_window_seconds(), request_ttl_seconds: int = REQUEST_TTL_SECONDS
+) -> int:
     """How long a job may stay PROCESSING on the endpoint (from ``started_at``) before it is swept.
 
-    The in-flight window (:func:`inflight_window_seconds`) plus ``NOTIFICATION_MARGIN_SECONDS``
-    for the success or error notification to reach the completion function. Kept simple on purpose: it
-    does not add the time a request may wait in the endpoint's internal queue before it starts
-    (SageMaker's ``RequestTTL``, 6 h by default; the invoker sets none), so it assumes the endpoint keeps
-    up with its backlog, the same assumption the scale-in function's in-flight window makes. A job still
-    waiting there past this deadline is failed ``timed_out``, and its late result no longer changes the
-    job.
+    A request may first wait in SageMaker's queue for up to its TTL (``RequestTTLSeconds``, which the
+    invoker sends), then run for up to the in-flight window (:func:`inflight_window_seconds`: the invocation
+    timeout plus a margin), and its success or error notification needs ``NOTIFICATION_MARGIN_SECONDS`` to
+    reach the completion function. A job younger than all three can still be finished by the endpoint, so
+    the sweeper leaves it alone: it never fails a job that SageMaker will still run and bill.
 
-    >>> sagemaker_deadline_seconds()  # 3600 s + 300 s + 600 s
-    4500
+    >>> sagemaker_deadline_seconds()  # 21,600 s TTL + 3600 s + 300 s + 600 s
+    26100
     """
-    return inflight_window + NOTIFICATION_MARGIN_SECONDS
+    return request_ttl_seconds + inflight_window + NOTIFICATION_MARGIN_SECONDS

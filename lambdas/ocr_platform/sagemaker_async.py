@@ -15,6 +15,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
+from ocr_platform import defaults
 from ocr_platform.errors import RetryLaterError
 from ocr_platform.messages import JobMessage
 from ocr_platform.s3_layout import StorageLayout
@@ -97,13 +98,15 @@ class AsyncInference:
         endpoint_name: str,
         layout: StorageLayout,
         *,
-        invocation_timeout_seconds: int = 3600,
+        invocation_timeout_seconds: int = defaults.INVOCATION_TIMEOUT_SECONDS,
+        request_ttl_seconds: int = defaults.REQUEST_TTL_SECONDS,
         s3: Any = None,
         runtime: Any = None,
     ) -> None:
         self.endpoint_name = endpoint_name
         self.layout = layout
         self.invocation_timeout_seconds = invocation_timeout_seconds
+        self.request_ttl_seconds = request_ttl_seconds
         self.s3 = s3 or boto3.client("s3")
         self.runtime = runtime or boto3.client("sagemaker-runtime")
 
@@ -123,5 +126,6 @@ class AsyncInference:
             ContentType="application/json",
             Accept="application/json",
             InvocationTimeoutSeconds=self.invocation_timeout_seconds,
+            RequestTTLSeconds=self.request_ttl_seconds,
         )
         return str(request)

@@ -30,6 +30,7 @@ class ENV:
     INFLIGHT_WINDOW_SECONDS = "OCR_INFLIGHT_WINDOW_SECONDS"
     JOB_TTL_DAYS = "OCR_JOB_TTL_DAYS"
     INVOCATION_TIMEOUT_SECONDS = "OCR_INVOCATION_TIMEOUT_SECONDS"
+    REQUEST_TTL_SECONDS = "OCR_REQUEST_TTL_SECONDS"
     IDLE_ALARM_NAME = "OCR_IDLE_ALARM_NAME"
     QUEUED_DEADLINE_SECONDS = "OCR_QUEUED_DEADLINE_SECONDS"
     LAMBDA_DEADLINE_SECONDS = "OCR_LAMBDA_DEADLINE_SECONDS"
@@ -119,6 +120,7 @@ class RuntimeSettings:
         inflight_window_seconds: a SageMaker job PROCESSING for longer than this no longer blocks scale-in.
         job_ttl_days: days a job item is kept (DynamoDB TTL); 0 keeps it forever.
         invocation_timeout_seconds: InvokeEndpointAsync's InvocationTimeoutSeconds (max 3600).
+        request_ttl_seconds: InvokeEndpointAsync's RequestTTLSeconds (max 21600).
         idle_alarm_name: the endpoint's idle alarm, re-checked by the scale-in function's schedule.
         queued_deadline_seconds / lambda_deadline_seconds / sagemaker_deadline_seconds: how long a job may
             stay QUEUED, or PROCESSING on each backend, before the sweeper fails it ``timed_out``.
@@ -140,6 +142,7 @@ class RuntimeSettings:
     inflight_window_seconds: int = _setting(ENV.INFLIGHT_WINDOW_SECONDS, defaults.inflight_window_seconds())
     job_ttl_days: int = _setting(ENV.JOB_TTL_DAYS, defaults.JOB_TTL_DAYS)
     invocation_timeout_seconds: int = _setting(ENV.INVOCATION_TIMEOUT_SECONDS, defaults.INVOCATION_TIMEOUT_SECONDS)
+    request_ttl_seconds: int = _setting(ENV.REQUEST_TTL_SECONDS, defaults.REQUEST_TTL_SECONDS)
     idle_alarm_name: str = _resource(ENV.IDLE_ALARM_NAME)
     queued_deadline_seconds: int = _setting(ENV.QUEUED_DEADLINE_SECONDS, defaults.queued_deadline_seconds())
     lambda_deadline_seconds: int = _setting(ENV.LAMBDA_DEADLINE_SECONDS, defaults.lambda_deadline_seconds())

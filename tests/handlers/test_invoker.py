@@ -54,6 +54,7 @@ def test_vl_job_scales_out_from_zero_and_submits_a_per_job_request(platform: Pla
     assert invoke["InferenceId"] == "job-vl"
     assert invoke["InputLocation"] == f"s3://{BUCKET}/async/requests/job-vl.json"
     assert invoke["InvocationTimeoutSeconds"] == 3600
+    assert invoke["RequestTTLSeconds"] == 21_600  # the sweeper's GPU deadline counts it
     assert platform.read_json("async/requests/job-vl.json") == message
     job = platform.job("job-vl")
     assert (job["status"], job["backend"]) == ("PROCESSING", "sagemaker")

@@ -88,3 +88,19 @@ def test_sweeper_fails_jobs_past_their_deadline_and_only_those(platform: Platfor
         assert job["status"] == "FAILED" and job["error"]["code"] == "timed_out"
     assert "PROCESSING on sagemaker" in platform.job("stuck-gpu")["error"]["message"]
     assert [platform.job(j)["status"] for j in ("busy-gpu", "fresh-queued", "done")] == ["PROCESSING", "QUEUED", "COMPLETED"]
+
+
+def test_the_sweeper_leaves_a_gpu_job_that_sagemaker_may_still_run(platform: Platform, past) -> None:
+    """A request may wait out its whole TTL in SageMaker's queue and then run to its invocation timeout."""
+    from ocr_platform.handlers import sweeper
+
+    still_billable = defaults.REQUEST_TTL_SECONDS + defaults.INVOCATION_TIMEOUT_SECONDS
+    waiting, gone = past((still_billable - 60) / 3600), past((defaults.sagemaker_deadline_seconds() + 60) / 3600)
+    for store, job_id in ((waiting, "queued-at-endpoint"), (gone, "past-every-limit")):
+        store.create(NewJob(job_id, "paddleocr-vl", "s3://b/k"))
+        store.mark_processing(job_id, "sagemaker")
+
+    response = sweeper.handler({"source": "aws.events", "detail-type": "Scheduled Event"}, FakeLambdaContext())
+
+    assert response["failed"] == ["past-every-limit"]
+    assert platform.job("queued-at-endpoint")["status"] == "PROCESSING"

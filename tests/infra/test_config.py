@@ -51,7 +51,7 @@ def test_sweeper_deadlines_are_derived_from_the_settings_they_outlast() -> None:
     # Lambda's async queue may hold the event up to the max event age, then the run takes the timeout.
     assert cfg.lambda_deadline_seconds == 6 * 3600 + 900 + 300 == 22_800
     # The scale-in in-flight window + 10 minutes for the notification.
-    assert cfg.sagemaker_deadline_seconds == 3600 + 300 + 600 == 4500
+    assert cfg.sagemaker_deadline_seconds == 21_600 + 3600 + 300 + 600 == 26_100
     tuned = PlatformConfig(
         max_receive_count=5,
         invoker_timeout_seconds=30,
@@ -62,7 +62,7 @@ def test_sweeper_deadlines_are_derived_from_the_settings_they_outlast() -> None:
     )
     assert tuned.queued_deadline_seconds == 5 * 180 + 600
     assert tuned.lambda_deadline_seconds == 3600 + 600 + 300
-    assert tuned.sagemaker_deadline_seconds == 1800 + 120 + 600
+    assert tuned.sagemaker_deadline_seconds == 21_600 + 1800 + 120 + 600
 
 
 def test_context_overrides_object_then_fields() -> None:
@@ -194,7 +194,7 @@ def test_sweeper_settings_reach_its_rule_and_environment() -> None:
     env = stack.recovery.sweeper_environment
     assert env[ENV.QUEUED_DEADLINE_SECONDS] == str(4 * 360 + 600)
     assert env[ENV.LAMBDA_DEADLINE_SECONDS] == str(2 * 3600 + 900 + 300)
-    assert env[ENV.SAGEMAKER_DEADLINE_SECONDS] == str(3600 + 300 + 600)
+    assert env[ENV.SAGEMAKER_DEADLINE_SECONDS] == str(21_600 + 3600 + 300 + 600)
     context = PlatformConfig.from_context(App(context={"ocr:sweeper_interval_minutes": "5"}))
     assert context.sweeper_interval_minutes == 5
 

@@ -76,6 +76,7 @@ def test_invoker_environment(synthesis: Synthesis) -> None:
         ENV.MAX_RECEIVE_COUNT: "3",
         ENV.DISPATCH_LEASE_SECONDS: "60",
         ENV.INVOCATION_TIMEOUT_SECONDS: "3600",
+        ENV.REQUEST_TTL_SECONDS: "21600",
         ENV.JOB_TTL_DAYS: "30",
     }
 
@@ -250,12 +251,12 @@ def test_sweeper_environment_carries_the_derived_deadlines(synthesis: Synthesis)
         ENV.JOB_TTL_DAYS: "30",
         ENV.QUEUED_DEADLINE_SECONDS: str(3 * 360 + 600),
         ENV.LAMBDA_DEADLINE_SECONDS: str(6 * 3600 + 900 + 300),
-        ENV.SAGEMAKER_DEADLINE_SECONDS: str(3600 + 300 + 600),
+        ENV.SAGEMAKER_DEADLINE_SECONDS: str(21_600 + 3600 + 300 + 600),
     }
     assert (cfg.queued_deadline_seconds, cfg.lambda_deadline_seconds, cfg.sagemaker_deadline_seconds) == (
         1680,
         22800,
-        4500,
+        26_100,
     )
 
 

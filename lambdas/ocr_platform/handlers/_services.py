@@ -41,6 +41,7 @@ class Services:
                 self.settings.endpoint_name,
                 self.layout,
                 invocation_timeout_seconds=self.settings.invocation_timeout_seconds,
+                request_ttl_seconds=self.settings.request_ttl_seconds,
                 s3=self.s3,
                 runtime=_client("sagemaker-runtime"),
             ),

@@ -75,7 +75,8 @@ def function_specs(config: PlatformConfig, names: Mapping[str, str]) -> list[Fun
             names["invoker"], "ocr_platform.handlers.invoker.handler",
             env("ocr-invoker", processor_function=names["processor"], endpoint_name=names["endpoint"],
                 variant_name=cfg.variant_name, max_receive_count=cfg.max_receive_count,
-                invocation_timeout_seconds=cfg.invocation_timeout_seconds, dispatch_lease_seconds=cfg.dispatch_lease_seconds),
+                invocation_timeout_seconds=cfg.invocation_timeout_seconds, request_ttl_seconds=cfg.request_ttl_seconds,
+                dispatch_lease_seconds=cfg.dispatch_lease_seconds),
             timeout_seconds=cfg.invoker_timeout_seconds, memory_mb=cfg.invoker_memory_mb, max_concurrency=INVOKER_CONCURRENCY,
         ),
         FunctionSpec(
