@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -30,9 +31,12 @@ REGION = "us-east-1"
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": REGION}
 VARIANT = "AllTraffic"
 ISO_MILLIS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+#: Deadlines of waits that end as soon as their condition holds: generous, so a slow or busy machine only waits longer.
+WAIT_SECONDS = 60
 
 # The endpoint contract in a few lines: /ping answers FAKE_PING_STATUS (503 for FAKE_LOAD_SECONDS first);
-# job ids starting "bad" answer 400, "crash" 500, "slow" sleep ``sleep`` seconds; anything else echoes.
+# a request with a ``gate`` (a file path) is held until that file exists; then job ids starting "bad" answer
+# 400, "crash" 500; anything else echoes.
 FAKE_SERVE = r"""
 import json, os, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -51,13 +55,14 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(503 if time.monotonic() < READY_AT else PING, {"status": "ping"})
     def do_POST(self):
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        held_until = time.monotonic() + 120
+        while "gate" in request and not os.path.exists(request["gate"]) and time.monotonic() < held_until:
+            time.sleep(0.02)
         job = request.get("job_id", "")
         if job.startswith("bad"):
             return self.reply(400, {"error": {"code": "invalid_message", "message": "job " + job + " is bad"}})
         if job.startswith("crash"):
             return self.reply(500, {"error": {"code": "engine_failed", "message": "the engine crashed"}})
-        if job.startswith("slow"):
-            time.sleep(float(request.get("sleep", 1)))
         self.reply(200, {"job_id": job, "echo": request, "content_type": self.headers["Content-Type"],
                          "inference_id": self.headers["X-Amzn-SageMaker-Inference-Id"]})
     def log_message(self, *args):
@@ -96,7 +101,7 @@ class Aws:
                 for message in messages:
                     self.sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
 
-    def notifications(self, topic: str, count: int = 1, timeout: float = 15) -> list[dict[str, Any]]:
+    def notifications(self, topic: str, count: int = 1, timeout: float = WAIT_SECONDS) -> list[dict[str, Any]]:
         """The SageMaker notifications delivered through ``topic``'s SQS subscriber."""
         found: list[dict[str, Any]] = []
         deadline = time.monotonic() + timeout
@@ -158,7 +163,7 @@ def make_runtime(aws: Aws) -> Iterator[RuntimeFactory]:
     def make(env: dict[str, str] | None = None, **kwargs: Any) -> SageMakerAsyncRuntime:
         options: dict[str, Any] = {
             "serve_command": [sys.executable, "-c", FAKE_SERVE], "serve_environment": env or {},
-            "poll_seconds": 0.1, "startup_timeout_seconds": 30, **kwargs,
+            "poll_seconds": 0.1, "startup_timeout_seconds": WAIT_SECONDS, **kwargs,
         }
         runtime = SageMakerAsyncRuntime(
             endpoint_name=aws.endpoint, output_path=f"s3://{aws.bucket}/async/outputs", failure_path=f"s3://{aws.bucket}/async/failures",
@@ -189,11 +194,36 @@ def submit(aws: Aws, runtime: SageMakerAsyncRuntime, job_id: str, **extra: Any) 
     )
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 10) -> None:
+def wait_for(condition: Callable[[], bool], timeout: float = WAIT_SECONDS) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "condition not reached in time"
         time.sleep(0.05)
+
+
+def wait_for_dispatcher(runtime: SageMakerAsyncRuntime, timeout: float = WAIT_SECONDS) -> None:
+    """Wait until the dispatcher has acted on what the test did before this call, however slow the machine.
+
+    Each dispatcher pass starts by reading the endpoint's desired instance count (``DescribeEndpoint``) and
+    ends with its decision; the next pass starts only after that. Of three reads that end after this call,
+    the second started after it, so its pass saw the test's state and had decided before the third read.
+    """
+    reads = 0
+    changed = threading.Condition()
+
+    def read(**_: Any) -> None:
+        nonlocal reads
+        with changed:
+            reads += 1
+            changed.notify_all()
+
+    event = "after-call.sagemaker.DescribeEndpoint"
+    runtime.sagemaker.meta.events.register(event, read)
+    try:
+        with changed:
+            assert changed.wait_for(lambda: reads >= 3, timeout), f"the dispatcher made {reads} passes in {timeout} s"
+    finally:
+        runtime.sagemaker.meta.events.unregister(event, read)
 
 
 def test_request_waits_at_zero_instances_and_runs_after_scale_out(aws: Aws, make_runtime: RuntimeFactory) -> None:
@@ -204,7 +234,7 @@ def test_request_waits_at_zero_instances_and_runs_after_scale_out(aws: Aws, make
     assert response["InferenceId"] == "job-queued"
     assert response["OutputLocation"] == f"s3://{aws.bucket}/async/outputs/job-queued.out"
     assert response["FailureLocation"] == f"s3://{aws.bucket}/async/failures/job-queued-error.out"
-    time.sleep(0.6)  # several dispatcher polls at DesiredInstanceCount 0
+    wait_for_dispatcher(runtime)  # it looked at the queued request at DesiredInstanceCount 0
     assert (runtime.backlog(), runtime.has_capacity(), runtime.serve_pid) == (1, False, None)
     assert aws.keys("async/outputs/") == []
 
@@ -224,7 +254,7 @@ def test_request_waits_at_zero_instances_and_runs_after_scale_out(aws: Aws, make
     assert output["content_type"] == "application/json"
     parsed = AsyncInferenceNotification.parse(json.dumps(note))
     assert parsed.succeeded and parsed.output_location == response["OutputLocation"]
-    assert runtime.wait_idle(5) and (runtime.completed, runtime.failed) == (1, 0)
+    assert runtime.wait_idle(WAIT_SECONDS) and (runtime.completed, runtime.failed) == (1, 0)
     assert runtime.has_capacity() and runtime.serve_pid is not None
 
 
@@ -245,7 +275,7 @@ def test_model_errors_go_to_the_failure_path_and_error_topic(aws: Aws, make_runt
     assert aws.keys("async/outputs/bad") == [] and aws.keys("async/outputs/crash") == []
     parsed = AsyncInferenceNotification.parse(json.dumps(note))
     assert not parsed.succeeded and parsed.failure_location == bad["FailureLocation"]
-    assert runtime.wait_idle(5) and (runtime.completed, runtime.failed) == (0, 2)
+    assert runtime.wait_idle(WAIT_SECONDS) and (runtime.completed, runtime.failed) == (0, 2)
 
 
 def test_bad_requests_are_validation_errors(aws: Aws, make_runtime: RuntimeFactory) -> None:
@@ -269,39 +299,45 @@ def test_bad_requests_are_validation_errors(aws: Aws, make_runtime: RuntimeFacto
     assert runtime.backlog() == 1
 
 
-def test_scale_in_waits_for_the_request_in_flight_then_stops_the_serve_process(aws: Aws, make_runtime: RuntimeFactory) -> None:
+def test_scale_in_waits_for_the_request_in_flight_then_stops_the_serve_process(aws: Aws, make_runtime: RuntimeFactory, tmp_path: Path) -> None:
     aws.set_desired(1)
     runtime = make_runtime()
-    submit(aws, runtime, "slow-scale-in", sleep=1.5)
+    release = tmp_path / "release"
+    submit(aws, runtime, "held-scale-in", gate=str(release))  # at the model until the test releases it
     wait_for(lambda: runtime.in_flight() == 1)
     process = runtime._process
     assert process is not None
 
     aws.set_desired(0)  # what the scale-in Lambda does
-    time.sleep(0.5)
+    wait_for_dispatcher(runtime)  # it saw 0 instances with the request in flight
     assert process.poll() is None and runtime.backlog() == 1
+    release.touch()
     [note] = aws.notifications("success")
-    assert note["inferenceId"] == "slow-scale-in"
+    assert note["inferenceId"] == "held-scale-in"
     wait_for(lambda: runtime.serve_pid is None)
     assert process.poll() is not None and not runtime.has_capacity()
 
     submit(aws, runtime, "job-after-scale-in")  # queued again until the next scale-out
-    time.sleep(0.4)
+    wait_for_dispatcher(runtime)
     assert runtime.backlog() == 1 and runtime.serve_pid is None
 
 
-def test_backlog_counts_queued_and_in_flight_requests(aws: Aws, make_runtime: RuntimeFactory) -> None:
+def test_backlog_counts_queued_and_in_flight_requests(aws: Aws, make_runtime: RuntimeFactory, tmp_path: Path) -> None:
     runtime = make_runtime(max_concurrent_invocations=2, env={"FAKE_LOAD_SECONDS": "0.3"})
+    release = tmp_path / "release"
     for index in range(3):
-        submit(aws, runtime, f"slow-{index}", sleep=0.8)
+        submit(aws, runtime, f"held-{index}", gate=str(release))  # each stays at the model until released
     assert (runtime.backlog(), runtime.in_flight()) == (3, 0)
 
     aws.set_desired(1)
-    wait_for(lambda: runtime.in_flight() == 2)
-    assert runtime.backlog() == 3  # two at the model, one queued: MaxConcurrentInvocationsPerInstance
-    assert runtime.wait_idle(10)
+    wait_for(lambda: runtime.in_flight() >= 2)
+    wait_for_dispatcher(runtime)  # it had its chance to take the third one
+    # Two at the model, one queued: MaxConcurrentInvocationsPerInstance.
+    assert (runtime.backlog(), runtime.in_flight()) == (3, 2)
+    release.touch()
+    assert runtime.wait_idle(WAIT_SECONDS)
     assert (runtime.backlog(), runtime.completed) == (0, 3)
-    assert {n["inferenceId"] for n in aws.notifications("success", count=3)} == {"slow-0", "slow-1", "slow-2"}
+    assert {n["inferenceId"] for n in aws.notifications("success", count=3)} == {"held-0", "held-1", "held-2"}
 
 
 def test_an_instance_that_fails_its_health_check_fails_the_queued_requests(aws: Aws, make_runtime: RuntimeFactory) -> None:
@@ -312,7 +348,7 @@ def test_an_instance_that_fails_its_health_check_fails_the_queued_requests(aws: 
     [note] = aws.notifications("error")
     assert note["inferenceId"] == "job-broken-model" and "responseParameters" not in note
     assert "failed its health check" in note["failureReason"] and "GET /ping answered 500" in note["failureReason"]
-    assert runtime.wait_idle(5) and runtime.failed == 1 and runtime.serve_pid is None
+    assert runtime.wait_idle(WAIT_SECONDS) and runtime.failed == 1 and runtime.serve_pid is None
 
 
 def test_inline_body_output_path_extension_and_filename(aws: Aws, make_runtime: RuntimeFactory) -> None:
@@ -338,11 +374,11 @@ def test_real_endpoint_server_reads_a_page(aws: Aws, make_runtime: RuntimeFactor
         "AWS_DEFAULT_REGION": REGION, "OCR_ENGINE_FALLBACK": "on", "OCR_MODEL_HUB": "off",
         "OCR_MODEL_CACHE_DIR": str(tmp_path / "models"), "LOG_LEVEL": "WARNING",
     }
-    runtime = make_runtime(env=env, serve_command=[sys.executable, "-m", "ocr_platform.model_server"], startup_timeout_seconds=120)
+    runtime = make_runtime(env=env, serve_command=[sys.executable, "-m", "ocr_platform.model_server"], startup_timeout_seconds=240)
     response = submit(aws, runtime, "job-real")
     aws.set_desired(1)
 
-    [note] = aws.notifications("success", timeout=90)
+    [note] = aws.notifications("success", timeout=240)
     assert note["inferenceId"] == "job-real"
     result = aws.read(response["OutputLocation"])
     assert result["job_id"] == "job-real" and result["page_count"] == 1
