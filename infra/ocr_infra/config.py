@@ -221,6 +221,11 @@ class PlatformConfig:
             within(f"{name}_memory_mb", 128, 10240)
             within(f"{name}_timeout_seconds", 1, 900)
         within("invoker_batch_size", 1, 10)
+        if self.completion_memory_mb < (floor := defaults.completion_memory_floor_mb()):
+            problems.append(
+                f"completion_memory_mb={self.completion_memory_mb} cannot hold the largest endpoint output it admits "
+                f"({defaults.MAX_ENDPOINT_OUTPUT_BYTES // 2**20} MB needs {floor} MB: defaults.completion_memory_floor_mb)"
+            )
         within("powertools_layer_version", 1, 10_000)
         within("max_receive_count", 1, 1000)
         within("visibility_timeout_factor", defaults.MIN_VISIBILITY_TIMEOUT_FACTOR, 100)

@@ -37,7 +37,8 @@ class CompletionHandlerProps:
     Attributes:
         common: what every function shares (table, bucket, zip code and layers, TTL, log retention).
         topics: the SageMaker success and error topics it subscribes to.
-        memory_mb / timeout_seconds: 256 MB, 5 min (copies one result object, updates one item).
+        memory_mb / timeout_seconds: 512 MB (the largest endpoint output it admits, parsed, validated and
+            written again: ``defaults.completion_memory_floor_mb``), 5 min.
     """
 
     common: CommonFunctionProps

@@ -32,7 +32,8 @@ from ocr_platform.s3_layout import S3Uri, StorageLayout
 
 logger = logging.getLogger(__name__)
 
-MAX_OUTPUT_BYTES = 100 * 1024 * 1024
+#: The largest output admitted; the completion function's memory is sized for it (``defaults``).
+MAX_OUTPUT_BYTES = defaults.MAX_ENDPOINT_OUTPUT_BYTES
 
 
 @dataclass(frozen=True)

@@ -78,7 +78,17 @@ PROCESSOR_BAKE_MODELS = ""
 INVOKER_MEMORY_MB = 256
 INVOKER_TIMEOUT_SECONDS = 60
 INVOKER_BATCH_SIZE = 1
-COMPLETION_MEMORY_MB = 256
+#: Enough for the largest endpoint output it admits (:func:`completion_memory_floor_mb`: 446 MB).
+COMPLETION_MEMORY_MB = 512
+#: The largest endpoint output (``result.json`` of a SageMaker job) the completion function reads. A dense
+#: 1,000-page result measures about 16 MB, so 50 MB is three times the largest document ``max_pages`` admits.
+MAX_ENDPOINT_OUTPUT_BYTES = 50 * 1024 * 1024
+#: Memory a warm zip function holds before its work: Python, boto3, Powertools.
+COMPLETION_BASELINE_MB = 96
+#: Bytes the completion function holds per output byte at its peak: the body read from S3, its decoded
+#: text, the parsed document, the validated copy and the serialized ``result.json``. Measured 6.0x above the
+#: body for 3 MB and 16 MB outputs (``tests/unit/test_completion_memory.py`` keeps it honest), rounded up.
+OUTPUT_MEMORY_FACTOR = 7
 COMPLETION_TIMEOUT_SECONDS = 300
 SCALE_IN_MEMORY_MB = 128
 SCALE_IN_TIMEOUT_SECONDS = 30
@@ -163,6 +173,17 @@ def dispatch_lease_seconds(
             f"queue's visibility timeout ({visibility_timeout_seconds} s)"
         )
     return invoker_timeout_seconds
+
+
+def completion_memory_floor_mb(
+    max_output_bytes: int = MAX_ENDPOINT_OUTPUT_BYTES, baseline_mb: int = COMPLETION_BASELINE_MB
+) -> int:
+    """The least memory that lets the completion function publish the largest output it admits.
+
+    >>> completion_memory_floor_mb()  # 96 MB + 7 x 50 MB
+    446
+    """
+    return baseline_mb + -(-OUTPUT_MEMORY_FACTOR * max_output_bytes // (1024 * 1024))
 
 
 def dead_letter_visibility_timeout_seconds(dlq_consumer_timeout_seconds: int = DLQ_CONSUMER_TIMEOUT_SECONDS) -> int:

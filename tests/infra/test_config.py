@@ -111,6 +111,8 @@ def test_context_overrides_object_then_fields() -> None:
         # would wait there behind three 70-page documents and pass its invocation timeout.
         ({"max_concurrent_invocations_per_instance": 4}, "max_concurrent_invocations_per_instance=4 exceeds the 1 request(s) the 'native'"),
         ({"endpoint_vl_backend": "vllm", "max_concurrent_invocations_per_instance": 5}, "exceeds the 4 request(s) the 'vllm'"),
+        # 256 MB ran out of memory on every retry for outputs past about 35 MB.
+        ({"completion_memory_mb": 256}, "completion_memory_mb=256 cannot hold the largest endpoint output it admits (50 MB needs 446 MB"),
     ],
 )
 def test_invalid_values_fail_naming_the_field(overrides: dict[str, Any], message: str) -> None:

@@ -43,7 +43,7 @@ def test_six_functions(template: Template) -> None:
     ("name", "handler", "memory", "timeout"),
     [
         ("invoker", "ocr_platform.handlers.invoker.handler", 256, 60),
-        ("completion", "ocr_platform.handlers.completion.handler", 256, 300),
+        ("completion", "ocr_platform.handlers.completion.handler", 512, 300),
         ("scale_in", "ocr_platform.handlers.scale_in.handler", 128, 30),
         ("dlq_consumer", "ocr_platform.handlers.dlq_consumer.handler", 256, 60),
         ("sweeper", "ocr_platform.handlers.sweeper.handler", 256, 300),
