@@ -102,7 +102,9 @@ class PlatformConfig:
             ``AWSLambdaPowertoolsPythonV3-python314-x86_64``.
 
     Queue, data and operations:
-        max_receive_count: receives of a job message before it moves to the DLQ.
+        max_receive_count: receives of a job message before it moves to the DLQ; at least 5 (AWS's guidance
+            for a Lambda source queue: a throttled poll counts as a receive).
+        queue_retention_days: how long SQS keeps a job message (1..14); the sweeper's QUEUED deadline.
         visibility_timeout_factor: queue visibility timeout = factor x invoker timeout, at least 6 (AWS's
             guidance for SQS-triggered Lambdas: a message is not received again while a retried
             invocation still holds it).
@@ -158,6 +160,7 @@ class PlatformConfig:
     powertools_layer_version: int = defaults.POWERTOOLS_LAYER_VERSION
 
     max_receive_count: int = defaults.MAX_RECEIVE_COUNT
+    queue_retention_days: int = defaults.QUEUE_RETENTION_DAYS
     visibility_timeout_factor: int = defaults.VISIBILITY_TIMEOUT_FACTOR
     job_ttl_days: int = defaults.JOB_TTL_DAYS
     async_io_expiry_days: int = defaults.ASYNC_IO_EXPIRY_DAYS
@@ -227,7 +230,8 @@ class PlatformConfig:
                 f"({defaults.MAX_ENDPOINT_OUTPUT_BYTES // 2**20} MB needs {floor} MB: defaults.completion_memory_floor_mb)"
             )
         within("powertools_layer_version", 1, 10_000)
-        within("max_receive_count", 1, 1000)
+        within("max_receive_count", defaults.MIN_MAX_RECEIVE_COUNT, 1000)
+        within("queue_retention_days", 1, 14)
         within("visibility_timeout_factor", defaults.MIN_VISIBILITY_TIMEOUT_FACTOR, 100)
         within("job_ttl_days", 0, 36_500)
         within("async_io_expiry_days", 1, 36_500)
@@ -281,9 +285,9 @@ class PlatformConfig:
     def queued_deadline_seconds(self) -> int:
         """How long a job may stay QUEUED before the sweeper fails it ``timed_out``.
 
-        Every receive of its message, plus the DLQ consumer's turn: ``defaults.queued_deadline_seconds``.
+        As long as SQS keeps its message, plus the DLQ consumer's turn: ``defaults.queued_deadline_seconds``.
         """
-        return defaults.queued_deadline_seconds(self.max_receive_count, self.queue_visibility_timeout_seconds)
+        return defaults.queued_deadline_seconds(self.queue_retention_days)
 
     @property
     def lambda_deadline_seconds(self) -> int:

@@ -94,6 +94,7 @@ class OcrPlatformStack(Stack):
             JobQueueProps(
                 visibility_timeout_seconds=cfg.queue_visibility_timeout_seconds,
                 max_receive_count=cfg.max_receive_count,
+                retention_days=cfg.queue_retention_days,
             ),
         )
         self.topics = NotificationTopics(self, "Topics", NotificationTopicsProps(alarm_email=cfg.alarm_email))

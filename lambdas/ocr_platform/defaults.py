@@ -18,10 +18,10 @@ Derived values are small functions of the settings they depend on. Each argument
 default, and ``PlatformConfig`` calls them with its own fields, so a stage that changes one input gets
 consistent outputs:
 
->>> queued_deadline_seconds()  # 3 receives x 360 s visibility + 600 s
-1680
->>> queued_deadline_seconds(max_receive_count=5)
-2400
+>>> queue_visibility_timeout_seconds()  # 6 x the invoker's 60 s
+360
+>>> queue_visibility_timeout_seconds(invoker_timeout_seconds=30)
+180
 """
 
 from __future__ import annotations
@@ -102,7 +102,10 @@ POWERTOOLS_LAYER_VERSION = 27
 
 # ----- queue, data and operations -----------------------------------------------------------------
 
-MAX_RECEIVE_COUNT = 3
+#: AWS's guidance for a queue that triggers a Lambda: at least 5, because a throttled poll counts as a
+#: receive; with fewer, valid jobs are dead-lettered while processors hold the account's concurrency.
+MIN_MAX_RECEIVE_COUNT = 5
+MAX_RECEIVE_COUNT = MIN_MAX_RECEIVE_COUNT
 #: AWS's guidance for a queue that triggers a Lambda: a visibility timeout of at least 6 x its timeout.
 MIN_VISIBILITY_TIMEOUT_FACTOR = 6
 VISIBILITY_TIMEOUT_FACTOR = MIN_VISIBILITY_TIMEOUT_FACTOR
@@ -208,23 +211,20 @@ def inflight_window_seconds(
     return invocation_timeout_seconds + inflight_margin_seconds
 
 
-def queued_deadline_seconds(
-    max_receive_count: int = MAX_RECEIVE_COUNT,
-    visibility_timeout_seconds: int = queue_visibility_timeout_seconds(),
-) -> int:
+def queued_deadline_seconds(queue_retention_days: int = QUEUE_RETENTION_DAYS) -> int:
     """How long a job may stay QUEUED (from ``created_at``) before the sweeper fails it ``timed_out``.
 
-    ``max_receive_count`` x the queue's visibility timeout (:func:`queue_visibility_timeout_seconds`) is
-    the longest the invoker can keep receiving the job's message before SQS moves it to the DLQ, where the
-    DLQ consumer fails the job. ``DEAD_LETTER_MARGIN_SECONDS`` more covers the redrive and the DLQ
-    consumer. Past that, nothing will start the job.
+    A QUEUED job's message is still on the queue: waiting its turn (the invoker throttled, processors
+    holding the account's concurrency), or coming back after a failed receive. SQS keeps it until its
+    retention period ends, and every receive either starts the job, or ends it (the last receive, the DLQ
+    consumer). Only a message that outlived its retention is gone without a trace, so the deadline is
+    the retention plus ``DEAD_LETTER_MARGIN_SECONDS`` for the last receive's redrive and the DLQ consumer.
+    Counting receives instead would fail jobs that are only waiting their turn.
 
-    >>> queued_deadline_seconds()  # 3 x 360 s + 600 s
-    1680
-    >>> queued_deadline_seconds(max_receive_count=5, visibility_timeout_seconds=180)  # 5 x 180 s + 600 s
-    1500
+    >>> queued_deadline_seconds()  # 4 days + 600 s
+    346200
     """
-    return max_receive_count * visibility_timeout_seconds + DEAD_LETTER_MARGIN_SECONDS
+    return queue_retention_days * 86_400 + DEAD_LETTER_MARGIN_SECONDS
 
 
 def lambda_deadline_seconds(

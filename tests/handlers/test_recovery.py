@@ -69,8 +69,9 @@ def past(platform: Platform):
 def test_sweeper_fails_jobs_past_their_deadline_and_only_those(platform: Platform, past) -> None:
     from ocr_platform.handlers import sweeper
 
-    # Older than the longest deadline the sweeper falls back on (PROCESSING on Lambda, 22,800 s).
-    old, recent = past(defaults.lambda_deadline_seconds() / 3600 + 1), past(0.01)
+    # Older than the longest deadline the sweeper falls back on (QUEUED: the queue's 4-day retention).
+    longest = max(defaults.queued_deadline_seconds(), defaults.lambda_deadline_seconds(), defaults.sagemaker_deadline_seconds())
+    old, recent = past(longest / 3600 + 1), past(0.01)
     for store, job_id, backend in ((old, "stuck-gpu", "sagemaker"), (recent, "busy-gpu", "sagemaker"), (old, "stuck-cpu", "lambda")):
         store.create(NewJob(job_id, "m", "s3://b/k"))
         store.mark_processing(job_id, backend)
@@ -104,3 +105,15 @@ def test_the_sweeper_leaves_a_gpu_job_that_sagemaker_may_still_run(platform: Pla
 
     assert response["failed"] == ["past-every-limit"]
     assert platform.job("queued-at-endpoint")["status"] == "PROCESSING"
+
+
+def test_the_sweeper_leaves_a_queued_job_that_is_only_waiting_its_turn(platform: Platform, past) -> None:
+    """Processors holding the account's concurrency throttle the invoker; the message waits on the queue."""
+    from ocr_platform.handlers import sweeper
+
+    past(1.0).create(NewJob("waiting-an-hour", "pp-ocrv5", "s3://b/k"))
+
+    response = sweeper.handler({"source": "aws.events", "detail-type": "Scheduled Event"}, FakeLambdaContext())
+
+    assert response["failed"] == []
+    assert platform.job("waiting-an-hour")["status"] == "QUEUED"

@@ -28,7 +28,7 @@ def test_defaults() -> None:
     assert cfg.max_concurrent_invocations_per_instance == 1
     assert cfg.invocation_timeout_seconds == 3600
     assert cfg.idle_minutes == 10
-    assert cfg.max_receive_count == 3
+    assert cfg.max_receive_count == 5
     assert cfg.powertools_layer_version == 27
     assert cfg.sweeper_interval_minutes == 15
     assert cfg.engine_fallback is False
@@ -46,21 +46,21 @@ def test_derived_values() -> None:
 
 def test_sweeper_deadlines_are_derived_from_the_settings_they_outlast() -> None:
     cfg = PlatformConfig()
-    # Every receive of the message (3 x 360 s) + 10 minutes.
-    assert cfg.queued_deadline_seconds == 3 * 360 + 600 == 1680
+    # As long as SQS keeps the message (4 days) + 10 minutes: a job waiting its turn is not failed.
+    assert cfg.queued_deadline_seconds == 4 * 86_400 + 600 == 346_200
     # Lambda's async queue may hold the event up to the max event age, then the run takes the timeout.
     assert cfg.lambda_deadline_seconds == 6 * 3600 + 900 + 300 == 22_800
     # The scale-in in-flight window + 10 minutes for the notification.
     assert cfg.sagemaker_deadline_seconds == 21_600 + 3600 + 300 + 600 == 26_100
     tuned = PlatformConfig(
-        max_receive_count=5,
+        queue_retention_days=1,
         invoker_timeout_seconds=30,
         processor_max_event_age_hours=1,
         processor_timeout_seconds=600,
         invocation_timeout_seconds=1800,
         inflight_margin_seconds=120,
     )
-    assert tuned.queued_deadline_seconds == 5 * 180 + 600
+    assert tuned.queued_deadline_seconds == 86_400 + 600
     assert tuned.lambda_deadline_seconds == 3600 + 600 + 300
     assert tuned.sagemaker_deadline_seconds == 21_600 + 1800 + 120 + 600
 
@@ -111,6 +111,9 @@ def test_context_overrides_object_then_fields() -> None:
         # would wait there behind three 70-page documents and pass its invocation timeout.
         ({"max_concurrent_invocations_per_instance": 4}, "max_concurrent_invocations_per_instance=4 exceeds the 1 request(s) the 'native'"),
         ({"endpoint_vl_backend": "vllm", "max_concurrent_invocations_per_instance": 5}, "exceeds the 4 request(s) the 'vllm'"),
+        # A throttled poll counts as a receive: fewer than 5 dead-letters valid jobs (AWS's guidance).
+        ({"max_receive_count": 3}, "max_receive_count=3 must be between 5 and 1000"),
+        ({"queue_retention_days": 15}, "queue_retention_days=15"),
         # 256 MB ran out of memory on every retry for outputs past about 35 MB.
         ({"completion_memory_mb": 256}, "completion_memory_mb=256 cannot hold the largest endpoint output it admits (50 MB needs 446 MB"),
     ],
@@ -189,12 +192,12 @@ def test_config_reaches_the_resources() -> None:
 
 
 def test_sweeper_settings_reach_its_rule_and_environment() -> None:
-    cfg = PlatformConfig(sweeper_interval_minutes=1, processor_max_event_age_hours=2, max_receive_count=4)
+    cfg = PlatformConfig(sweeper_interval_minutes=1, processor_max_event_age_hours=2, queue_retention_days=2)
     stack = OcrPlatformStack(_app(), "Sweep", config=cfg)
     rule = stack.recovery.sweeper_rule.node.default_child
     assert stack.resolve(rule.schedule_expression) == "rate(1 minute)"
     env = stack.recovery.sweeper_environment
-    assert env[ENV.QUEUED_DEADLINE_SECONDS] == str(4 * 360 + 600)
+    assert env[ENV.QUEUED_DEADLINE_SECONDS] == str(2 * 86_400 + 600)
     assert env[ENV.LAMBDA_DEADLINE_SECONDS] == str(2 * 3600 + 900 + 300)
     assert env[ENV.SAGEMAKER_DEADLINE_SECONDS] == str(21_600 + 3600 + 300 + 600)
     context = PlatformConfig.from_context(App(context={"ocr:sweeper_interval_minutes": "5"}))

@@ -73,7 +73,7 @@ def test_invoker_environment(synthesis: Synthesis) -> None:
         ENV.PROCESSOR_FUNCTION: {"Ref": synthesis.logical_id(stack.cpu.function)},
         ENV.ENDPOINT_NAME: "ocr-dev-paddleocr-vl",
         ENV.VARIANT_NAME: "AllTraffic",
-        ENV.MAX_RECEIVE_COUNT: "3",
+        ENV.MAX_RECEIVE_COUNT: "5",
         ENV.DISPATCH_LEASE_SECONDS: "60",
         ENV.INVOCATION_TIMEOUT_SECONDS: "3600",
         ENV.REQUEST_TTL_SECONDS: "21600",
@@ -249,12 +249,12 @@ def test_sweeper_environment_carries_the_derived_deadlines(synthesis: Synthesis)
         ENV.TABLE_NAME: {"Ref": synthesis.logical_id(stack.jobs.table)},
         ENV.BUCKET_NAME: {"Ref": synthesis.logical_id(stack.documents.bucket)},
         ENV.JOB_TTL_DAYS: "30",
-        ENV.QUEUED_DEADLINE_SECONDS: str(3 * 360 + 600),
+        ENV.QUEUED_DEADLINE_SECONDS: str(4 * 86_400 + 600),
         ENV.LAMBDA_DEADLINE_SECONDS: str(6 * 3600 + 900 + 300),
         ENV.SAGEMAKER_DEADLINE_SECONDS: str(21_600 + 3600 + 300 + 600),
     }
     assert (cfg.queued_deadline_seconds, cfg.lambda_deadline_seconds, cfg.sagemaker_deadline_seconds) == (
-        1680,
+        346_200,
         22800,
         26_100,
     )

@@ -11,10 +11,10 @@ from tests.infra.conftest import Synthesis
 TLS_ONLY = Match.object_like({"Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": "false"}}})
 
 
-def test_queue_redrives_to_dlq_after_three_receives(synthesis: Synthesis) -> None:
+def test_queue_redrives_to_dlq_after_five_receives(synthesis: Synthesis) -> None:
     queue = synthesis.resource(synthesis.stack.queue.queue)["Properties"]
     dlq_id = synthesis.logical_id(synthesis.stack.queue.dead_letter_queue)
-    assert queue["RedrivePolicy"] == {"deadLetterTargetArn": {"Fn::GetAtt": [dlq_id, "Arn"]}, "maxReceiveCount": 3}
+    assert queue["RedrivePolicy"] == {"deadLetterTargetArn": {"Fn::GetAtt": [dlq_id, "Arn"]}, "maxReceiveCount": 5}
 
 
 def test_visibility_timeout_is_six_invoker_timeouts(synthesis: Synthesis, resources: dict[str, Any]) -> None:
