@@ -7,7 +7,9 @@ The same campaign as ``tests/local/test_fault_campaign.py``, at any size: every 
 once, then good documents round-robin over the three models. ``--jobs`` submits the whole batch at
 once. ``--duration`` with ``--rate`` is a soak: the same mix submitted at a steady rate for that long,
 reporting throughput, job latency and the stack's memory (RSS) and open files, sampled over the run
-(the first 5 minutes against the last 5). Each problem says whether a fault was injected there.
+(the first 5 minutes against the last 5). It counts backend runs per job (processor invocations and
+endpoint requests); a job run more than once is a problem. Each problem says whether a fault was
+injected there.
 Exits 1 if any promise was broken.
 """
 
@@ -45,7 +47,7 @@ def rate_per_minute(text: str) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=54, help="jobs in the batch (at least the 42 scenarios)")
+    parser.add_argument("--jobs", type=int, default=54, help=f"jobs in the batch (at least the {len(plan(0)[0])} scenarios)")
     parser.add_argument("--duration", type=duration_seconds, help="soak: submit for this long (e.g. 30m); needs --rate")
     parser.add_argument("--rate", type=rate_per_minute, help="soak: steady submission rate (e.g. 12/min)")
     parser.add_argument("--sample", type=float, default=10.0, help="seconds between memory/open-file samples")

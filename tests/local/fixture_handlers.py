@@ -66,3 +66,52 @@ def count(event: Any, context: Any) -> dict[str, int]:
 def powertools(event: Any, context: Any) -> dict[str, Any]:
     logger.info("Powertools handler ran")
     return {"function_name": context.function_name, "request_id": context.aws_request_id}
+
+
+
+def rendezvous(event: Any, context: Any) -> dict[str, Any]:
+    """Meets the other invocations of its group: proof that they run at the same time, or one after another.
+
+    The group is the SQS message of an SQS event (its ``messageId``), else ``event["group"]`` ("all"); the
+    event, or the SQS message's body, says how many invocations to wait for (``parties``, 2). It leaves a
+    marker in ``FIXTURE_RENDEZVOUS_DIR``, then waits until ``parties`` invocations of its group have left
+    theirs, or until a second is left of its timeout (an invocation that runs alone returns, having met no
+    one). Then it sleeps ``event["then_sleep"]`` seconds if asked, and writes ``<request id>.out`` with what
+    it saw: when it started and ended (wall clock), how many it met, its pid and log stream. Given an SQS
+    event, it reports each message failed or not by its body's ``outcome``: ``succeed`` (the default),
+    ``fail``, or ``claim`` (failed unless this invocation was the first to create the message's claim file).
+    """
+    started = time.time()
+    directory = os.environ["FIXTURE_RENDEZVOUS_DIR"]
+    records = event.get("Records", []) if isinstance(event, dict) else []
+    if records:
+        group, parties = records[0]["messageId"], json.loads(records[0]["body"]).get("parties", 2)
+    else:
+        group, parties = event.get("group", "all"), event.get("parties", 2)
+    with open(os.path.join(directory, f"{group}.{context.aws_request_id}.in"), "w", encoding="utf-8") as marker:
+        marker.write(json.dumps(event))
+
+    def arrived() -> int:
+        return sum(name.startswith(f"{group}.") and name.endswith(".in") for name in os.listdir(directory))
+
+    while arrived() < parties and context.get_remaining_time_in_millis() > 1000:
+        time.sleep(0.01)
+    met = arrived()
+    if event.get("then_sleep"):
+        time.sleep(event["then_sleep"])
+    failed = []
+    for record in records:
+        outcome = json.loads(record["body"]).get("outcome", "succeed")
+        if outcome == "claim":
+            try:
+                os.close(os.open(os.path.join(directory, f"claim-{record['messageId']}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                continue
+            except FileExistsError:
+                pass
+        if outcome in ("fail", "claim"):
+            failed.append({"itemIdentifier": record["messageId"]})
+    seen = {"started": started, "ended": time.time(), "met": met, "pid": os.getpid(), "log_stream": context.log_stream_name,
+            "failed": [f["itemIdentifier"] for f in failed]}
+    with open(os.path.join(directory, f"{context.aws_request_id}.out"), "w", encoding="utf-8") as out:
+        out.write(json.dumps(seen))
+    return {"batchItemFailures": failed, **seen}

@@ -3,15 +3,17 @@
 Why a module of its own: moto keeps messages but invokes nothing. These loops do what the Lambda service
 does between a queue or topic and a function: poll a queue, invoke with a batch and delete what did not
 fail (SQS), and hand each notification to the subscribed function asynchronously (SNS). Each loop runs in a
-thread of the local stack until its ``stop`` event is set.
+thread of the local stack until its ``stop`` event is set. Faults deliver a message twice, one after the
+other or to two invocations at once (a scaled-out mapping's race), as AWS may.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ocr_platform.local.events import sns_event, sqs_event
 from ocr_platform.local.faults import FaultInjector
@@ -28,7 +30,7 @@ class EventSources:
     Attributes:
         moto_url: the moto server holding the queues (each loop makes its own SQS client).
         lambdas: the runtime that runs the functions.
-        faults: asked for ``duplicate`` faults on each delivery.
+        faults: asked for ``duplicate`` and ``concurrent-duplicate`` faults on each delivery.
         stop: set to end every loop.
     """
 
@@ -40,9 +42,31 @@ class EventSources:
     def sqs_event_source(self, queue_url: str, queue_arn: str, function: str, batch_size: int, target: str) -> None:
         """Lambda's SQS event source mapping: batches, partial batch failures; SQS itself redrives.
 
+        An invocation that returns deletes the messages of its batch it did not name in ``batchItemFailures``;
+        a function error deletes none: the batch comes back after the visibility timeout.
+
         A ``duplicate`` fault on ``target`` delivers a message once more after its batch, as SQS's
-        at-least-once delivery may."""
+        at-least-once delivery may. A ``concurrent-duplicate`` fault hands a message to two invocations at
+        once, as two pollers of a scaled-out mapping may both receive it: the batch and a second batch of the
+        faulted messages are invoked from two threads released together (a barrier), each invocation in an
+        execution environment of its own while the function has the concurrency for both. The second record is
+        built from the same received message (moto does not hand out a message in flight again): the same
+        messageId, body, attributes and receipt handle. Each invocation's outcome is honoured on its own, as
+        each poller honours its own: one that returns without naming the message deletes it; one that names it
+        in ``batchItemFailures``, or errs, leaves it. So the message is gone once either invocation succeeded
+        with it, and comes back after the visibility timeout only if neither did.
+        """
         sqs = moto_client("sqs", self.moto_url)
+
+        def deliver(messages: list[dict[str, Any]]) -> None:
+            result = self.lambdas.invoke(function, sqs_event(messages, queue_arn))
+            if result.error is not None:
+                return  # a function error returns the whole batch after the visibility timeout
+            failed = {f.get("itemIdentifier") for f in (result.payload or {}).get("batchItemFailures", [])}
+            for message in messages:
+                if message["MessageId"] not in failed:
+                    sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+
         while not self.stop.is_set():
             messages = sqs.receive_message(
                 QueueUrl=queue_url, MaxNumberOfMessages=batch_size, WaitTimeSeconds=1,
@@ -50,13 +74,11 @@ class EventSources:
             ).get("Messages", [])
             if not messages:
                 continue
-            result = self.lambdas.invoke(function, sqs_event(messages, queue_arn))
-            if result.error is not None:
-                continue  # a function error returns the whole batch after the visibility timeout
-            failed = {f.get("itemIdentifier") for f in (result.payload or {}).get("batchItemFailures", [])}
-            for message in messages:
-                if message["MessageId"] not in failed:
-                    sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+            twins = [m for m in messages if self.faults.take(target, "concurrent-duplicate", m["Body"]) is not None]
+            if twins:
+                deliver_together(deliver, [messages, twins], name=f"sqs-{target}")
+            else:
+                deliver(messages)
             duplicates = [m for m in messages if self.faults.take(target, "duplicate", m["Body"]) is not None]
             if duplicates:
                 self.lambdas.invoke(function, sqs_event(duplicates, queue_arn))
@@ -73,3 +95,25 @@ class EventSources:
                 if self.faults.take(target, "duplicate", envelope.get("Message", "")) is not None:
                     self.lambdas.invoke_async(function, event)
                 sqs.delete_message(QueueUrl=tap_url, ReceiptHandle=message["ReceiptHandle"])
+
+
+def deliver_together(deliver: Callable[[list[dict[str, Any]]], None], batches: list[list[dict[str, Any]]], *, name: str) -> None:
+    """Runs ``deliver`` on every batch at once, one thread each, released together by a barrier; re-raises the
+    first failure once all have ended."""
+    barrier = threading.Barrier(len(batches))
+    failures: list[Exception] = []
+
+    def run(batch: list[dict[str, Any]]) -> None:
+        try:
+            barrier.wait()
+            deliver(batch)
+        except Exception as err:  # noqa: BLE001 - raised again in the event source's thread
+            failures.append(err)
+
+    threads = [threading.Thread(target=run, args=(batch,), name=f"{name}-{index}", daemon=True) for index, batch in enumerate(batches)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]

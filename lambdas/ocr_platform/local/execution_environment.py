@@ -1,8 +1,11 @@
-"""One local Lambda function and its execution environment: a worker process, its init phase and its limits.
+"""One local Lambda function and its execution environments: worker processes, their init phase and their limits.
 
-Each function runs in one long-lived worker process (``function_worker``) that keeps module state between
-invocations and serves one invocation at a time. A timeout or crash ends that worker, as Lambda ends an
-execution environment; the next invocation starts a fresh one.
+Each execution environment is one long-lived worker process (``function_worker``) that keeps module state
+between invocations and serves one invocation at a time, with a log stream of its own. A function runs up
+to ``FunctionSpec.max_concurrency`` invocations at once, as Lambda scales a function out: an invocation
+takes an idle environment (a warm one first), or starts a new one (its init phase) while every one is busy
+and the function has concurrency left, or waits for one to become idle. A timeout or crash ends that
+worker, as Lambda ends an execution environment; the next invocation that takes its place starts a fresh one.
 
 A worker's start is Lambda's init phase (the runtime starts, the handler module is imported, engines
 built at import are built), timed apart from the invocations, with Lambda's rules for an on-demand
@@ -29,8 +32,10 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ocr_platform.local.faults import FaultInjector
 from ocr_platform.local.function_specs import FunctionSpec
@@ -49,20 +54,33 @@ def cpu_wait_seconds(pid: int) -> float:
         return 0.0
 
 
+class Execution(NamedTuple):
+    """How one invocation ended: the handler's JSON text or Lambda's error object, and the log stream of the
+    execution environment that ran it."""
+
+    payload: str | None
+    error: dict[str, Any] | None
+    log_stream: str
+
+
 class ExecutionEnvironment:
     """One execution environment: a ``function_worker`` process, its init phase and the lines it answered.
 
     ``init_limit_seconds`` is the init phase's own limit (a watchdog ends the process when it is reached);
     ``None`` for an init retried inside an invocation, which the invocation's timeout bounds instead.
+    ``log_stream`` names the environment, as Lambda gives each one a log stream of its own.
     """
 
     def __init__(self, spec: FunctionSpec, environment: dict[str, str], *, init_limit_seconds: float | None) -> None:
         self.name = spec.name
         self.spawned = time.monotonic()
         self.init_limit_seconds = init_limit_seconds
+        version = environment.get("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
+        self.log_stream = f"{time.strftime('%Y/%m/%d')}/[{version}]{uuid.uuid4().hex}"
         self.process = subprocess.Popen(
             [sys.executable, "-m", "ocr_platform.local.function_worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environment, text=True, encoding="utf-8",
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**environment, "AWS_LAMBDA_LOG_STREAM_NAME": self.log_stream},
+            text=True, encoding="utf-8",
             start_new_session=True,
         )
         self.answers: queue.Queue[str | None] = queue.Queue()
@@ -140,96 +158,165 @@ class ExecutionEnvironment:
         return f"signal: {(signal.strsignal(-code) or str(-code)).lower()}" if code < 0 else f"exit status {code}"
 
 
+@dataclass(eq=False)
+class _Slot:
+    """A place for one execution environment of a function: the environment (``None`` until started) and
+    whether an invocation holds it. An environment that ended is replaced in its slot by the next invocation."""
+
+    environment: ExecutionEnvironment | None = None
+    busy: bool = False
+
+
 class LocalFunction:
-    """A function's spec, its current worker, and the lock that serializes its invocations."""
+    """A function's spec and its execution environments: up to ``spec.max_concurrency`` of them, one invocation each.
+
+    An invocation takes an idle environment (a warm one first); if every one is busy and the function has
+    concurrency left, a new environment is started for it (its init phase, under the same rules as the first);
+    at the limit it waits for one to become idle (Lambda would throttle a synchronous invoke; the local stack
+    queues it, as it did when every function ran one invocation at a time).
+    """
 
     def __init__(self, spec: FunctionSpec, environment: dict[str, str], arn: str, faults: FaultInjector,
                  init_timeout_seconds: float = INIT_TIMEOUT_SECONDS) -> None:
         self.spec, self.environment, self.arn, self.faults = spec, environment, arn, faults
         self.init_timeout_seconds = init_timeout_seconds
-        self.lock = threading.Lock()
-        self.spawn_guard = threading.Lock()
-        self.worker: ExecutionEnvironment | None = None
+        self.max_concurrency = max(1, spec.max_concurrency)
+        self._pool = threading.Condition()
+        self._slots: list[_Slot] = []
+        self._latest: ExecutionEnvironment | None = None
         self.stopped = False
 
-    def ensure_worker(self) -> ExecutionEnvironment:
-        """The current worker, or a new execution environment if there is none (or it has ended)."""
-        with self.spawn_guard:
+    @property
+    def worker(self) -> ExecutionEnvironment | None:
+        """The execution environment started last (``None`` before the first)."""
+        with self._pool:
+            return self._latest
+
+    def environments(self) -> list[ExecutionEnvironment]:
+        """The function's current execution environments (each slot's latest; some may have ended)."""
+        with self._pool:
+            return [slot.environment for slot in self._slots if slot.environment is not None]
+
+    def prewarm(self) -> list[ExecutionEnvironment]:
+        """Starts an environment in each of the function's ``max_concurrency`` slots that has none running."""
+        slots = [self._acquire() for _ in range(self.max_concurrency)]
+        try:
+            return [self._ensure(slot) for slot in slots]
+        finally:
+            for slot in slots:
+                self._release(slot)
+
+    def _acquire(self) -> _Slot:
+        """An idle slot (one with a live environment first), a new one while concurrency is left, or the first to free up."""
+        with self._pool:
+            while True:
+                if self.stopped:
+                    raise RuntimeError("the Lambda runtime is stopped")
+                idle = [slot for slot in self._slots if not slot.busy]
+                slot = next((s for s in idle if s.environment is not None and not s.environment.ended), idle[0] if idle else None)
+                if slot is None and len(self._slots) < self.max_concurrency:
+                    slot = _Slot()
+                    self._slots.append(slot)
+                if slot is not None:
+                    slot.busy = True
+                    return slot
+                self._pool.wait()
+
+    def _release(self, slot: _Slot) -> None:
+        with self._pool:
+            slot.busy = False
+            self._pool.notify_all()
+
+    def _ensure(self, slot: _Slot) -> ExecutionEnvironment:
+        """The slot's environment, or a new one if it has none (or it has ended)."""
+        with self._pool:
             if self.stopped:
                 raise RuntimeError("the Lambda runtime is stopped")
-            if self.worker is None or self.worker.ended:
+            current = slot.environment
+            if current is None or current.ended:
                 # After an init timeout, Lambda runs the init again inside the invocation, on its clock.
-                retried_init = self.worker is not None and self.worker.init_timed_out
+                retried_init = current is not None and current.init_timed_out
                 limit = None if retried_init else self.init_timeout_seconds
-                self.worker = ExecutionEnvironment(self.spec, self.environment, init_limit_seconds=limit)
-            return self.worker
+                current = slot.environment = self._latest = ExecutionEnvironment(self.spec, self.environment, init_limit_seconds=limit)
+            return current
 
     def close(self) -> None:
-        """Starts no new environment and closes the current one's input: a worker exits on end of input."""
-        with self.spawn_guard:
+        """Starts no new environment and closes each one's input: a worker exits on end of input."""
+        with self._pool:
             self.stopped = True
-            if self.worker is not None and self.worker.process.stdin is not None:
-                self.worker.process.stdin.close()
+            self._pool.notify_all()
+            environments = [slot.environment for slot in self._slots if slot.environment is not None]
+        for environment in environments:
+            if environment.process.stdin is not None:
+                try:
+                    environment.process.stdin.close()
+                except OSError:  # an invocation was writing to it; the worker exits all the same
+                    pass
 
-    def end_worker(self, grace_ends: float) -> None:
-        """Lets the worker exit by itself until ``grace_ends`` (monotonic), then ends it."""
-        if self.worker is None:
-            return
-        try:
-            self.worker.process.wait(timeout=max(0.0, grace_ends - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
-        self.worker.kill()
-
-    def execute(self, event: Any, request_id: str, invoked_arn: str) -> tuple[str | None, dict[str, Any] | None]:
-        """Runs one invocation; returns the handler's JSON text or Lambda's error object."""
-        timeout = float(self.spec.timeout_seconds)
-        with self.lock:
-            worker = self.ensure_worker()
-            # The init phase under its own limit (its watchdog ends it) is not the invocation's time.
-            if worker.init_limit_seconds is not None and not worker.wait_init():
-                if not worker.init_timed_out:
-                    return None, self._exited(worker, request_id)
-                worker = self.ensure_worker()
-            deadline = time.monotonic() + timeout
-            wall_deadline = time.time() + timeout
+    def end_environments(self, grace_ends: float) -> None:
+        """Lets each worker exit by itself until ``grace_ends`` (monotonic), then ends it."""
+        for environment in self.environments():
             try:
-                if not worker.wait_init(deadline):  # an init retried inside this invocation
-                    if worker.exited:
-                        return None, self._exited(worker, request_id)
+                environment.process.wait(timeout=max(0.0, grace_ends - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+            environment.kill()
+
+    def execute(self, event: Any, request_id: str, invoked_arn: str) -> Execution:
+        """Runs one invocation in an execution environment of its own; the handler's JSON text or Lambda's error object."""
+        slot = self._acquire()
+        try:
+            return self._run(slot, event, request_id, invoked_arn)
+        finally:
+            self._release(slot)
+
+    def _run(self, slot: _Slot, event: Any, request_id: str, invoked_arn: str) -> Execution:
+        timeout = float(self.spec.timeout_seconds)
+        worker = self._ensure(slot)
+        # The init phase under its own limit (its watchdog ends it) is not the invocation's time.
+        if worker.init_limit_seconds is not None and not worker.wait_init():
+            if not worker.init_timed_out:
+                return Execution(None, self._exited(worker, request_id), worker.log_stream)
+            worker = self._ensure(slot)
+        deadline = time.monotonic() + timeout
+        wall_deadline = time.time() + timeout
+        try:
+            if not worker.wait_init(deadline):  # an init retried inside this invocation
+                if worker.exited:
+                    return Execution(None, self._exited(worker, request_id), worker.log_stream)
+                raise queue.Empty
+            subject = json.dumps(event)
+            if (delay := self.faults.take(self.spec.name, "delay", subject)) is not None:
+                remaining = max(0.0, deadline - time.monotonic())
+                time.sleep(min(delay.seconds, remaining))
+                if delay.seconds >= remaining:  # the handler never started
                     raise queue.Empty
-                subject = json.dumps(event)
-                if (delay := self.faults.take(self.spec.name, "delay", subject)) is not None:
-                    remaining = max(0.0, deadline - time.monotonic())
-                    time.sleep(min(delay.seconds, remaining))
-                    if delay.seconds >= remaining:  # the handler never started
-                        raise queue.Empty
-                request = {"request_id": request_id, "event": event, "invoked_function_arn": invoked_arn,
-                           "deadline_ms": int(wall_deadline * 1000)}
-                try:
-                    assert worker.process.stdin is not None
-                    worker.process.stdin.write(json.dumps(request) + "\n")
-                    worker.process.stdin.flush()
-                except (OSError, ValueError):  # the worker is gone, or stop() closed its input
-                    return None, self._exited(worker, request_id)
-                crash = self.faults.take(self.spec.name, "crash", subject)
-                killer = threading.Timer(crash.seconds, worker.kill) if crash is not None else None
+            request = {"request_id": request_id, "event": event, "invoked_function_arn": invoked_arn,
+                       "deadline_ms": int(wall_deadline * 1000)}
+            try:
+                assert worker.process.stdin is not None
+                worker.process.stdin.write(json.dumps(request) + "\n")
+                worker.process.stdin.flush()
+            except (OSError, ValueError):  # the worker is gone, or stop() closed its input
+                return Execution(None, self._exited(worker, request_id), worker.log_stream)
+            crash = self.faults.take(self.spec.name, "crash", subject)
+            killer = threading.Timer(crash.seconds, worker.kill) if crash is not None else None
+            if killer is not None:
+                killer.start()
+            try:
+                while True:
+                    line = worker.answers.get(timeout=max(0.0, deadline - time.monotonic()))
+                    if line is None:
+                        return Execution(None, self._exited(worker, request_id), worker.log_stream)
+                    answer = json.loads(line)
+                    if answer.get("request_id") == request_id:
+                        return Execution(answer.get("payload"), answer.get("error"), worker.log_stream)
+            finally:
                 if killer is not None:
-                    killer.start()
-                try:
-                    while True:
-                        line = worker.answers.get(timeout=max(0.0, deadline - time.monotonic()))
-                        if line is None:
-                            return None, self._exited(worker, request_id)
-                        answer = json.loads(line)
-                        if answer.get("request_id") == request_id:
-                            return answer.get("payload"), answer.get("error")
-                finally:
-                    if killer is not None:
-                        killer.cancel()
-            except queue.Empty:
-                worker.kill()
-                return None, self._timed_out(request_id, timeout)
+                    killer.cancel()
+        except queue.Empty:
+            worker.kill()
+            return Execution(None, self._timed_out(request_id, timeout), worker.log_stream)
 
     @staticmethod
     def _timed_out(request_id: str, timeout: float) -> dict[str, Any]:

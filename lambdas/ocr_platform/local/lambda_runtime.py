@@ -1,7 +1,8 @@
 """The local stack's Lambda service: the real handler modules behind Lambda's Invoke API on 127.0.0.1.
 
 moto does not execute Lambda code without Docker. ``LambdaRuntime`` holds one
-:class:`~ocr_platform.local.execution_environment.LocalFunction` per function spec, serves the Invoke API
+:class:`~ocr_platform.local.execution_environment.LocalFunction` per function spec (its execution
+environments, up to the spec's ``max_concurrency`` invocations at once), serves the Invoke API
 (:mod:`ocr_platform.local.invoke_api`) for code that calls ``boto3.client("lambda").invoke`` behind
 ``AWS_ENDPOINT_URL_LAMBDA``, and runs asynchronous (``Event``) invocations from a queue per function with
 Lambda's retry policy and its on-failure destination record. Event sources in the same process call
@@ -56,12 +57,14 @@ class InvocationResult:
 
 @dataclass(frozen=True)
 class InvocationRecord:
-    """What one invocation received and how it ended (``error_type`` None: it returned)."""
+    """What one invocation received and how it ended (``error_type`` None: it returned); ``log_stream`` names
+    the execution environment that ran it (each has its own, as on Lambda)."""
 
     function: str
     request_id: str
     event: Any
     error_type: str | None
+    log_stream: str | None = None
 
 
 @dataclass
@@ -94,7 +97,8 @@ class LambdaRuntime:
         Args:
             base_environment: variables every function gets, under its own ``environment``.
             retry_delays_seconds: waits before the async retries (Lambda's: about 1 and 2 minutes).
-            prewarm: start every function's execution environment (its init phase) at ``start``.
+            prewarm: start every function's execution environments (their init phases) at ``start``, as
+                many as its ``max_concurrency``: a deployed function that has served traffic has them warm.
             faults: failures to inject (none by default).
             init_timeout_seconds: the init phase's own limit (Lambda's 10 s for on-demand functions).
         """
@@ -132,8 +136,7 @@ class LambdaRuntime:
             "AWS_LAMBDA_FUNCTION_NAME": spec.name,
             "AWS_LAMBDA_FUNCTION_VERSION": LATEST,
             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
-            "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{spec.name}",
-            "AWS_LAMBDA_LOG_STREAM_NAME": f"{time.strftime('%Y/%m/%d')}/[{LATEST}]{uuid.uuid4().hex}",
+            "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{spec.name}",  # each environment adds its log stream
             "PYTHONPATH": os.pathsep.join(p for p in (str(LAMBDAS_DIR), env.get("PYTHONPATH", "")) if p),
         })
         return env
@@ -154,7 +157,7 @@ class LambdaRuntime:
         for name, function in self.functions.items():
             self._spawn(self._process_async, f"lambda-{name}-async", function)
             if self.prewarm:
-                function.ensure_worker()
+                function.prewarm()
         return self.url
 
     def _spawn(self, target: Any, name: str, *args: Any) -> None:
@@ -163,7 +166,7 @@ class LambdaRuntime:
         self._threads.append(thread)
 
     def stop(self) -> None:
-        """Stops serving, drops queued async events and ends every worker process."""
+        """Stops serving, drops queued async events and ends every execution environment's worker process."""
         with self._state:
             self._stopping = True
             self._state.notify_all()
@@ -174,7 +177,7 @@ class LambdaRuntime:
             function.close()
         grace_ends = time.monotonic() + 2.0
         for function in self.functions.values():
-            function.end_worker(grace_ends)
+            function.end_environments(grace_ends)
         for thread in self._threads:
             thread.join(timeout=5)
         self._threads.clear()
@@ -226,12 +229,13 @@ class LambdaRuntime:
         return request_id
 
     def _execute(self, function: LocalFunction, payload: Any, request_id: str, invoked_arn: str) -> InvocationResult:
-        body, error = function.execute(payload, request_id, invoked_arn)
+        body, error, log_stream = function.execute(payload, request_id, invoked_arn)
         with self._state:
             stats = self._stats[function.spec.name]
             stats["invocations"] += 1
             stats["errors"] += error is not None
-            self._history.append(InvocationRecord(function.spec.name, request_id, payload, (error or {}).get("errorType") if error else None))
+            error_type = error.get("errorType") if error is not None else None
+            self._history.append(InvocationRecord(function.spec.name, request_id, payload, error_type, log_stream))
         if error is not None:
             return InvocationResult(request_id, 200, error=error, body=json.dumps(error).encode())
         return InvocationResult(request_id, 200, payload=json.loads(body or "null"), body=(body or "null").encode())
@@ -299,15 +303,17 @@ class LambdaRuntime:
     def wait_initialized(self, timeout: float | None = None) -> dict[str, float | None]:
         """Waits for the init phase of every started execution environment to end (at most ``timeout`` s).
 
-        Returns each function's init duration in seconds; ``None`` where no environment is running, its
-        init timed out or failed to start, or it had not ended in time. A campaign calls this before its
-        clock starts, as a deployment is finished before traffic arrives.
+        Returns each function's init duration in seconds, the longest of its environments'; ``None`` where
+        no environment is running, or one's init timed out, failed to start or had not ended in time. A
+        campaign calls this before its clock starts, as a deployment is finished before traffic arrives.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         durations: dict[str, float | None] = {}
         for name, function in self.functions.items():
-            worker = function.worker
-            durations[name] = worker.init_seconds if worker is not None and worker.wait_init(deadline) else None
+            environments = function.environments()
+            ended = [environment.wait_init(deadline) for environment in environments]
+            inits = [environment.init_seconds for environment in environments]
+            durations[name] = max(i for i in inits if i is not None) if environments and all(ended) else None
         return durations
 
     def invocations(self, function: str | None = None) -> list[InvocationRecord]:

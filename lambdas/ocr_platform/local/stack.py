@@ -4,7 +4,8 @@
 
 1. moto's server for S3, SQS, DynamoDB, SNS, CloudWatch, the SageMaker control plane and Application
    Auto Scaling, provisioned from the same ``PlatformConfig`` the CDK app uses, stage ``local``
-   (``provisioning``, ``endpoint_capacity``);
+   (``provisioning``, ``endpoint_capacity``), with its DynamoDB item writes made atomic as DynamoDB's are
+   (``moto_consistency``: moto checks a condition and writes without a lock);
 2. the Lambda runtime running the real handler modules (invoker, processor, completion, scale-in, DLQ
    consumer, sweeper) with the environment the stack gives them (``lambda_runtime``, ``function_specs``);
 3. the SQS event sources of the invoker (batches, ReportBatchItemFailures, visibility timeout, moto's
@@ -39,6 +40,7 @@ from ocr_platform.local.events import iso_millis
 from ocr_platform.local.faults import Fault, FaultInjector
 from ocr_platform.local.function_specs import function_specs
 from ocr_platform.local.moto_account import CREDENTIALS, REGION, moto_client
+from ocr_platform.local.moto_consistency import serialize_item_operations
 from ocr_platform.local.provisioning import SERVICES, provision, resource_names
 from ocr_platform.settings import ENV, engine_fallback_value
 
@@ -138,6 +140,7 @@ class LocalStack:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._restore_moto: Callable[[], None] | None = None
+        self._restore_dynamodb: Callable[[], None] | None = None
         self._moto: Any = None
         self.lambdas: Any = None
         self.sagemaker: Any = None
@@ -151,7 +154,9 @@ class LocalStack:
 
         started = time.perf_counter()
         cfg, names, options = self.config, self.names, self.options
-        # 1. moto as a server, provisioned like the deployed stack; capacity updates refusable by a fault.
+        # 1. moto as a server, provisioned like the deployed stack; conditional writes atomic; capacity
+        #    updates refusable by a fault.
+        self._restore_dynamodb = serialize_item_operations()
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto's per-request access log
         moto_port, lambda_port, sagemaker_port = _free_port(), _free_port(), _free_port()
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=moto_port, verbose=False)
@@ -230,6 +235,8 @@ class LocalStack:
             self._restore_moto()
         if self._moto is not None:
             self._moto.stop()
+        if self._restore_dynamodb is not None:
+            self._restore_dynamodb()
 
     def __enter__(self) -> StackInfo:
         return self.start()
