@@ -69,6 +69,9 @@ class CompletionHandler(Construct):
                 timeout_seconds=props.timeout_seconds,
                 service_name="ocr-completion",
                 finishes_jobs=True,
+                # SNS and the processor's on-failure destination invoke it asynchronously: Lambda's two retries,
+                # then the event is parked (a finished inference's output stays in S3 to redrive).
+                async_retry_attempts=2,
             ),
         )
         role = self._fn.role
@@ -90,9 +93,11 @@ class CompletionHandler(Construct):
             reason="Key-prefix scope: the completion function writes results/{job_id}/ for whichever job finished.",
         )
         allow(role, ["dynamodb:GetItem", "dynamodb:UpdateItem"], [table.table_arn])
-        # 3. Subscriptions: the SageMaker success and error topics.
+        # 3. Subscriptions: the SageMaker success and error topics; what SNS cannot deliver is parked.
         for topic in props.topics:
-            topic.add_subscription(subscriptions.LambdaSubscription(self._fn.function))
+            topic.add_subscription(
+                subscriptions.LambdaSubscription(self._fn.function, dead_letter_queue=props.common.parked_events)
+            )
 
     @property
     def function(self) -> lambda_.Function:

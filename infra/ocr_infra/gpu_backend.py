@@ -256,6 +256,9 @@ class GpuBackend(Construct):
                     ENV.VARIANT_NAME: props.variant_name,
                     ENV.INFLIGHT_WINDOW_SECONDS: str(props.inflight_window_seconds),
                 },
+                # The idle alarm's topic and the re-check schedule invoke it asynchronously; a failed run is
+                # parked (the schedule tries again while the alarm stays in ALARM).
+                async_retry_attempts=2,
             ),
         )
         allow(self._scale_in.role, ["dynamodb:Query"], [props.status_index_arn])
@@ -265,7 +268,9 @@ class GpuBackend(Construct):
             ["sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities"],
             [self._endpoint_arn],
         )
-        topics.scale_in_topic.add_subscription(subscriptions.LambdaSubscription(self._scale_in.function))
+        topics.scale_in_topic.add_subscription(
+            subscriptions.LambdaSubscription(self._scale_in.function, dead_letter_queue=props.common.parked_events)
+        )
 
         # 9. Idle alarm: backlog per instance below the threshold for idle_minutes (missing data = idle).
         self._idle_alarm = cloudwatch.Alarm(
@@ -293,7 +298,9 @@ class GpuBackend(Construct):
             "ScaleInRecheck",
             description="Re-check the PaddleOCR-VL idle alarm and scale in if it is still firing",
             schedule=events.Schedule.rate(Duration.minutes(props.idle_minutes)),
-            targets=[events_targets.LambdaFunction(self._scale_in.function, retry_attempts=0)],
+            targets=[
+                events_targets.LambdaFunction(self._scale_in.function, retry_attempts=0, dead_letter_queue=props.common.parked_events)
+            ],
         )
 
     def _metric(self, name: str, statistic: str) -> cloudwatch.Metric:

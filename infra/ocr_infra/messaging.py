@@ -14,7 +14,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from ocr_infra.secure_defaults import secure_queue_props
+from ocr_infra.secure_defaults import acknowledge, secure_queue_props
 from ocr_platform import defaults
 
 
@@ -108,6 +108,61 @@ class NotificationTopics(Construct):
     @property
     def alarm_topic(self) -> sns.Topic:
         return self._alarms
+
+
+@dataclass(frozen=True)
+class ParkedEventsProps:
+    """Props of :class:`ParkedEvents`.
+
+    Attributes:
+        retention_days: how long a parked event is kept for an operator (14, the SQS maximum).
+    """
+
+    retention_days: int = defaults.DLQ_RETENTION_DAYS
+
+
+class ParkedEvents(Construct):
+    """Where an event between services goes when it cannot be delivered, instead of being dropped.
+
+    One SQS queue, SSE-encrypted and TLS-only, for every asynchronous hand-over to a function: the
+    on-failure destination of each function invoked asynchronously (an SNS notification, a schedule, a
+    Lambda destination that failed its retries), the dead-letter queue of each SNS subscription and of each
+    EventBridge target that could not invoke its function. Any message in it raises an alarm. It holds,
+    for example, a SageMaker notification the completion function failed on three times; the inference's
+    output stays in S3 for an operator to redrive it.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, props: ParkedEventsProps) -> None:
+        super().__init__(scope, construct_id)
+        # 1. Queue: kept as long as SQS allows; a parking place, not a work queue.
+        self._queue = sqs.Queue(self, "Queue", retention_period=Duration.days(props.retention_days), **secure_queue_props())
+        acknowledge(
+            self._queue,
+            "AwsSolutions-SQS3",
+            "This queue is itself the dead-letter destination of the platform's asynchronous hand-overs "
+            "(function on-failure destinations, SNS subscription and EventBridge target DLQs); nothing consumes it "
+            "automatically, so a DLQ of its own would have nothing to catch.",
+        )
+        # 2. Alarm: any parked event is a hand-over that did not happen and needs an operator.
+        self._alarm = cloudwatch.Alarm(
+            self,
+            "Alarm",
+            alarm_description="Events between OCR platform services were parked (a function failed its retries, or SNS or "
+            "EventBridge could not invoke it): inspect and redrive them.",
+            metric=self._queue.metric_approximate_number_of_messages_visible(period=Duration.minutes(1), statistic="Maximum"),
+            threshold=0,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+
+    @property
+    def queue(self) -> sqs.Queue:
+        return self._queue
+
+    @property
+    def alarm(self) -> cloudwatch.Alarm:
+        return self._alarm
 
 
 @dataclass(frozen=True)

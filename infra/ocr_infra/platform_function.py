@@ -17,8 +17,10 @@ from aws_cdk import Aws, Duration, RemovalPolicy, Size
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from ocr_infra.config import POWERTOOLS_LAYER_ACCOUNT
@@ -96,6 +98,10 @@ class CommonFunctionProps:
         log_retention: retention of every function's log group (``defaults.LOG_RETENTION_DAYS``: a month).
         metrics_namespace: ``POWERTOOLS_METRICS_NAMESPACE`` of the functions that finish jobs
             (``settings.metrics_namespace(stage)``), read by the failed-job-rate alarm.
+        parked_events: where an asynchronous hand-over parks an event it could not complete
+            (:class:`ocr_infra.messaging.ParkedEvents`): the on-failure destination of every function
+            invoked asynchronously, and the DLQ of SNS subscriptions and EventBridge targets. ``None``
+            only in tests of a single construct.
     """
 
     table: dynamodb.ITable
@@ -105,6 +111,7 @@ class CommonFunctionProps:
     job_ttl_days: int = defaults.JOB_TTL_DAYS
     log_retention: logs.RetentionDays = RETENTION_BY_DAYS[defaults.LOG_RETENTION_DAYS]
     metrics_namespace: str = metrics_namespace(defaults.STAGE)
+    parked_events: sqs.IQueue | None = None
 
     def environment(self, *, finishes_jobs: bool) -> dict[str, str]:
         """The variables every function gets; a function that finishes jobs also gets the metrics namespace."""
@@ -133,6 +140,9 @@ class PlatformFunctionProps:
             :meth:`CommonFunctionProps.environment`.
         finishes_jobs: the function moves jobs to COMPLETED or FAILED and counts them as metrics.
         ephemeral_storage_mb: size of /tmp (512 = the free default).
+        async_retry_attempts: for a function invoked asynchronously (SNS, EventBridge, a Lambda destination):
+            Lambda's retries after a function error (0..2), after which the event goes to
+            ``common.parked_events``. ``None``: not invoked asynchronously, or its owner configures it.
     """
 
     common: CommonFunctionProps
@@ -145,6 +155,7 @@ class PlatformFunctionProps:
     environment: Mapping[str, str] = field(default_factory=dict)
     finishes_jobs: bool = False
     ephemeral_storage_mb: int = 512
+    async_retry_attempts: int | None = None
 
 
 class PlatformFunction(Construct):
@@ -193,6 +204,13 @@ class PlatformFunction(Construct):
                 code=common.code,
                 layers=list(common.layers),
                 **settings,
+            )
+        # 4. Asynchronous invocations: retried, then parked, never dropped.
+        if props.async_retry_attempts is not None:
+            if common.parked_events is None:
+                raise ValueError(f"{construct_id}: an asynchronously invoked function needs common.parked_events")
+            self._function.configure_async_invoke(
+                retry_attempts=props.async_retry_attempts, on_failure=destinations.SqsDestination(common.parked_events)
             )
 
     @property

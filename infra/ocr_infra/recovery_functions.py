@@ -110,6 +110,8 @@ class JobRecovery(Construct):
                     ENV.SAGEMAKER_DEADLINE_SECONDS: str(props.sagemaker_deadline_seconds),
                 },
                 finishes_jobs=True,
+                # No retries: the next scheduled run sweeps again; a failed run is parked, so its alarm says so.
+                async_retry_attempts=0,
             ),
         )
         allow(self._sweeper.role, ["dynamodb:Query"], [props.status_index_arn])
@@ -120,7 +122,9 @@ class JobRecovery(Construct):
             "SweeperSchedule",
             description="Fail OCR jobs stuck past their deadline",
             schedule=events.Schedule.rate(Duration.minutes(props.sweeper_interval_minutes)),
-            targets=[events_targets.LambdaFunction(self._sweeper.function, retry_attempts=0)],
+            targets=[
+                events_targets.LambdaFunction(self._sweeper.function, retry_attempts=0, dead_letter_queue=props.common.parked_events)
+            ],
         )
 
     @property

@@ -27,6 +27,8 @@ from ocr_infra.messaging import (
     JobQueueProps,
     NotificationTopics,
     NotificationTopicsProps,
+    ParkedEvents,
+    ParkedEventsProps,
 )
 from ocr_infra.monitoring import FailedJobRateAlarm, FailedJobRateAlarmProps
 from ocr_infra.platform_function import RETENTION_BY_DAYS, CommonFunctionProps, lambdas_code, powertools_layer
@@ -75,17 +77,6 @@ class OcrPlatformStack(Stack):
         )
         self.jobs = JobTable(self, "Jobs", JobTableProps(retain=cfg.retain_data))
         bucket, table = self.documents.bucket, self.jobs.table
-        # What every function shares: the data resources, the lean zip asset and the Powertools layer, the
-        # job TTL, the log retention and the job metrics' namespace.
-        common = CommonFunctionProps(
-            table=table,
-            bucket=bucket,
-            code=lambdas_code(),
-            layers=[powertools_layer(self, cfg.powertools_layer_version)],
-            job_ttl_days=cfg.job_ttl_days,
-            log_retention=RETENTION_BY_DAYS[cfg.log_retention_days],
-            metrics_namespace=metrics_namespace(cfg.stage),
-        )
 
         # 2. Messaging: job queue + DLQ, encrypted topics; the DLQ alarm goes to the operations topic.
         self.queue = JobQueue(
@@ -99,6 +90,22 @@ class OcrPlatformStack(Stack):
         )
         self.topics = NotificationTopics(self, "Topics", NotificationTopicsProps(alarm_email=cfg.alarm_email))
         self.topics.notify(self.topics.alarm_topic, self.queue.dead_letter_alarm)
+        # Parked events: every asynchronous hand-over's last stop instead of a silent drop; alarmed.
+        self.parked_events = ParkedEvents(self, "ParkedEvents", ParkedEventsProps())
+        self.topics.notify(self.topics.alarm_topic, self.parked_events.alarm)
+
+        # What every function shares: the data resources, the lean zip asset and the Powertools layer, the
+        # job TTL, the log retention, the job metrics' namespace and where asynchronous hand-overs park events.
+        common = CommonFunctionProps(
+            table=table,
+            bucket=bucket,
+            code=lambdas_code(),
+            layers=[powertools_layer(self, cfg.powertools_layer_version)],
+            job_ttl_days=cfg.job_ttl_days,
+            log_retention=RETENTION_BY_DAYS[cfg.log_retention_days],
+            metrics_namespace=metrics_namespace(cfg.stage),
+            parked_events=self.parked_events.queue,
+        )
 
         # 3. Completion handler: SageMaker notifications and CPU processor failures finish jobs.
         self.completion = CompletionHandler(

@@ -29,7 +29,14 @@ def ids(synthesis: Synthesis) -> dict[str, str]:
         "success": synthesis.logical_id(stack.topics.success_topic),
         "error": synthesis.logical_id(stack.topics.error_topic),
         "key": synthesis.logical_id(stack.topics.key),
+        "parked": synthesis.logical_id(stack.parked_events.queue),
     }
+
+
+def _parks(ids: dict[str, str]) -> dict[str, set[str]]:
+    """What Lambda's on-failure destination needs: send to the parked-events queue (CDK's queue grant)."""
+    parked = {f"<{ids['parked']}.Arn>"}
+    return {"sqs:SendMessage": parked, "sqs:GetQueueAttributes": parked, "sqs:GetQueueUrl": parked}
 
 
 def _role_id(synthesis: Synthesis, fn: Any) -> str:
@@ -106,6 +113,7 @@ def test_completion_grants(synthesis: Synthesis, resources: dict[str, Any], ids:
         "s3:PutObject": {f"{bucket}/results/*"},
         "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
         "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
+        **_parks(ids),
     }
 
 
@@ -119,6 +127,7 @@ def test_scale_in_grants(synthesis: Synthesis, resources: dict[str, Any], ids: d
         "sagemaker:DescribeEndpoint": {ENDPOINT_ARN},
         "sagemaker:UpdateEndpointWeightsAndCapacities": {ENDPOINT_ARN},
         "cloudwatch:DescribeAlarms": {f"<{synthesis.logical_id(synthesis.stack.gpu.idle_alarm)}.Arn>"},
+        **_parks(ids),
     }
 
 
@@ -202,4 +211,5 @@ def test_sweeper_grants(synthesis: Synthesis, resources: dict[str, Any], ids: di
         "logs:PutLogEvents": {_log_group(synthesis, fn)},
         "dynamodb:Query": {f"<{ids['table']}.Arn>/index/status-created_at-index"},
         "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
+        **_parks(ids),
     }

@@ -25,8 +25,8 @@ def test_visibility_timeout_is_six_invoker_timeouts(synthesis: Synthesis, resour
 
 
 def test_queues_are_encrypted_and_tls_only(template: Template, synthesis: Synthesis) -> None:
-    template.resource_count_is("AWS::SQS::Queue", 2)
-    for queue in (synthesis.stack.queue.queue, synthesis.stack.queue.dead_letter_queue):
+    template.resource_count_is("AWS::SQS::Queue", 3)
+    for queue in (synthesis.stack.queue.queue, synthesis.stack.queue.dead_letter_queue, synthesis.stack.parked_events.queue):
         assert synthesis.resource(queue)["Properties"]["SqsManagedSseEnabled"] is True
         template.has_resource_properties(
             "AWS::SQS::QueuePolicy",
@@ -95,7 +95,7 @@ def test_alarm_topics_allow_only_their_alarm_to_publish(synthesis: Synthesis, re
     stack = synthesis.stack
     assert stack.gpu is not None
     pairs = [
-        (stack.topics.alarm_topic, [stack.queue.dead_letter_alarm, stack.failed_jobs.alarm]),
+        (stack.topics.alarm_topic, [stack.queue.dead_letter_alarm, stack.parked_events.alarm, stack.failed_jobs.alarm]),
         (stack.topics.scale_in_topic, [stack.gpu.idle_alarm]),
     ]
     for topic, alarms in pairs:
@@ -120,3 +120,53 @@ def test_alarm_topics_allow_only_their_alarm_to_publish(synthesis: Synthesis, re
             }
             for alarm in alarms
         ]
+
+
+# ----- every asynchronous hand-over is delivered or parked -----------------------------------------
+
+
+def test_every_asynchronously_invoked_function_parks_what_fails_its_retries(synthesis: Synthesis, resources: dict[str, Any]) -> None:
+    stack = synthesis.stack
+    parked = {"Fn::GetAtt": [synthesis.logical_id(stack.parked_events.queue), "Arn"]}
+    invoked_async = {  # function -> Lambda's retries before the event is parked
+        synthesis.logical_id(stack.completion.function): 2,
+        synthesis.logical_id(stack.gpu.scale_in_function): 2,
+        synthesis.logical_id(stack.recovery.sweeper_function): 0,
+    }
+    configs = {
+        config["Properties"]["FunctionName"]["Ref"]: config["Properties"]
+        for config in resources.values()
+        if config["Type"] == "AWS::Lambda::EventInvokeConfig"
+    }
+    for function, retries in invoked_async.items():
+        assert configs[function]["MaximumRetryAttempts"] == retries
+        assert configs[function]["DestinationConfig"] == {"OnFailure": {"Destination": parked}}
+    # The processor's failures finish their jobs through the completion function (which parks in turn).
+    processor = configs[synthesis.logical_id(stack.cpu.function)]
+    assert processor["DestinationConfig"]["OnFailure"]["Destination"]["Fn::GetAtt"][0] == synthesis.logical_id(stack.completion.function)
+    assert set(configs) == {*invoked_async, synthesis.logical_id(stack.cpu.function)}
+
+
+def test_every_sns_subscription_and_eventbridge_target_has_a_dlq(synthesis: Synthesis, resources: dict[str, Any]) -> None:
+    parked = {"Fn::GetAtt": [synthesis.logical_id(synthesis.stack.parked_events.queue), "Arn"]}
+    lambda_subscriptions = [r["Properties"] for r in resources.values()
+                            if r["Type"] == "AWS::SNS::Subscription" and r["Properties"]["Protocol"] == "lambda"]
+    assert len(lambda_subscriptions) == 3  # success and error -> completion; idle alarm -> scale-in
+    for subscription in lambda_subscriptions:
+        assert subscription["RedrivePolicy"] == {"deadLetterTargetArn": parked}
+    rules = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::Events::Rule"]
+    assert len(rules) == 2  # the sweeper's schedule and the scale-in re-check
+    for rule in rules:
+        for target in rule["Targets"]:
+            assert target["DeadLetterConfig"] == {"Arn": parked}
+
+
+def test_a_parked_event_raises_an_alarm_to_operations(synthesis: Synthesis) -> None:
+    stack = synthesis.stack
+    alarm = synthesis.resource(stack.parked_events.alarm)["Properties"]
+    assert alarm["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    assert alarm["Dimensions"][0]["Value"] == {"Fn::GetAtt": [synthesis.logical_id(stack.parked_events.queue), "QueueName"]}
+    assert (alarm["ComparisonOperator"], alarm["Threshold"]) == ("GreaterThanThreshold", 0)
+    assert alarm["AlarmActions"] == [{"Ref": synthesis.logical_id(stack.topics.alarm_topic)}]
+    queue = synthesis.resource(stack.parked_events.queue)["Properties"]
+    assert queue["MessageRetentionPeriod"] == 14 * 24 * 3600
