@@ -22,7 +22,7 @@ from ocr_infra.platform_function import (
 )
 from ocr_infra.secure_defaults import allow
 from ocr_platform import defaults
-from ocr_platform.s3_layout import DEAD_LETTERS_PREFIX
+from ocr_platform.s3_layout import ASYNC_FAILURES_PREFIX, ASYNC_OUTPUTS_PREFIX, DEAD_LETTERS_PREFIX, RESULTS_PREFIX
 from ocr_platform.settings import ENV
 
 
@@ -44,8 +44,8 @@ class JobRecoveryProps:
         dlq_consumer_memory_mb: 256 (it archives one small JSON object and updates one item per record);
             its timeout is ``defaults.DLQ_CONSUMER_TIMEOUT_SECONDS`` (60), which also sizes the DLQ's
             visibility timeout, so it is not a prop.
-        sweeper_memory_mb / sweeper_timeout_seconds: 256 MB, 300 s (a Query page per status, one UpdateItem
-            per stuck job).
+        sweeper_memory_mb / sweeper_timeout_seconds: 512 MB (it may settle a GPU job from an output as large
+            as the completion function admits), 300 s.
     """
 
     common: CommonFunctionProps
@@ -99,7 +99,7 @@ class JobRecovery(Construct):
             "Sweeper",
             PlatformFunctionProps(
                 common=props.common,
-                description="OCR platform sweeper: fail jobs stuck QUEUED or PROCESSING past their deadline",
+                description="OCR platform sweeper: settle GPU jobs from S3, fail jobs stuck past their deadline",
                 handler=SWEEPER_HANDLER,
                 memory_mb=props.sweeper_memory_mb,
                 timeout_seconds=props.sweeper_timeout_seconds,
@@ -115,7 +115,22 @@ class JobRecovery(Construct):
             ),
         )
         allow(self._sweeper.role, ["dynamodb:Query"], [props.status_index_arn])
-        allow(self._sweeper.role, ["dynamodb:UpdateItem"], [table.table_arn])
+        allow(self._sweeper.role, ["dynamodb:GetItem", "dynamodb:UpdateItem"], [table.table_arn])
+        # It settles a GPU job whose notification was lost from the outcome SageMaker wrote, as the completion
+        # function would: read the async outputs and failures, publish result.json.
+        allow(
+            self._sweeper.role,
+            ["s3:GetObject"],
+            [bucket.arn_for_objects(f"{ASYNC_OUTPUTS_PREFIX}*"), bucket.arn_for_objects(f"{ASYNC_FAILURES_PREFIX}*")],
+            reason="Key-prefix scope: SageMaker names each async output and failure object per request; the sweeper "
+            "reads only those two prefixes to settle jobs whose notification was lost.",
+        )
+        allow(
+            self._sweeper.role,
+            ["s3:PutObject"],
+            [bucket.arn_for_objects(f"{RESULTS_PREFIX}*")],
+            reason="Key-prefix scope: the sweeper writes results/{job_id}/ for a job it settles from S3.",
+        )
         # 3. Schedule: every sweeper_interval_minutes, no retries (the next run sweeps again).
         self._sweeper_rule = events.Rule(
             self,

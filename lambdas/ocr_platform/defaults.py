@@ -95,8 +95,8 @@ SCALE_IN_TIMEOUT_SECONDS = 30
 #: It archives one small object and updates one item per record.
 DLQ_CONSUMER_MEMORY_MB = 256
 DLQ_CONSUMER_TIMEOUT_SECONDS = 60
-#: One Query page per status and one UpdateItem per stuck job.
-SWEEPER_MEMORY_MB = 256
+#: It may settle a GPU job from its output in S3, as the completion function would: the same memory.
+SWEEPER_MEMORY_MB = COMPLETION_MEMORY_MB
 SWEEPER_TIMEOUT_SECONDS = 300
 POWERTOOLS_LAYER_VERSION = 27
 

@@ -114,6 +114,7 @@ class JobDispatcher:
         if job and job.get("dispatch_attempt") and job.get("dispatch_attempt") != attempt_id:
             logger.info("Job %s was claimed by an earlier delivery that did not hand it over; taking over", message.job_id)
 
+        submitted = None
         try:
             if spec.backend == "lambda":
                 self.lambda_client.invoke(
@@ -122,11 +123,15 @@ class JobDispatcher:
                     Payload=message.to_json().encode(),
                 )
             else:
-                self.inference.submit(message)
+                submitted = self.inference.submit(message)
         except Exception:
             self.store.release_claim(message.job_id, "dispatch", attempt_id=attempt_id)
             raise
-        self.store.mark_dispatched(message.job_id, attempt_id=attempt_id)
+        self.store.mark_dispatched(
+            message.job_id, attempt_id=attempt_id,
+            output_location=submitted.output_location if submitted else None,
+            failure_location=submitted.failure_location if submitted else None,
+        )
         return DispatchResult("dispatched", backend=spec.backend, scaled_out=scaled_out)
 
     def _check_deployed(self, backend: str, model: str) -> None:

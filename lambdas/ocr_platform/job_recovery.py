@@ -4,6 +4,9 @@
   ``maxReceiveCount`` receives, e.g. while DynamoDB was unavailable) fails its job ``dead_lettered`` and is
   archived under ``dead-letters/`` in the bucket, so nothing is lost and an operator can inspect or
   resubmit it.
+- ``settle_finished_inferences``: a GPU job still PROCESSING whose output (or error body) SageMaker wrote
+  long ago, but whose notification never finished it (the completion function failed its retries, the
+  event was parked), is finished from S3 through the same code as a notification.
 - ``sweep_stuck_jobs``: a job still QUEUED or PROCESSING long after any backend could still be working on
   it (a lost notification, a crashed runtime that reported nothing) fails ``timed_out``, unless a live
   claim shows a processor running it or the completion function publishing its result right now.
@@ -13,15 +16,19 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from ocr_platform import defaults
+from ocr_platform.completion import AsyncInferenceNotification, finish_async_inference
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.jobs import JobStatus, JobStore
-from ocr_platform.s3_layout import StorageLayout, is_valid_job_id
+from ocr_platform.s3_layout import S3Uri, StorageLayout, is_valid_job_id
 
 logger = logging.getLogger(__name__)
 
@@ -101,3 +108,49 @@ def sweep_stuck_jobs(store: JobStore, deadlines: Deadlines, *, now: datetime | N
     if failed:
         logger.warning("Swept %d stuck job(s): %s", len(failed), ", ".join(failed[:20]))
     return failed
+
+
+def settle_finished_inferences(
+    store: JobStore, s3: Any, layout: StorageLayout, *, grace_seconds: int = defaults.NOTIFICATION_MARGIN_SECONDS,
+    now: datetime | None = None,
+) -> dict[str, str]:
+    """Finish GPU jobs whose outcome is in S3 but whose notification never finished them.
+
+    For each PROCESSING job on ``sagemaker`` whose ``output_location`` (or ``failure_location``) object
+    was written more than ``grace_seconds`` ago (the notification had its chance), the job is finished
+    by :func:`ocr_platform.completion.finish_async_inference`, as a success (or error) notification would
+    have. Returns ``{job_id: outcome}`` of the jobs it settled.
+    """
+    now = now or store.clock()
+    settled: dict[str, str] = {}
+    for job in store.list_by_status(JobStatus.PROCESSING):
+        if job.get("backend") != "sagemaker":
+            continue
+        job_id = job["job_id"]
+        notification = None
+        if _written_before(s3, job.get("output_location"), now - timedelta(seconds=grace_seconds)):
+            notification = AsyncInferenceNotification(job_id, succeeded=True, output_location=job.get("output_location"))
+        elif _written_before(s3, job.get("failure_location"), now - timedelta(seconds=grace_seconds)):
+            notification = AsyncInferenceNotification(
+                job_id, succeeded=False, failure_location=job.get("failure_location"),
+                failure_reason="The endpoint failed; its error notification never finished the job (settled from S3).",
+            )
+        if notification is not None:
+            settled[job_id] = finish_async_inference(
+                notification, store=store, s3=s3, layout=layout, attempt_id=f"settle-{uuid.uuid4().hex}"
+            )
+    if settled:
+        logger.warning("Settled %d GPU job(s) from S3 whose notification never finished them: %s", len(settled), settled)
+    return settled
+
+
+def _written_before(s3: Any, uri: str | None, cutoff: datetime) -> bool:
+    """Whether the object at ``uri`` exists and was last written before ``cutoff``."""
+    if not uri:
+        return False
+    location = S3Uri.parse(uri)
+    try:
+        head = s3.head_object(Bucket=location.bucket, Key=location.key)
+    except ClientError:
+        return False
+    return bool(head["LastModified"] <= cutoff)

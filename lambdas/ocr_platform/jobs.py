@@ -92,6 +92,8 @@ class JobItem(TypedDict, total=False):
     updated_at: str
     started_at: str
     dispatched_at: str
+    output_location: str
+    failure_location: str
     dispatch_attempt: str
     dispatch_lease_until: int
     run_attempt: str
@@ -290,16 +292,22 @@ class JobStore:
         condition = Attr("status").eq(JobStatus.PROCESSING) & Attr(attempt).eq(attempt_id)
         return self._transition(job_id, {lease: 0, "updated_at": iso(self.clock())}, condition, to=f"PROCESSING ({step} released)")
 
-    def mark_dispatched(self, job_id: str, *, attempt_id: str | None = None) -> bool:
+    def mark_dispatched(
+        self, job_id: str, *, attempt_id: str | None = None, output_location: str | None = None, failure_location: str | None = None
+    ) -> bool:
         """Record that the PROCESSING job was handed to its backend (separates a retry from a duplicate).
 
-        With ``attempt_id``, only while that attempt holds the dispatch claim.
+        With ``attempt_id``, only while that attempt holds the dispatch claim. ``output_location`` and
+        ``failure_location``: where SageMaker will write the inference's outcome, so that a job whose
+        notification was lost can still be settled from S3.
         """
         now = iso(self.clock())
         condition: ConditionBase = Attr("status").eq(JobStatus.PROCESSING)
         if attempt_id is not None:
             condition = condition & Attr(claim_attributes("dispatch")[0]).eq(attempt_id)
-        return self._transition(job_id, {"dispatched_at": now, "updated_at": now}, condition, to="dispatched")
+        values = {"dispatched_at": now, "updated_at": now}
+        values.update({k: v for k, v in (("output_location", output_location), ("failure_location", failure_location)) if v})
+        return self._transition(job_id, values, condition, to="dispatched")
 
     def mark_completed(
         self, job_id: str, *, result_uri: str, page_count: int, warnings: list[ResultWarning] | None = None

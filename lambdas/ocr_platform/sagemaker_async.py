@@ -86,6 +86,21 @@ class EndpointCapacity:
             raise
 
 
+@dataclass(frozen=True)
+class SubmittedInference:
+    """Where SageMaker will put an accepted request's outcome (``InvokeEndpointAsync``'s answer).
+
+    Attributes:
+        request: the request object's S3 URI.
+        output_location: where the output appears when the inference succeeds.
+        failure_location: where the model's error body appears when it fails.
+    """
+
+    request: str
+    output_location: str | None = None
+    failure_location: str | None = None
+
+
 class AsyncInference:
     """Submits one job to the async endpoint through a per-job request object in S3.
 
@@ -110,8 +125,8 @@ class AsyncInference:
         self.s3 = s3 or boto3.client("s3")
         self.runtime = runtime or boto3.client("sagemaker-runtime")
 
-    def submit(self, message: JobMessage) -> str:
-        """Write the request object and call InvokeEndpointAsync; return the request's S3 URI."""
+    def submit(self, message: JobMessage) -> SubmittedInference:
+        """Write the request object and call InvokeEndpointAsync; return where its outcome will appear."""
         request = self.layout.async_request_uri(message.job_id)
         self.s3.put_object(
             Bucket=request.bucket,
@@ -119,7 +134,7 @@ class AsyncInference:
             Body=json.dumps(message.to_body()).encode(),
             ContentType="application/json",
         )
-        self.runtime.invoke_endpoint_async(
+        answer = self.runtime.invoke_endpoint_async(
             EndpointName=self.endpoint_name,
             InputLocation=str(request),
             InferenceId=message.job_id,
@@ -128,4 +143,4 @@ class AsyncInference:
             InvocationTimeoutSeconds=self.invocation_timeout_seconds,
             RequestTTLSeconds=self.request_ttl_seconds,
         )
-        return str(request)
+        return SubmittedInference(str(request), answer.get("OutputLocation"), answer.get("FailureLocation"))

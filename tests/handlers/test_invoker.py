@@ -58,6 +58,7 @@ def test_vl_job_scales_out_from_zero_and_submits_a_per_job_request(platform: Pla
     assert platform.read_json("async/requests/job-vl.json") == message
     job = platform.job("job-vl")
     assert (job["status"], job["backend"]) == ("PROCESSING", "sagemaker")
+    assert job["output_location"].startswith("s3://")  # where the sweeper finds it if the notification is lost
     assert "Invoke" not in platform.calls
 
 

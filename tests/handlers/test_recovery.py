@@ -117,3 +117,86 @@ def test_the_sweeper_leaves_a_queued_job_that_is_only_waiting_its_turn(platform:
 
     assert response["failed"] == []
     assert platform.job("waiting-an-hour")["status"] == "QUEUED"
+
+
+# ----- a finished inference is never lost with its notification ------------------------------------
+
+
+def _finished_vl_job(platform: Platform, job_id: str, *, output: dict | None = None, error: dict | None = None) -> None:
+    from ocr_platform.jobs import NewJob
+
+    platform.store.create(NewJob(job_id, "paddleocr-vl", platform.put_document(job_id, "scan.pdf")))
+    platform.store.mark_processing(job_id, "sagemaker")
+    out, fail = f"async/outputs/{job_id}.out", f"async/failures/{job_id}-error.out"
+    platform.store.mark_dispatched(job_id, output_location=f"s3://{BUCKET}/{out}", failure_location=f"s3://{BUCKET}/{fail}")
+    if output is not None:
+        platform.s3.put_object(Bucket=BUCKET, Key=out, Body=json.dumps(output).encode())
+    if error is not None:
+        platform.s3.put_object(Bucket=BUCKET, Key=fail, Body=json.dumps({"error": error}).encode())
+
+
+def _completion_fails_every_retry(platform: Platform, job_id: str, kind: str) -> None:
+    """SageMaker's notification reaches the completion function while DynamoDB throttles it: Lambda's first
+    attempt and both retries fail, and the event is parked."""
+    from botocore.exceptions import ClientError
+
+    from ocr_platform.handlers import _services, completion
+    from tests.aws_events import sagemaker_notification, sns_event
+
+    def throttled(**_: object) -> None:
+        raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "throttled"}}, "UpdateItem")
+
+    location = {"output_location": f"s3://{BUCKET}/async/outputs/{job_id}.out"} if kind == "success" else {
+        "failure_reason": "ClientError: Received server error (500) from model.",
+        "failure_location": f"s3://{BUCKET}/async/failures/{job_id}-error.out"}
+    note = sagemaker_notification(job_id, endpoint="ocr-test-vl", input_location=f"s3://{BUCKET}/async/requests/{job_id}.json", **location)
+    envelope = {"Type": "Notification", "MessageId": "m", "TopicArn": platform.topics[kind], "Message": note,
+                "Timestamp": "2026-11-23T10:00:00.000Z", "SignatureVersion": "1", "Signature": "", "SigningCertURL": "", "UnsubscribeURL": ""}
+    event = sns_event([envelope], f"{platform.topics[kind]}:sub")
+    dynamodb_events = _services.services().store.table.meta.client.meta.events
+    dynamodb_events.register("before-call.dynamodb.UpdateItem", throttled, unique_id="throttle")
+    try:
+        for _attempt in range(3):
+            with pytest.raises(ClientError):
+                completion.handler(event, FakeLambdaContext(function_name="ocr-completion"))
+    finally:
+        dynamodb_events.unregister("before-call.dynamodb.UpdateItem", unique_id="throttle")
+    assert platform.job(job_id)["status"] == "PROCESSING"
+
+
+def test_a_finished_inference_whose_completion_failed_every_retry_is_completed_from_s3(platform: Platform) -> None:
+    from ocr_platform.job_recovery import settle_finished_inferences
+    from tests.handlers.test_completion import VALID_OUTPUT
+
+    output = {**VALID_OUTPUT, "job_id": "lost-success"}
+    _finished_vl_job(platform, "lost-success", output=output)
+    _completion_fails_every_retry(platform, "lost-success", "success")
+
+    soon = settle_finished_inferences(platform.store, platform.s3, platform.layout)
+    later = settle_finished_inferences(platform.store, platform.s3, platform.layout, now=utc_now() + timedelta(hours=1))
+
+    assert soon == {}  # within the grace, the notification may still come
+    assert later == {"lost-success": "completed"}
+    job = platform.job("lost-success")
+    assert job["status"] == "COMPLETED" and job["page_count"] == 1
+    assert platform.read_json("results/lost-success/result.json") == {**output, "warnings": []}
+
+
+def test_a_failed_inference_whose_error_notification_was_lost_fails_with_the_endpoints_error(platform: Platform) -> None:
+    from ocr_platform.job_recovery import settle_finished_inferences
+
+    _finished_vl_job(platform, "lost-error", error={"code": "encrypted_pdf", "message": "The PDF is password protected."})
+    _completion_fails_every_retry(platform, "lost-error", "error")
+
+    assert settle_finished_inferences(platform.store, platform.s3, platform.layout, now=utc_now() + timedelta(hours=1)) == {"lost-error": "failed"}
+    job = platform.job("lost-error")
+    assert job["status"] == "FAILED"
+    assert job["error"] == {"code": "encrypted_pdf", "message": "The PDF is password protected."}
+
+
+def test_a_gpu_job_still_running_is_not_settled(platform: Platform) -> None:
+    from ocr_platform.job_recovery import settle_finished_inferences
+
+    _finished_vl_job(platform, "still-running")
+    assert settle_finished_inferences(platform.store, platform.s3, platform.layout, now=utc_now() + timedelta(hours=1)) == {}
+    assert platform.job("still-running")["status"] == "PROCESSING"

@@ -46,7 +46,7 @@ def test_six_functions(template: Template) -> None:
         ("completion", "ocr_platform.handlers.completion.handler", 512, 300),
         ("scale_in", "ocr_platform.handlers.scale_in.handler", 128, 30),
         ("dlq_consumer", "ocr_platform.handlers.dlq_consumer.handler", 256, 60),
-        ("sweeper", "ocr_platform.handlers.sweeper.handler", 256, 300),
+        ("sweeper", "ocr_platform.handlers.sweeper.handler", 512, 300),
     ],
 )
 def test_zip_functions_run_the_newest_python_with_powertools(

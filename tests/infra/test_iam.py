@@ -210,6 +210,9 @@ def test_sweeper_grants(synthesis: Synthesis, resources: dict[str, Any], ids: di
         "logs:CreateLogStream": {_log_group(synthesis, fn)},
         "logs:PutLogEvents": {_log_group(synthesis, fn)},
         "dynamodb:Query": {f"<{ids['table']}.Arn>/index/status-created_at-index"},
+        "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
         "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
+        "s3:GetObject": {f"<{ids['bucket']}.Arn>/async/outputs/*", f"<{ids['bucket']}.Arn>/async/failures/*"},
+        "s3:PutObject": {f"<{ids['bucket']}.Arn>/results/*"},
         **_parks(ids),
     }

@@ -1,4 +1,5 @@
-"""Sweeper Lambda (EventBridge schedule): fails jobs stuck QUEUED or PROCESSING past their deadline."""
+"""Sweeper Lambda (EventBridge schedule): settles GPU jobs from S3 whose notification was lost, then fails
+jobs stuck QUEUED or PROCESSING past their deadline."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ocr_platform.handlers._services import services
-from ocr_platform.job_recovery import Deadlines, sweep_stuck_jobs
+from ocr_platform.job_recovery import Deadlines, settle_finished_inferences, sweep_stuck_jobs
 from ocr_platform.metrics import metrics
 
 logger = Logger(service="ocr-sweeper")
@@ -20,6 +21,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     svc = services()
     settings = svc.settings
     deadlines = Deadlines(settings.queued_deadline_seconds, settings.lambda_deadline_seconds, settings.sagemaker_deadline_seconds)
+    settled = settle_finished_inferences(svc.store, svc.s3, svc.layout)
     failed = sweep_stuck_jobs(svc.store, deadlines)
-    logger.info("Sweep done", failed=failed)
-    return {"failed": failed}
+    logger.info("Sweep done", settled=settled, failed=failed)
+    return {"settled": settled, "failed": failed}
