@@ -120,6 +120,9 @@ class PlatformConfig:
         sweeper_interval_minutes: how often (1..1440) the scheduled sweeper fails jobs stuck QUEUED or
             PROCESSING past their deadline; the deadlines are derived, not set
             (``ocr_platform.defaults.queued/lambda/sagemaker_deadline_seconds`` say how).
+        settle_grace_seconds: how long (0..86400) after SageMaker wrote a GPU job's output or error body the
+            sweeper settles the job from S3 itself, as a notification that never finished it would have.
+            Set as ``OCR_SETTLE_GRACE_SECONDS``.
         failed_job_rate_percent: the failed-job-rate alarm goes off when more than this share (1..100) of
             the jobs finished in a 5-minute period failed, in 2 of 3 periods.
         failed_job_rate_min_jobs: periods with fewer finished jobs never count as failing (one bad file
@@ -170,6 +173,7 @@ class PlatformConfig:
     versioned_bucket: bool = defaults.VERSIONED_BUCKET
     alarm_email: str = defaults.ALARM_EMAIL
     sweeper_interval_minutes: int = defaults.SWEEPER_INTERVAL_MINUTES
+    settle_grace_seconds: int = defaults.SETTLE_GRACE_SECONDS
     failed_job_rate_percent: int = defaults.FAILED_JOB_RATE_PERCENT
     failed_job_rate_min_jobs: int = defaults.FAILED_JOB_RATE_MIN_JOBS
 
@@ -237,6 +241,7 @@ class PlatformConfig:
         within("async_io_expiry_days", 1, 36_500)
         within("access_log_retention_days", 1, 36_500)
         within("sweeper_interval_minutes", 1, 1440)
+        within("settle_grace_seconds", 0, 86_400)
         within("failed_job_rate_percent", 1, 100)
         within("failed_job_rate_min_jobs", 1, 1_000_000)
         if self.queue_visibility_timeout_seconds > 43_200:

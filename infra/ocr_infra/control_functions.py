@@ -71,7 +71,7 @@ class CompletionHandler(Construct):
                 finishes_jobs=True,
                 # SNS and the processor's on-failure destination invoke it asynchronously: Lambda's two retries,
                 # then the event is parked (a finished inference's output stays in S3 to redrive).
-                async_retry_attempts=2,
+                async_retry_attempts=defaults.ASYNC_RETRY_ATTEMPTS,
             ),
         )
         role = self._fn.role

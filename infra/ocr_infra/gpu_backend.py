@@ -258,7 +258,7 @@ class GpuBackend(Construct):
                 },
                 # The idle alarm's topic and the re-check schedule invoke it asynchronously; a failed run is
                 # parked (the schedule tries again while the alarm stays in ALARM).
-                async_retry_attempts=2,
+                async_retry_attempts=defaults.ASYNC_RETRY_ATTEMPTS,
             ),
         )
         allow(self._scale_in.role, ["dynamodb:Query"], [props.status_index_arn])

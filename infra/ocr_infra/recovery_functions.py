@@ -41,6 +41,8 @@ class JobRecoveryProps:
             (``PlatformConfig``'s ``*_deadline_seconds``, derived in ``ocr_platform.defaults``).
         sweeper_interval_minutes: the sweeper's schedule (15). Runs that overlap are harmless: every
             transition is a conditional UpdateItem.
+        settle_grace_seconds: how long after SageMaker wrote a GPU job's outcome the sweeper settles the
+            job from S3 (``PlatformConfig.settle_grace_seconds``).
         dlq_consumer_memory_mb: 256 (it archives one small JSON object and updates one item per record);
             its timeout is ``defaults.DLQ_CONSUMER_TIMEOUT_SECONDS`` (60), which also sizes the DLQ's
             visibility timeout, so it is not a prop.
@@ -55,6 +57,7 @@ class JobRecoveryProps:
     lambda_deadline_seconds: int = defaults.lambda_deadline_seconds()
     sagemaker_deadline_seconds: int = defaults.sagemaker_deadline_seconds()
     sweeper_interval_minutes: int = defaults.SWEEPER_INTERVAL_MINUTES
+    settle_grace_seconds: int = defaults.SETTLE_GRACE_SECONDS
     dlq_consumer_memory_mb: int = defaults.DLQ_CONSUMER_MEMORY_MB
     sweeper_memory_mb: int = defaults.SWEEPER_MEMORY_MB
     sweeper_timeout_seconds: int = defaults.SWEEPER_TIMEOUT_SECONDS
@@ -108,6 +111,7 @@ class JobRecovery(Construct):
                     ENV.QUEUED_DEADLINE_SECONDS: str(props.queued_deadline_seconds),
                     ENV.LAMBDA_DEADLINE_SECONDS: str(props.lambda_deadline_seconds),
                     ENV.SAGEMAKER_DEADLINE_SECONDS: str(props.sagemaker_deadline_seconds),
+                    ENV.SETTLE_GRACE_SECONDS: str(props.settle_grace_seconds),
                 },
                 finishes_jobs=True,
                 # No retries: the next scheduled run sweeps again; a failed run is parked, so its alarm says so.

@@ -198,6 +198,7 @@ class OcrPlatformStack(Stack):
                 lambda_deadline_seconds=cfg.lambda_deadline_seconds,
                 sagemaker_deadline_seconds=cfg.sagemaker_deadline_seconds,
                 sweeper_interval_minutes=cfg.sweeper_interval_minutes,
+                settle_grace_seconds=cfg.settle_grace_seconds,
             ),
         )
 

@@ -98,6 +98,9 @@ DLQ_CONSUMER_TIMEOUT_SECONDS = 60
 #: It may settle a GPU job from its output in S3, as the completion function would: the same memory.
 SWEEPER_MEMORY_MB = COMPLETION_MEMORY_MB
 SWEEPER_TIMEOUT_SECONDS = 300
+#: Lambda's retries of a failed asynchronous invocation of the functions SNS invokes (completion,
+#: scale-in) before their event is parked; the sweeper's schedule retries none (the next run sweeps again).
+ASYNC_RETRY_ATTEMPTS = 2
 POWERTOOLS_LAYER_VERSION = 27
 
 # ----- queue, data and operations -----------------------------------------------------------------
@@ -133,6 +136,9 @@ DEAD_LETTER_MARGIN_SECONDS = 600
 FAILURE_DESTINATION_MARGIN_SECONDS = 300
 #: A SageMaker success or error notification reaching the completion function.
 NOTIFICATION_MARGIN_SECONDS = 600
+#: How long after SageMaker wrote a GPU job's output (or error body) the sweeper settles the job from S3
+#: itself: the notification has had its chance to finish it.
+SETTLE_GRACE_SECONDS = NOTIFICATION_MARGIN_SECONDS
 
 
 # ----- derived values -----------------------------------------------------------------------------

@@ -111,7 +111,7 @@ def sweep_stuck_jobs(store: JobStore, deadlines: Deadlines, *, now: datetime | N
 
 
 def settle_finished_inferences(
-    store: JobStore, s3: Any, layout: StorageLayout, *, grace_seconds: int = defaults.NOTIFICATION_MARGIN_SECONDS,
+    store: JobStore, s3: Any, layout: StorageLayout, *, grace_seconds: int = defaults.SETTLE_GRACE_SECONDS,
     now: datetime | None = None,
 ) -> dict[str, str]:
     """Finish GPU jobs whose outcome is in S3 but whose notification never finished them.

@@ -35,6 +35,7 @@ class ENV:
     QUEUED_DEADLINE_SECONDS = "OCR_QUEUED_DEADLINE_SECONDS"
     LAMBDA_DEADLINE_SECONDS = "OCR_LAMBDA_DEADLINE_SECONDS"
     SAGEMAKER_DEADLINE_SECONDS = "OCR_SAGEMAKER_DEADLINE_SECONDS"
+    SETTLE_GRACE_SECONDS = "OCR_SETTLE_GRACE_SECONDS"
     MAX_CONCURRENT_INVOCATIONS = "OCR_MAX_CONCURRENT_INVOCATIONS"
     #: ``on``: a layout model whose pipeline cannot be built here runs a substitute and the result says so
     #: (an ``engine_fallback`` warning); ``none`` or unset: the job fails ``engine_unavailable``.
@@ -124,10 +125,12 @@ class RuntimeSettings:
         idle_alarm_name: the endpoint's idle alarm, re-checked by the scale-in function's schedule.
         queued_deadline_seconds / lambda_deadline_seconds / sagemaker_deadline_seconds: how long a job may
             stay QUEUED, or PROCESSING on each backend, before the sweeper fails it ``timed_out``.
+        settle_grace_seconds: how long after SageMaker wrote a GPU job's outcome the sweeper settles the job
+            from S3 (its notification had that long to finish it).
 
     >>> settings = RuntimeSettings.from_env({"OCR_TABLE_NAME": "jobs", "OCR_BUCKET_NAME": "docs"})
     >>> settings.queued_deadline_seconds, settings.job_ttl_days
-    (1680, 30)
+    (346200, 30)
     >>> RuntimeSettings.from_env(settings.to_env()) == settings
     True
     """
@@ -147,6 +150,7 @@ class RuntimeSettings:
     queued_deadline_seconds: int = _setting(ENV.QUEUED_DEADLINE_SECONDS, defaults.queued_deadline_seconds())
     lambda_deadline_seconds: int = _setting(ENV.LAMBDA_DEADLINE_SECONDS, defaults.lambda_deadline_seconds())
     sagemaker_deadline_seconds: int = _setting(ENV.SAGEMAKER_DEADLINE_SECONDS, defaults.sagemaker_deadline_seconds())
+    settle_grace_seconds: int = _setting(ENV.SETTLE_GRACE_SECONDS, defaults.SETTLE_GRACE_SECONDS)
 
     @classmethod
     def env_variables(cls) -> dict[str, str]:

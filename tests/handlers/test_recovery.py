@@ -200,3 +200,21 @@ def test_a_gpu_job_still_running_is_not_settled(platform: Platform) -> None:
     _finished_vl_job(platform, "still-running")
     assert settle_finished_inferences(platform.store, platform.s3, platform.layout, now=utc_now() + timedelta(hours=1)) == {}
     assert platform.job("still-running")["status"] == "PROCESSING"
+
+
+def test_the_sweeper_settles_after_the_grace_its_setting_gives(platform: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OCR_SETTLE_GRACE_SECONDS`` decides when the scheduled sweeper stops waiting for the notification."""
+    from ocr_platform.handlers import _services, sweeper
+    from ocr_platform.settings import ENV
+    from tests.handlers.test_completion import VALID_OUTPUT
+
+    _finished_vl_job(platform, "grace-job", output={**VALID_OUTPUT, "job_id": "grace-job"})
+    event = {"source": "aws.events", "detail-type": "Scheduled Event"}
+
+    assert sweeper.handler(event, FakeLambdaContext())["settled"] == {}  # the default grace: 10 minutes
+    assert platform.job("grace-job")["status"] == "PROCESSING"
+
+    monkeypatch.setenv(ENV.SETTLE_GRACE_SECONDS, "0")
+    _services.reset()
+    assert sweeper.handler(event, FakeLambdaContext())["settled"] == {"grace-job": "completed"}
+    assert platform.job("grace-job")["status"] == "COMPLETED"

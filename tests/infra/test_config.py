@@ -105,6 +105,8 @@ def test_context_overrides_object_then_fields() -> None:
         ({"alarm_email": "ops"}, "alarm_email="),
         ({"sweeper_interval_minutes": 0}, "sweeper_interval_minutes=0"),
         ({"sweeper_interval_minutes": 1441}, "sweeper_interval_minutes=1441"),
+        ({"settle_grace_seconds": -1}, "settle_grace_seconds=-1"),
+        ({"settle_grace_seconds": 86_401}, "settle_grace_seconds=86401"),
         ({"failed_job_rate_percent": 0}, "failed_job_rate_percent=0"),
         ({"failed_job_rate_min_jobs": 0}, "failed_job_rate_min_jobs=0"),
         # The native VL backend runs one prediction at a time: a fourth request admitted to the container
@@ -192,7 +194,7 @@ def test_config_reaches_the_resources() -> None:
 
 
 def test_sweeper_settings_reach_its_rule_and_environment() -> None:
-    cfg = PlatformConfig(sweeper_interval_minutes=1, processor_max_event_age_hours=2, queue_retention_days=2)
+    cfg = PlatformConfig(sweeper_interval_minutes=1, processor_max_event_age_hours=2, queue_retention_days=2, settle_grace_seconds=45)
     stack = OcrPlatformStack(_app(), "Sweep", config=cfg)
     rule = stack.recovery.sweeper_rule.node.default_child
     assert stack.resolve(rule.schedule_expression) == "rate(1 minute)"
@@ -200,6 +202,7 @@ def test_sweeper_settings_reach_its_rule_and_environment() -> None:
     assert env[ENV.QUEUED_DEADLINE_SECONDS] == str(2 * 86_400 + 600)
     assert env[ENV.LAMBDA_DEADLINE_SECONDS] == str(2 * 3600 + 900 + 300)
     assert env[ENV.SAGEMAKER_DEADLINE_SECONDS] == str(21_600 + 3600 + 300 + 600)
+    assert env[ENV.SETTLE_GRACE_SECONDS] == "45"
     context = PlatformConfig.from_context(App(context={"ocr:sweeper_interval_minutes": "5"}))
     assert context.sweeper_interval_minutes == 5
 

@@ -67,6 +67,7 @@ def test_from_env_reads_every_variable_to_env_writes() -> None:
         queued_deadline_seconds=300,
         lambda_deadline_seconds=400,
         sagemaker_deadline_seconds=500,
+        settle_grace_seconds=30,
     )
     assert set(tuned.to_env()) == set(RuntimeSettings.env_variables().values())
     assert RuntimeSettings.from_env(tuned.to_env()) == tuned

@@ -251,6 +251,7 @@ def test_sweeper_environment_carries_the_derived_deadlines(synthesis: Synthesis)
         ENV.QUEUED_DEADLINE_SECONDS: str(4 * 86_400 + 600),
         ENV.LAMBDA_DEADLINE_SECONDS: str(6 * 3600 + 900 + 300),
         ENV.SAGEMAKER_DEADLINE_SECONDS: str(21_600 + 3600 + 300 + 600),
+        ENV.SETTLE_GRACE_SECONDS: "600",
     }
     assert (cfg.queued_deadline_seconds, cfg.lambda_deadline_seconds, cfg.sagemaker_deadline_seconds) == (
         346_200,

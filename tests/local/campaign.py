@@ -4,12 +4,14 @@ Every job must end. Good documents end COMPLETED with their text, bad ones FAILE
 code, and faulted jobs end the way the fault must make them end: FAILED ``processor_crashed``,
 ``timed_out`` or ``inference_failed``, or COMPLETED where the platform absorbs the fault (a duplicate
 SQS delivery, one message handed to two invocations at once, a notification delivered twice, a refused
-scale-out). Afterwards nothing may be in flight, no terminal state may have changed, and no job may have
+scale-out, a completion handler that is down: its environment crashes on every attempt for a job's success
+notification, Lambda parks the notification on the parked-events queue, and the sweeper settles the job
+from the output SageMaker wrote, ``settle_grace_seconds`` later). Afterwards nothing may be in flight, no terminal state may have changed, and no job may have
 had more than one backend run (processor invocations and endpoint requests, counted per job and
 reported): a double hand-over is a problem, not a silent cost.
 
 The faults come from the local stack's runtimes (``ocr_platform.local.faults``): a real worker process
-killed mid-invocation, a handler started too late for its timeout, a model container answering 500,
+killed mid-invocation (the processor's, the completion function's), a handler started too late for its timeout, a model container answering 500,
 SQS and SNS delivering twice, SQS's event source handing one message to two invoker invocations running at
 the same time (the invoker has two execution environments), moto's SageMaker refusing a capacity update.
 The handlers run unchanged.
@@ -55,6 +57,12 @@ from tests.local.stack_resources import ResourceSampler, StackUsage
 
 MODELS = ("pp-ocrv5", "pp-structurev3", "paddleocr-vl")
 PROCESSOR_TIMEOUT_SECONDS = 15
+#: The campaign's alarm period is 0.5 s for AWS's 60: the sweeper's settle grace (600 s deployed) scaled
+#: alike, so a parked notification's job is settled from S3 within the campaign.
+SETTLE_GRACE_SECONDS = 5
+#: Lambda's first attempt and its two retries of an async event: a fault that hits all of them parks it.
+ASYNC_ATTEMPTS = 3
+COMPLETION_DOWN = "completion handler down"
 #: The ONNX exports the processor image bakes (containers/cpu-ocr/Dockerfile), prepared the same way.
 PREPARED_ONNX_MODELS = ("PP-OCRv5_mobile_det", "PP-OCRv5_mobile_rec")
 #: The engines the processor image builds in its init phase (its ``OCR_PRELOAD_MODELS``).
@@ -101,6 +109,8 @@ class CampaignReport:
     by_code: Counter[str] = field(default_factory=Counter)
     by_fault: Counter[str] = field(default_factory=Counter)
     faults_injected: dict[str, int] = field(default_factory=dict)
+    #: Events on the parked-events queue, by job id (only a ``completion handler down`` job's may be there).
+    parked_events: Counter[str] = field(default_factory=Counter)
     processor_runs: int = 0
     endpoint_requests: int = 0
     #: Backend runs (processor invocations + endpoint requests) per job id; more than one is a double hand-over.
@@ -137,6 +147,7 @@ class CampaignReport:
             f"failure codes: {counts(self.by_code)}",
             f"jobs per fault: {counts(self.by_fault)}",
             f"faults injected: {counts(Counter(self.faults_injected))}",
+            f"parked events: {sum(self.parked_events.values())} for {len(self.parked_events)} jobs (settled from S3 by the sweeper)",
             (
                 f"backend runs: {sum(self.backend_runs.values())} for {self.jobs} jobs (processor {self.processor_runs}, "
                 f"endpoint {self.endpoint_requests}), jobs run more than once: {sum(1 for n in self.backend_runs.values() if n > 1)}; "
@@ -221,8 +232,14 @@ def plan(total: int = 54) -> tuple[list[PlannedJob], tuple[Fault, ...]]:
         job = add("sns-twice", "paddleocr-vl", "pdf2", done, fault="success notification twice")
         faults.append(Fault("success-topic", "duplicate", match=job))
 
+    def completion_down(model: str) -> None:
+        job = add("completion-down", "paddleocr-vl", "png", done, fault=COMPLETION_DOWN)
+        faults.append(Fault("completion", "crash", match=job, count=ASYNC_ATTEMPTS))
+
     for model in ("pp-ocrv5", "pp-structurev3"):
         crash(model)
+    for _ in range(2):
+        completion_down("paddleocr-vl")
     job = add("timeout", "pp-ocrv5", "pdf3", failed, "timed_out", fault="processor timeout")
     faults.append(Fault("processor", "delay", match=job, seconds=PROCESSOR_TIMEOUT_SECONDS - 0.3))
     for _ in range(2):
@@ -303,7 +320,8 @@ def run_campaign(
         "OCR_PRELOAD_MODELS": PRELOADED_MODELS,
     }
     config = PlatformConfig(
-        stage="local", engine_fallback=True, processor_timeout_seconds=PROCESSOR_TIMEOUT_SECONDS, versioned_bucket=True
+        stage="local", engine_fallback=True, processor_timeout_seconds=PROCESSOR_TIMEOUT_SECONDS, versioned_bucket=True,
+        settle_grace_seconds=SETTLE_GRACE_SECONDS,
     )
     options = LocalOptions(period_seconds=0.5, visibility_timeout_seconds=2, retry_delays_seconds=(0.2, 0.2), faults=faults)
     report = CampaignReport(jobs=len(jobs), rate_per_minute=rate_per_minute)
@@ -482,18 +500,60 @@ def _check(stack: LocalStack, info: Any, client: OcrClient, jobs: list[PlannedJo
             report.problems.append(f"{depth} message(s) left on the {name} [not injected]")
     if stack.sagemaker.backlog() != 0:
         report.problems.append(f"{stack.sagemaker.backlog()} endpoint request(s) still queued or in flight [not injected]")
-    # Function errors come from the injected crashes and timeouts only: the processor's.
-    injected = report.faults_injected.get("processor:crash", 0) + report.faults_injected.get("processor:delay", 0)
+    _check_parked_events(sqs, info, jobs, report)
+    # Function errors come from the injected crashes and timeouts only: the processor's, and the completion
+    # function's for the jobs whose completion handler is down.
+    injected = {
+        stack.names["processor"]: report.faults_injected.get("processor:crash", 0) + report.faults_injected.get("processor:delay", 0),
+        stack.names["completion"]: report.faults_injected.get("completion:crash", 0),
+    }
     errors = {name: counts["errors"] for name, counts in stack.lambdas.stats().items() if counts["errors"]}
-    if errors != ({stack.names["processor"]: injected} if injected else {}):
-        faulted = {job.job_id: job.fault for job in jobs if job.fault in ("processor crash mid-job", "processor timeout")}
+    if errors != {name: count for name, count in injected.items() if count}:
+        faulted = {
+            job.job_id: (job.fault, stack.names["completion"] if job.fault == COMPLETION_DOWN else stack.names["processor"])
+            for job in jobs if job.fault in ("processor crash mid-job", "processor timeout", COMPLETION_DOWN)
+        }
         erred = [
             f"{record.function} {record.error_type} on {job_id} "
-            + (f"[injected: {faulted[job_id]}]" if record.function == stack.names["processor"] and job_id in faulted else "[not injected]")
+            + (f"[injected: {faulted[job_id][0]}]" if job_id in faulted and faulted[job_id][1] == record.function else "[not injected]")
             for record in stack.lambdas.invocations() if record.error_type
-            for job_id in [(record.event or {}).get("job_id") if isinstance(record.event, dict) else None]
+            for job_id in [_event_job_id(record.event, jobs)]
         ]
-        report.problems.append(f"function errors {errors}; expected only the {injected} injected into the processor: {'; '.join(erred)}")
+        report.problems.append(f"function errors {errors}; expected only the injected {injected}: {'; '.join(erred)}")
     for fault in stack.options.faults:
         if f"{fault.target}:{fault.action}" not in report.faults_injected:
             report.problems.append(f"fault {fault.target}:{fault.action} ({fault.match or 'any'}) was never injected [injected, but never fired]")
+
+
+def _event_job_id(event: Any, jobs: list[PlannedJob]) -> str | None:
+    """The job an invocation's event is about: its ``job_id``, or the planned job its text names (an SNS event)."""
+    if isinstance(event, dict) and event.get("job_id"):
+        return str(event["job_id"])
+    text = json.dumps(event)
+    return next((job.job_id for job in jobs if job.job_id in text), None)
+
+
+def _check_parked_events(sqs: Any, info: Any, jobs: list[PlannedJob], report: CampaignReport) -> None:
+    """Exactly one parked event per ``completion handler down`` job (Lambda's destination record of its
+    success notification, after every attempt failed), and nothing else on the parked-events queue."""
+    url = info.resources["parked_events_url"]
+    seen: set[str] = set()
+    while True:
+        messages = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=600, WaitTimeSeconds=1).get("Messages", [])
+        if not messages:
+            break
+        for message in messages:
+            if message["MessageId"] in seen:
+                continue
+            seen.add(message["MessageId"])
+            record = json.loads(message["Body"])
+            context = record.get("requestContext", {})
+            job_id = _event_job_id(record.get("requestPayload"), jobs) or "?"
+            report.parked_events[job_id] += 1
+            if context.get("condition") != "RetriesExhausted" or context.get("approximateInvokeCount") != ASYNC_ATTEMPTS:
+                report.problems.append(f"parked event of {job_id} is not Lambda's record after {ASYNC_ATTEMPTS} attempts: {context}")
+    expected = Counter(job.job_id for job in jobs if job.fault == COMPLETION_DOWN)
+    for job_id in sorted(set(expected) | set(report.parked_events)):
+        if report.parked_events[job_id] != expected[job_id]:
+            tag = "[injected: completion handler down]" if expected[job_id] else "[not injected]"
+            report.problems.append(f"{job_id}: {report.parked_events[job_id]} parked event(s), expected {expected[job_id]} {tag}")

@@ -2,9 +2,10 @@
 
 Why a module of its own: moto keeps messages but invokes nothing. These loops do what the Lambda service
 does between a queue or topic and a function: poll a queue, invoke with a batch and delete what did not
-fail (SQS), and hand each notification to the subscribed function asynchronously (SNS). Each loop runs in a
-thread of the local stack until its ``stop`` event is set. Faults deliver a message twice, one after the
-other or to two invocations at once (a scaled-out mapping's race), as AWS may.
+fail (SQS), and hand each notification to the subscribed function asynchronously (SNS), or to the
+subscription's DLQ when that hand-over fails. Each loop runs in a thread of the local stack until its
+``stop`` event is set. Faults deliver a message twice, one after the other or to two invocations at once
+(a scaled-out mapping's race), or refuse an SNS delivery, as AWS may.
 """
 
 from __future__ import annotations
@@ -32,12 +33,15 @@ class EventSources:
         lambdas: the runtime that runs the functions.
         faults: asked for ``duplicate`` and ``concurrent-duplicate`` faults on each delivery.
         stop: set to end every loop.
+        parked_events_url: the SNS subscriptions' DLQ (the stack's parked-events queue); ``None``: a
+            refused delivery is dropped, as SNS drops it without a DLQ.
     """
 
     moto_url: str
     lambdas: LambdaRuntime
     faults: FaultInjector
     stop: threading.Event
+    parked_events_url: str | None = None
 
     def sqs_event_source(self, queue_url: str, queue_arn: str, function: str, batch_size: int, target: str) -> None:
         """Lambda's SQS event source mapping: batches, partial batch failures; SQS itself redrives.
@@ -85,16 +89,35 @@ class EventSources:
 
     def sns_delivery(self, tap_url: str, topic_arn: str, function: str, target: str) -> None:
         """SNS -> Lambda: each notification that reaches the topic's SQS tap invokes the subscribed function
-        asynchronously (twice under a ``duplicate`` fault on ``target``, as SNS's at-least-once delivery may)."""
+        asynchronously (twice under a ``duplicate`` fault on ``target``, as SNS's at-least-once delivery may).
+
+        When the hand-over fails (the Lambda service refuses it: a ``delivery-refused`` fault on ``target``,
+        or the function cannot be invoked), the notification goes to the subscription's DLQ as SNS sends it
+        there: the notification envelope as the body, with ``ErrorCode`` and ``ErrorMessage`` attributes.
+        """
         sqs = moto_client("sqs", self.moto_url)
         while not self.stop.is_set():
             for message in sqs.receive_message(QueueUrl=tap_url, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
                 envelope = json.loads(message["Body"])
                 event = sns_event([envelope], f"{topic_arn}:local")
-                self.lambdas.invoke_async(function, event)
-                if self.faults.take(target, "duplicate", envelope.get("Message", "")) is not None:
+                try:
+                    if self.faults.take(target, "delivery-refused", envelope.get("Message", "")) is not None:
+                        raise RuntimeError(f"The Lambda service refused the delivery to {function}")
                     self.lambdas.invoke_async(function, event)
+                except Exception as err:  # noqa: BLE001 - SNS parks what it could not deliver
+                    self._park_notification(sqs, message["Body"], err)
+                else:
+                    if self.faults.take(target, "duplicate", envelope.get("Message", "")) is not None:
+                        self.lambdas.invoke_async(function, event)
                 sqs.delete_message(QueueUrl=tap_url, ReceiptHandle=message["ReceiptHandle"])
+
+    def _park_notification(self, sqs: Any, body: str, err: Exception) -> None:
+        if self.parked_events_url is None:
+            return
+        sqs.send_message(QueueUrl=self.parked_events_url, MessageBody=body, MessageAttributes={
+            "ErrorCode": {"DataType": "String", "StringValue": "500"},
+            "ErrorMessage": {"DataType": "String", "StringValue": str(err)},
+        })
 
 
 def deliver_together(deliver: Callable[[list[dict[str, Any]]], None], batches: list[list[dict[str, Any]]], *, name: str) -> None:

@@ -12,6 +12,7 @@ point where AWS itself can fail in that way; the handlers hold no fault code at 
 | ``job-queue`` / ``dead-letter-queue`` | ``duplicate`` | SQS delivers the message a second time (at-least-once delivery) |
 | ``job-queue`` | ``concurrent-duplicate`` | two invocations get the message at once, each in its own environment (a scaled-out mapping's race) |
 | ``success-topic`` / ``error-topic`` / ``scale-in-topic`` | ``duplicate`` | SNS delivers the notification to the function twice |
+| a topic (as above) | ``delivery-refused`` | Lambda refuses SNS's delivery: the notification goes to the subscription's DLQ (parked events) |
 | ``endpoint`` | ``model-error`` | the model container answers ``/invocations`` with HTTP 500 |
 | ``endpoint-capacity`` | ``update-refused`` | ``UpdateEndpointWeightsAndCapacities`` is refused: the endpoint is updating |
 
@@ -34,8 +35,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-FaultAction = Literal["crash", "delay", "duplicate", "concurrent-duplicate", "model-error", "update-refused"]
-ACTIONS: tuple[str, ...] = ("crash", "delay", "duplicate", "concurrent-duplicate", "model-error", "update-refused")
+FaultAction = Literal["crash", "delay", "duplicate", "concurrent-duplicate", "delivery-refused", "model-error", "update-refused"]
+ACTIONS: tuple[str, ...] = ("crash", "delay", "duplicate", "concurrent-duplicate", "delivery-refused", "model-error", "update-refused")
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,8 @@ class FunctionSpec:
         retry_attempts: retries of a failed asynchronous (``Event``) invocation (Lambda's default is 2).
         on_failure: name of the function that receives the invocation record when an async invocation
             still fails after its retries (Lambda's on-failure destination), or ``None``.
+        on_failure_queue: name of the SQS queue that receives that record instead (an SQS on-failure
+            destination: the stack's parked-events queue), or ``None``; ``on_failure`` wins if both are set.
         max_concurrency: invocations it runs at once, each in an execution environment of its own (its
             reserved concurrency); 1 runs one at a time.
     """
@@ -50,6 +52,7 @@ class FunctionSpec:
     memory_mb: int = 256
     retry_attempts: int = 2
     on_failure: str | None = None
+    on_failure_queue: str | None = None
     max_concurrency: int = 1
 
 
@@ -88,12 +91,14 @@ def function_specs(config: PlatformConfig, names: Mapping[str, str]) -> list[Fun
         FunctionSpec(
             names["completion"], "ocr_platform.handlers.completion.handler", env("ocr-completion"),
             timeout_seconds=cfg.completion_timeout_seconds, memory_mb=cfg.completion_memory_mb,
+            retry_attempts=defaults.ASYNC_RETRY_ATTEMPTS, on_failure_queue=names["parked_events"],
         ),
         FunctionSpec(
             names["scale_in"], "ocr_platform.handlers.scale_in.handler",
             env("ocr-scale-in", endpoint_name=names["endpoint"], variant_name=cfg.variant_name,
                 inflight_window_seconds=cfg.inflight_window_seconds, idle_alarm_name=names["idle_alarm"]),
             timeout_seconds=cfg.scale_in_timeout_seconds, memory_mb=cfg.scale_in_memory_mb,
+            retry_attempts=defaults.ASYNC_RETRY_ATTEMPTS, on_failure_queue=names["parked_events"],
         ),
         FunctionSpec(
             names["dlq_consumer"], "ocr_platform.handlers.dlq_consumer.handler", env("ocr-dlq-consumer"),
@@ -103,7 +108,8 @@ def function_specs(config: PlatformConfig, names: Mapping[str, str]) -> list[Fun
             names["sweeper"], "ocr_platform.handlers.sweeper.handler",
             env("ocr-sweeper", queued_deadline_seconds=cfg.queued_deadline_seconds,
                 lambda_deadline_seconds=cfg.lambda_deadline_seconds,
-                sagemaker_deadline_seconds=cfg.sagemaker_deadline_seconds),
+                sagemaker_deadline_seconds=cfg.sagemaker_deadline_seconds, settle_grace_seconds=cfg.settle_grace_seconds),
             timeout_seconds=defaults.SWEEPER_TIMEOUT_SECONDS, memory_mb=defaults.SWEEPER_MEMORY_MB,
+            retry_attempts=0, on_failure_queue=names["parked_events"],
         ),
     ]

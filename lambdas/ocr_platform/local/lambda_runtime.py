@@ -5,7 +5,8 @@ moto does not execute Lambda code without Docker. ``LambdaRuntime`` holds one
 environments, up to the spec's ``max_concurrency`` invocations at once), serves the Invoke API
 (:mod:`ocr_platform.local.invoke_api`) for code that calls ``boto3.client("lambda").invoke`` behind
 ``AWS_ENDPOINT_URL_LAMBDA``, and runs asynchronous (``Event``) invocations from a queue per function with
-Lambda's retry policy and its on-failure destination record. Event sources in the same process call
+Lambda's retry policy and its on-failure destination record, sent to a function or (``SendMessage``) to
+an SQS queue on moto, as Lambda's on-failure destinations are. Event sources in the same process call
 ``invoke`` / ``invoke_async`` directly.
 """
 
@@ -91,6 +92,7 @@ class LambdaRuntime:
         prewarm: bool = True,
         faults: FaultInjector | None = None,
         init_timeout_seconds: float = INIT_TIMEOUT_SECONDS,
+        sqs: Any = None,
     ) -> None:
         """Serves ``functions`` on ``host:port`` (0: any free port) once started.
 
@@ -101,6 +103,8 @@ class LambdaRuntime:
                 many as its ``max_concurrency``: a deployed function that has served traffic has them warm.
             faults: failures to inject (none by default).
             init_timeout_seconds: the init phase's own limit (Lambda's 10 s for on-demand functions).
+            sqs: the SQS client (on moto) that reaches the specs' ``on_failure_queue`` destinations; a record
+                for such a queue is dropped with an error logged when there is none.
         """
         self.region = (base_environment or {}).get("AWS_DEFAULT_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
         self.faults = faults or FaultInjector()
@@ -111,6 +115,7 @@ class LambdaRuntime:
         }
         self.retry_delays_seconds = retry_delays_seconds or (0.0,)
         self.prewarm = prewarm
+        self._sqs = sqs
         self._address = (host, port)
         self._server: ThreadingHTTPServer | None = None
         self._threads: list[threading.Thread] = []
@@ -287,6 +292,17 @@ class LambdaRuntime:
                 logger.error("On-failure destination %s of %s does not exist", spec.on_failure, spec.name)
                 return
             self._schedule(_AsyncEvent(spec.on_failure, self._failure_record(function, event, result.error), str(uuid.uuid4())), 0.0)
+        elif spec.on_failure_queue is not None:
+            self._send_to_queue(spec.on_failure_queue, self._failure_record(function, event, result.error), spec.name)
+
+    def _send_to_queue(self, queue: str, record: dict[str, Any], function: str) -> None:
+        """Lambda's SQS on-failure destination: the record, as JSON, is the message body."""
+        if self._sqs is None:
+            logger.error("On-failure queue %s of %s is unreachable: the runtime has no SQS client", queue, function)
+            return
+        url = self._sqs.get_queue_url(QueueName=queue)["QueueUrl"]
+        self._sqs.send_message(QueueUrl=url, MessageBody=json.dumps(record))
+        logger.warning("Parked the failed event %s of %s on %s", record["requestContext"]["requestId"], function, queue)
 
     def _failure_record(self, function: LocalFunction, event: _AsyncEvent, error: dict[str, Any]) -> dict[str, Any]:
         """The invocation record Lambda sends to an on-failure destination."""

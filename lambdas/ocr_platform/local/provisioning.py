@@ -1,7 +1,7 @@
 """The local stage's AWS resources on moto, created from the ``PlatformConfig`` the CDK app deploys.
 
 Why a module of its own: what the deployed stack declares (the bucket, the jobs table, the job queue and
-its DLQ with the redrive, the three topics, the endpoint with its scalable target, the two alarms) must
+its DLQ with the redrive, the parked-events queue, the three topics, the endpoint with its scalable target, the two alarms) must
 exist on moto, with the same names' roles and settings, before any handler runs. Everything here only
 creates resources through boto3; what runs against them lives in the other ``ocr_platform.local`` modules.
 
@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ocr_platform import defaults
 from ocr_platform.jobs import STATUS_INDEX_NAME
 from ocr_platform.local.endpoint_capacity import set_desired_instances
 from ocr_platform.local.moto_account import ACCOUNT, REGION
@@ -38,6 +39,7 @@ def resource_names(config: PlatformConfig) -> dict[str, str]:
         "table": f"{prefix}-jobs",
         "queue": f"{prefix}-jobs-queue",
         "dlq": f"{prefix}-jobs-dlq",
+        "parked_events": f"{prefix}-parked-events",
         "endpoint": config.endpoint_name,
         "invoker": f"{prefix}-invoker",
         "processor": f"{prefix}-processor",
@@ -78,7 +80,7 @@ def provision(
             keeps the stack's value.
 
     Returns:
-        ``queue_url``/``queue_arn``, ``dlq_url``/``dlq_arn``, and for each of ``TOPICS`` ``<topic>_topic``
+        ``queue_url``/``queue_arn``, ``dlq_url``/``dlq_arn``, ``parked_events_url``/``parked_events_arn``, and for each of ``TOPICS`` ``<topic>_topic``
         (the ARN) and ``<topic>_topic_tap`` (the URL of the SQS queue subscribed to it).
     """
     resources: dict[str, str] = {}
@@ -119,6 +121,11 @@ def _create_queues(sqs: Any, config: PlatformConfig, names: Mapping[str, str], v
         "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(config.max_receive_count)}),
     })["QueueUrl"]
     queues["queue_arn"] = _queue_arn(sqs, queues["queue_url"])
+    # Where an asynchronous hand-over parks an event it could not complete (a Lambda on-failure
+    # destination, an SNS subscription's DLQ), kept for an operator like the DLQ.
+    parked_attributes = {"MessageRetentionPeriod": str(defaults.DLQ_RETENTION_DAYS * 86_400)}
+    queues["parked_events_url"] = sqs.create_queue(QueueName=names["parked_events"], Attributes=parked_attributes)["QueueUrl"]
+    queues["parked_events_arn"] = _queue_arn(sqs, queues["parked_events_url"])
     return queues
 
 

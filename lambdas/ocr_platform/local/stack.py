@@ -10,7 +10,8 @@
    consumer, sweeper) with the environment the stack gives them (``lambda_runtime``, ``function_specs``);
 3. the SQS event sources of the invoker (batches, ReportBatchItemFailures, visibility timeout, moto's
    redrive to the DLQ) and of the DLQ consumer, and SNS -> Lambda delivery for the success, error and
-   scale-in topics (``event_sources``);
+   scale-in topics (``event_sources``); what an async hand-over cannot complete (a function's last
+   failed retry, an SNS delivery the Lambda service refused) is parked on the parked-events queue;
 4. the SageMaker async runtime with the real vl-endpoint ``serve`` process (``sagemaker_runtime``);
 5. the idle alarm evaluated from the async backlog every ``period_seconds`` (60 s on AWS), publishing
    CloudWatch's alarm message to the scale-in topic, the backlog-without-capacity scale-out, and the
@@ -176,7 +177,7 @@ class LocalStack:
         }
         self.lambdas = LambdaRuntime(
             function_specs(cfg, names), base_environment=base_env, port=lambda_port,
-            retry_delays_seconds=options.retry_delays_seconds, faults=self.faults,
+            retry_delays_seconds=options.retry_delays_seconds, faults=self.faults, sqs=moto_client("sqs", moto_url),
         )
         self.lambdas.start()
 
@@ -199,7 +200,8 @@ class LocalStack:
         self.sagemaker.start()
 
         # 4. Event sources, SNS delivery and the alarms, each in a thread that outlives its failures.
-        sources = EventSources(moto_url=moto_url, lambdas=self.lambdas, faults=self.faults, stop=self._stop)
+        sources = EventSources(moto_url=moto_url, lambdas=self.lambdas, faults=self.faults, stop=self._stop,
+                               parked_events_url=resources["parked_events_url"])
         self._spawn("sqs-job-queue", sources.sqs_event_source,
                     resources["queue_url"], resources["queue_arn"], names["invoker"], cfg.invoker_batch_size, "job-queue")
         self._spawn("sqs-dead-letter-queue", sources.sqs_event_source,
