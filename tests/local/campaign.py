@@ -456,6 +456,11 @@ def _check(stack: LocalStack, info: Any, client: OcrClient, jobs: list[PlannedJo
     report.processor_runs, report.endpoint_requests = sum(processor_runs.values()), sum(endpoint_requests.values())
     report.backend_runs = processor_runs + endpoint_requests
     report.faults_injected = stack.faults.counts()
+    # Every version of every result.json, in one paginated listing: one call per job scanned moto's whole
+    # versioned bucket each time, and at 500 jobs one of them outlived botocore's 60 s read timeout.
+    result_writes: Counter[str] = Counter()
+    for page in s3.get_paginator("list_object_versions").paginate(Bucket=info.bucket, Prefix="results/"):
+        result_writes.update(version["Key"] for version in page.get("Versions", []))
     for job in jobs:
         item = client.store.get(job.job_id) or {}
         status, code = item.get("status"), (item.get("error") or {}).get("code")
@@ -482,9 +487,8 @@ def _check(stack: LocalStack, info: Any, client: OcrClient, jobs: list[PlannedJo
             report.problems.append(f"{job.job_id}: its terminal state changed after it was first seen {tag}")
         if status == JobStatus.COMPLETED:
             key = f"results/{job.job_id}/result.json"
-            versions = s3.list_object_versions(Bucket=info.bucket, Prefix=key).get("Versions", [])
-            if len(versions) != 1:
-                report.problems.append(f"{job.job_id}: result.json was written {len(versions)} times {tag}")
+            if (writes := result_writes[key]) != 1:
+                report.problems.append(f"{job.job_id}: result.json was written {writes} times {tag}")
             result = client.result(job.job_id)
             for index, lines in enumerate(job.expected_text):
                 recognised = "\n".join(line["text"] for line in result["pages"][index]["lines"])
