@@ -110,6 +110,20 @@ class NotificationTopics(Construct):
         return self._alarms
 
 
+def any_message_alarm(scope: Construct, construct_id: str, queue: sqs.IQueue, description: str) -> cloudwatch.Alarm:
+    """An alarm on a last-stop queue (a DLQ, the parked events): any visible message, in any minute."""
+    return cloudwatch.Alarm(
+        scope,
+        construct_id,
+        alarm_description=description,
+        metric=queue.metric_approximate_number_of_messages_visible(period=Duration.minutes(1), statistic="Maximum"),
+        threshold=0,
+        comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluation_periods=1,
+        treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+    )
+
+
 @dataclass(frozen=True)
 class ParkedEventsProps:
     """Props of :class:`ParkedEvents`.
@@ -144,16 +158,12 @@ class ParkedEvents(Construct):
             "automatically, so a DLQ of its own would have nothing to catch.",
         )
         # 2. Alarm: any parked event is a hand-over that did not happen and needs an operator.
-        self._alarm = cloudwatch.Alarm(
+        self._alarm = any_message_alarm(
             self,
             "Alarm",
-            alarm_description="Events between OCR platform services were parked (a function failed its retries, or SNS or "
+            self._queue,
+            "Events between OCR platform services were parked (a function failed its retries, or SNS or "
             "EventBridge could not invoke it): inspect and redrive them.",
-            metric=self._queue.metric_approximate_number_of_messages_visible(period=Duration.minutes(1), statistic="Maximum"),
-            threshold=0,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            evaluation_periods=1,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
 
     @property
@@ -210,17 +220,11 @@ class JobQueue(Construct):
             **secure_queue_props(),
         )
         # 3. Alarm: any message in the DLQ is a job nobody finished and needs an operator.
-        self._dlq_alarm = cloudwatch.Alarm(
+        self._dlq_alarm = any_message_alarm(
             self,
             "DeadLetterAlarm",
-            alarm_description="OCR job messages reached the dead-letter queue: inspect them and redrive or discard.",
-            metric=self._dlq.metric_approximate_number_of_messages_visible(
-                period=Duration.minutes(1), statistic="Maximum"
-            ),
-            threshold=0,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            evaluation_periods=1,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            self._dlq,
+            "OCR job messages reached the dead-letter queue: inspect them and redrive or discard.",
         )
 
     @property
