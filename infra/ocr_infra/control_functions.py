@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
@@ -28,6 +30,24 @@ from ocr_platform.s3_layout import (
     RESULTS_PREFIX,
 )
 from ocr_platform.settings import ENV
+
+
+def allow_finishing_async_inferences(role: iam.IRole, bucket: s3.IBucket, who: str) -> None:
+    """What finishing a SageMaker job from its outcome in S3 needs (``completion.finish_async_inference``):
+    read the async outputs and failures, write ``results/``. The completion function and the sweeper both do it."""
+    allow(
+        role,
+        ["s3:GetObject"],
+        [bucket.arn_for_objects(f"{ASYNC_OUTPUTS_PREFIX}*"), bucket.arn_for_objects(f"{ASYNC_FAILURES_PREFIX}*")],
+        reason=f"Key-prefix scope: SageMaker names each async output and failure object per request; {who} reads "
+        "only those two prefixes.",
+    )
+    allow(
+        role,
+        ["s3:PutObject"],
+        [bucket.arn_for_objects(f"{RESULTS_PREFIX}*")],
+        reason=f"Key-prefix scope: {who} writes results/{{job_id}}/ for whichever job it finishes.",
+    )
 
 
 @dataclass(frozen=True)
@@ -76,22 +96,7 @@ class CompletionHandler(Construct):
         )
         role = self._fn.role
         # 2. Permissions: read async outputs and failures, publish result.json, finish the job.
-        allow(
-            role,
-            ["s3:GetObject"],
-            [
-                bucket.arn_for_objects(f"{ASYNC_OUTPUTS_PREFIX}*"),
-                bucket.arn_for_objects(f"{ASYNC_FAILURES_PREFIX}*"),
-            ],
-            reason="Key-prefix scope: SageMaker names each async output and failure object per request; the "
-            "completion function reads only those two prefixes.",
-        )
-        allow(
-            role,
-            ["s3:PutObject"],
-            [bucket.arn_for_objects(f"{RESULTS_PREFIX}*")],
-            reason="Key-prefix scope: the completion function writes results/{job_id}/ for whichever job finished.",
-        )
+        allow_finishing_async_inferences(role, bucket, "the completion function")
         allow(role, ["dynamodb:GetItem", "dynamodb:UpdateItem"], [table.table_arn])
         # 3. Subscriptions: the SageMaker success and error topics; what SNS cannot deliver is parked.
         for topic in props.topics:

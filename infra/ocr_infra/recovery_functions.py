@@ -13,6 +13,7 @@ from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from ocr_infra.control_functions import allow_finishing_async_inferences
 from ocr_infra.platform_function import (
     DLQ_CONSUMER_HANDLER,
     SWEEPER_HANDLER,
@@ -22,7 +23,7 @@ from ocr_infra.platform_function import (
 )
 from ocr_infra.secure_defaults import allow
 from ocr_platform import defaults
-from ocr_platform.s3_layout import ASYNC_FAILURES_PREFIX, ASYNC_OUTPUTS_PREFIX, DEAD_LETTERS_PREFIX, RESULTS_PREFIX
+from ocr_platform.s3_layout import DEAD_LETTERS_PREFIX
 from ocr_platform.settings import ENV
 
 
@@ -122,19 +123,7 @@ class JobRecovery(Construct):
         allow(self._sweeper.role, ["dynamodb:GetItem", "dynamodb:UpdateItem"], [table.table_arn])
         # It settles a GPU job whose notification was lost from the outcome SageMaker wrote, as the completion
         # function would: read the async outputs and failures, publish result.json.
-        allow(
-            self._sweeper.role,
-            ["s3:GetObject"],
-            [bucket.arn_for_objects(f"{ASYNC_OUTPUTS_PREFIX}*"), bucket.arn_for_objects(f"{ASYNC_FAILURES_PREFIX}*")],
-            reason="Key-prefix scope: SageMaker names each async output and failure object per request; the sweeper "
-            "reads only those two prefixes to settle jobs whose notification was lost.",
-        )
-        allow(
-            self._sweeper.role,
-            ["s3:PutObject"],
-            [bucket.arn_for_objects(f"{RESULTS_PREFIX}*")],
-            reason="Key-prefix scope: the sweeper writes results/{job_id}/ for a job it settles from S3.",
-        )
+        allow_finishing_async_inferences(self._sweeper.role, bucket, "the sweeper (settling jobs whose notification was lost)")
         # 3. Schedule: every sweeper_interval_minutes, no retries (the next run sweeps again).
         self._sweeper_rule = events.Rule(
             self,
