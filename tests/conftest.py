@@ -142,16 +142,20 @@ class Platform:
 
         return processor.handler(payload, FakeLambdaContext(function_name="ocr-processor"))
 
-    def publish(self, topic: str, message: str) -> dict[str, Any]:
-        """Publish to a real (moto) topic and hand the delivered envelope to that topic's Lambda."""
-        from ocr_platform.handlers import completion, scale_in
-
+    def sns_delivery(self, topic: str, message: str) -> dict[str, Any]:
+        """Publish to a real (moto) topic; return the Lambda event SNS delivers to the topic's subscriber."""
         self.sns.publish(TopicArn=self.topics[topic], Message=message)
         received = self.sqs.receive_message(QueueUrl=self.taps[topic], MaxNumberOfMessages=10).get("Messages", [])
         assert received, f"nothing delivered from topic {topic}"
         for m in received:
             self.sqs.delete_message(QueueUrl=self.taps[topic], ReceiptHandle=m["ReceiptHandle"])
-        event = sns_event([json.loads(m["Body"]) for m in received], f"{self.topics[topic]}:sub")
+        return sns_event([json.loads(m["Body"]) for m in received], f"{self.topics[topic]}:sub")
+
+    def publish(self, topic: str, message: str) -> dict[str, Any]:
+        """Publish to a real (moto) topic and hand the delivered envelope to that topic's Lambda."""
+        from ocr_platform.handlers import completion, scale_in
+
+        event = self.sns_delivery(topic, message)
         handler = scale_in.handler if topic == "scale-in" else completion.handler
         return handler(event, FakeLambdaContext(function_name=f"ocr-{topic}"))
 

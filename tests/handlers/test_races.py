@@ -30,7 +30,7 @@ from ocr_platform.dispatch import HandOverInProgressError
 from ocr_platform.engines import EngineOutput
 from ocr_platform.jobs import JobStore, NewJob, utc_now
 from ocr_platform.results import EngineInfo
-from tests.aws_events import FakeLambdaContext, sagemaker_notification, sns_event, sqs_event
+from tests.aws_events import FakeLambdaContext, sagemaker_notification, sqs_event
 from tests.conftest import BUCKET, ENDPOINT, TABLE, Platform
 from tests.handlers.test_completion import VALID_OUTPUT
 
@@ -241,11 +241,7 @@ def _notification(platform: Platform, job_id: str, kind: str) -> dict[str, Any]:
         body = sagemaker_notification(job_id, endpoint=ENDPOINT, input_location=request,
                                       failure_reason="ClientError: Received server error (500) from model.",
                                       failure_location=f"s3://{BUCKET}/{key}")
-    platform.sns.publish(TopicArn=platform.topics[kind], Message=body)
-    delivered = platform.sqs.receive_message(QueueUrl=platform.taps[kind], MaxNumberOfMessages=10)["Messages"]
-    for m in delivered:
-        platform.sqs.delete_message(QueueUrl=platform.taps[kind], ReceiptHandle=m["ReceiptHandle"])
-    return sns_event([json.loads(m["Body"]) for m in delivered], f"{platform.topics[kind]}:sub")
+    return platform.sns_delivery(kind, body)
 
 
 def _complete(event: dict[str, Any]) -> str:
@@ -347,9 +343,7 @@ def test_a_scale_in_racing_a_dispatch_leaves_the_request_to_the_backlog_without_
     platform.enqueue({"job_id": job_id, "model": "paddleocr-vl", "input": uri})
     [message] = platform.sqs.receive_message(QueueUrl=platform.queue_url, AttributeNames=["All"])["Messages"]
     record = sqs_event([message], platform.queue_arn)["Records"][0]
-    platform.sns.publish(TopicArn=platform.topics["scale-in"], Message=idle_alarm_message("ocr-test-vl-idle", "ALARM", ENDPOINT))
-    [alarm] = platform.sqs.receive_message(QueueUrl=platform.taps["scale-in"])["Messages"]
-    alarm_event = sns_event([json.loads(alarm["Body"])], f"{platform.topics['scale-in']}:sub")
+    alarm_event = platform.sns_delivery("scale-in", idle_alarm_message("ocr-test-vl-idle", "ALARM", ENDPOINT))
 
     with held_at(_services._client("sagemaker"), "before-call.sagemaker.UpdateEndpointWeightsAndCapacities") as hold:
         first, second = race(

@@ -141,7 +141,7 @@ def _completion_fails_every_retry(platform: Platform, job_id: str, kind: str) ->
     from botocore.exceptions import ClientError
 
     from ocr_platform.handlers import _services, completion
-    from tests.aws_events import sagemaker_notification, sns_event
+    from tests.aws_events import sagemaker_notification
 
     def throttled(**_: object) -> None:
         raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "throttled"}}, "UpdateItem")
@@ -150,9 +150,7 @@ def _completion_fails_every_retry(platform: Platform, job_id: str, kind: str) ->
         "failure_reason": "ClientError: Received server error (500) from model.",
         "failure_location": f"s3://{BUCKET}/async/failures/{job_id}-error.out"}
     note = sagemaker_notification(job_id, endpoint="ocr-test-vl", input_location=f"s3://{BUCKET}/async/requests/{job_id}.json", **location)
-    envelope = {"Type": "Notification", "MessageId": "m", "TopicArn": platform.topics[kind], "Message": note,
-                "Timestamp": "2026-11-23T10:00:00.000Z", "SignatureVersion": "1", "Signature": "", "SigningCertURL": "", "UnsubscribeURL": ""}
-    event = sns_event([envelope], f"{platform.topics[kind]}:sub")
+    event = platform.sns_delivery(kind, note)
     dynamodb_events = _services.services().store.table.meta.client.meta.events
     dynamodb_events.register("before-call.dynamodb.UpdateItem", throttled, unique_id="throttle")
     try:
