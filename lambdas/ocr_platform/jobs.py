@@ -132,7 +132,8 @@ class Claim:
     Attributes:
         acquired: this attempt holds the step now (it was free, its lease had run out, or it already
             held it: a retry of the same attempt).
-        job: the item as it is after the claim, or as it was when the claim was refused.
+        job: the item as it was when the claim was refused (read then, to tell a live holder from a job that
+            moved on); ``None`` when acquired, so a claim that succeeds costs one write and no read.
     """
 
     acquired: bool
@@ -269,7 +270,7 @@ class JobStore:
         if job is not None:
             condition = condition | Attr(PARTITION_KEY).not_exists()
         acquired = self._transition(job_id, values, condition, to=f"PROCESSING (dispatch claimed by {attempt_id})", if_not_exists=create_if_missing)
-        return Claim(acquired, self.get(job_id))
+        return Claim(acquired, None if acquired else self.get(job_id))
 
     def claim_step(self, job_id: str, step: ClaimStep, *, attempt_id: str, lease_seconds: float) -> Claim:
         """Claim ``step`` of a PROCESSING job for one attempt (the processor's ``run``, the completion's ``finish``).
@@ -283,7 +284,7 @@ class JobStore:
         values = {attempt: attempt_id, lease: _epoch(now + timedelta(seconds=lease_seconds)), "updated_at": iso(now)}
         condition = Attr("status").eq(JobStatus.PROCESSING) & _lease_free(attempt, lease, attempt_id, now)
         acquired = self._transition(job_id, values, condition, to=f"PROCESSING ({step} claimed by {attempt_id})")
-        return Claim(acquired, self.get(job_id))
+        return Claim(acquired, None if acquired else self.get(job_id))
 
     def release_claim(self, job_id: str, step: ClaimStep, *, attempt_id: str) -> bool:
         """End ``attempt_id``'s lease on ``step`` now: it knows it did not do the step (its hand-over failed),
