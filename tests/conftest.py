@@ -114,7 +114,11 @@ class Platform:
         text = body if isinstance(body, str) else json.dumps(body)
         return self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=text)["MessageId"]
 
-    def put_document(self, job_id: str, name: str = "page.png", data: bytes = b"\x89PNG\r\n\x1a\nfake") -> str:
+    def put_document(self, job_id: str, name: str = "page.png", data: bytes | None = None) -> str:
+        """Upload a job's document (default: a tiny valid PNG, which intake accepts); return its URI."""
+        from tests.documents import tiny_png
+
+        data = tiny_png() if data is None else data
         uri = self.layout.document_uri(job_id, name)
         self.s3.put_object(Bucket=uri.bucket, Key=uri.key, Body=data)
         return str(uri)

@@ -69,6 +69,30 @@ def write_vector_pdf(path: Path, pages: list[list[str]], *, password: str | None
     return path
 
 
+def blank_pdf(page_count: int) -> bytes:
+    """A PDF of ``page_count`` empty A4 pages (pypdfium2), for plumbing tests that only count pages."""
+    import io
+
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument.new()
+    for _ in range(page_count):
+        pdf.new_page(595, 842)
+    buffer = io.BytesIO()
+    pdf.save(buffer)
+    pdf.close()
+    return buffer.getvalue()
+
+
+def tiny_png() -> bytes:
+    """A valid 8 x 8 white PNG: a document intake accepts, for plumbing tests whose engine is not OCR."""
+    import io
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 8), "white").save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
 def write_tiff(path: Path, pages: list[list[str]]) -> Path:
     images = [render_page(lines) for lines in pages]
     images[0].save(path, format="TIFF", save_all=True, append_images=images[1:], compression="tiff_deflate")

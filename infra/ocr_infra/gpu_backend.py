@@ -157,6 +157,7 @@ class GpuBackend(Construct):
                     ENV.MAX_CONCURRENT_INVOCATIONS: str(props.max_concurrent_invocations_per_instance),
                     "OCR_VL_BACKEND": "vllm-server" if props.vl_backend == "vllm" else "native",
                     ENV.ENGINE_FALLBACK: engine_fallback_value(props.engine_fallback),
+                    ENV.MAX_PAGES: str(defaults.ENDPOINT_MAX_PAGES),
                 },
             ),
         )

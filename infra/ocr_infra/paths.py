@@ -33,11 +33,11 @@ ZIP_FUNCTION_EXCLUDES = [
     "ocr_platform/client.py",
     "ocr_platform/client_errors.py",
     # The OCR side, which runs in the processor and endpoint images: the engines (imported by model name
-    # on first use, so only the registry is needed), document intake, the model cache, the endpoint's
-    # HTTP server and the processor's handler.
+    # on first use, so only the registry is needed), the model cache, the endpoint's HTTP server and the
+    # processor's handler. Document intake stays: ``job_runner`` (whose ``publish_result`` the completion
+    # function uses) imports it, and it imports Pillow and pypdfium2 only when a document is opened.
     "ocr_platform/engines/*",
     "!ocr_platform/engines/__init__.py",
-    "ocr_platform/intake.py",
     "ocr_platform/model_cache.py",
     "ocr_platform/model_server.py",
     "ocr_platform/handlers/processor.py",

@@ -135,6 +135,8 @@ class OcrPlatformStack(Stack):
                     max_event_age_hours=cfg.processor_max_event_age_hours,
                     engine_fallback=cfg.engine_fallback,
                     bake_models=cfg.processor_bake_models,
+                    pages_per_chunk=cfg.cpu_pages_per_chunk,
+                    max_pages=cfg.max_pages,
                 ),
             )
 

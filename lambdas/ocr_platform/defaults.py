@@ -73,6 +73,39 @@ PROCESSOR_RETRY_ATTEMPTS = 0
 PROCESSOR_MAX_EVENT_AGE_HOURS = 6
 PROCESSOR_BAKE_MODELS = ""
 
+# ----- page fan-out and the per-page cost it is derived from ----------------------------------------
+
+#: Seconds one dense page costs PP-OCRv5 mobile on ONNX Runtime with one intra-op thread: A4 pages of a
+#: two-column medical guideline (58-112 lines, about 4,000 characters each) rendered at scale 2, measured on
+#: the 2-core development machine with two such workers running at once (``benchmarks/fan_out.py``).
+DENSE_PAGE_SECONDS_ONE_VCPU = 3.2
+#: The same pages with two intra-op threads in one worker: 2.06 s/page. Amdahl's law through the two
+#: measurements gives the part of a page's work that does not run in parallel: 3.2 x (s + (1 - s) / 2) =
+#: 2.06, so s = 0.29 (see :func:`dense_page_seconds`).
+DENSE_PAGE_SECONDS_TWO_VCPUS = 2.06
+#: A page may cost this many times a dense one before a chunk is at risk: the timeout check at synth
+#: (:func:`worst_chunk_seconds`) prices every page at it. Measured pages range 0.3-2.1 s here; 3x leaves
+#: room for pages denser than the guideline and for a slower host.
+WORST_PAGE_FACTOR = 3
+#: Lambda gives a function one vCPU per 1,769 MB of memory (6 vCPUs at 10,240 MB).
+LAMBDA_MB_PER_VCPU = 1769
+#: Seconds a chunk spends outside its pages, priced high: a cold start that loads the models (about 5 s in the
+#: image) and the download of the largest document admitted (200 MiB).
+CHUNK_OVERHEAD_SECONDS = 30
+#: What the merge costs per chunk, priced high: two GETs, two DELETEs and the JSON of 8 dense pages.
+MERGE_SECONDS_PER_CHUNK = 0.2
+#: The CPU route splits a job of more pages than this into chunks of at most this many, one processor
+#: invocation each. 8 dense pages take 8 x 2.26 s = 18 s at the default 3,008 MB, so a 100-page document
+#: (13 chunks at once) ends in about 25 s with a cold start and the merge (``benchmarks/aws_latency.py``);
+#: a smaller chunk buys little more and costs a cold start per chunk.
+CPU_PAGES_PER_CHUNK = 8
+#: The most pages one job may read. Chunks keep each invocation short, so the limit is no longer the
+#: processor's timeout: 2,000 pages are 250 chunks; the merge reads 250 partial results (about 32 MB).
+MAX_PAGES = 2000
+#: The most pages one job may read on the GPU route, which does not split documents yet: one async request
+#: reads the whole document within the invocation timeout, so its limit stays where it was.
+ENDPOINT_MAX_PAGES = 500
+
 # ----- zip Lambdas --------------------------------------------------------------------------------
 
 INVOKER_MEMORY_MB = 256
@@ -184,6 +217,55 @@ def dispatch_lease_seconds(
     return invoker_timeout_seconds
 
 
+def lambda_vcpus(memory_mb: int = PROCESSOR_MEMORY_MB) -> float:
+    """The vCPUs Lambda gives a function of ``memory_mb``: one per ``LAMBDA_MB_PER_VCPU``.
+
+    >>> round(lambda_vcpus(), 2)  # 3008 MB
+    1.7
+    """
+    return memory_mb / LAMBDA_MB_PER_VCPU
+
+
+def processor_cpu_threads(memory_mb: int = PROCESSOR_MEMORY_MB) -> int:
+    """ONNX Runtime's intra-op threads in one processor: its vCPUs, rounded up (one worker per environment).
+
+    >>> processor_cpu_threads(), processor_cpu_threads(1024), processor_cpu_threads(10240)
+    (2, 1, 6)
+    """
+    return max(1, -(-memory_mb // LAMBDA_MB_PER_VCPU))
+
+
+def dense_page_seconds(vcpus: float = lambda_vcpus()) -> float:
+    """Seconds one dense page takes on ``vcpus`` vCPUs (Amdahl's law through the two measured points).
+
+    Below one vCPU the page gets that share of one: a 1,024 MB function is throttled to 0.58 of a core.
+
+    >>> round(dense_page_seconds(1), 2), round(dense_page_seconds(2), 2), round(dense_page_seconds(), 2)
+    (3.2, 2.06, 2.26)
+    """
+    serial = 2 * DENSE_PAGE_SECONDS_TWO_VCPUS / DENSE_PAGE_SECONDS_ONE_VCPU - 1
+    if vcpus < 1:
+        return DENSE_PAGE_SECONDS_ONE_VCPU / vcpus
+    return DENSE_PAGE_SECONDS_ONE_VCPU * (serial + (1 - serial) / vcpus)
+
+
+def worst_chunk_seconds(
+    pages_per_chunk: int = CPU_PAGES_PER_CHUNK, memory_mb: int = PROCESSOR_MEMORY_MB, max_pages: int = MAX_PAGES
+) -> float:
+    """The longest one processor invocation may run: the overhead, a full chunk of worst-case pages, and the
+    merge of the largest job's chunks (the last chunk to finish merges).
+
+    An unsplit job has at most ``pages_per_chunk`` pages too, so this bounds every processor run; it must fit
+    in the processor's timeout (``PlatformConfig`` refuses a config where it does not).
+
+    >>> round(worst_chunk_seconds())  # 30 s + 8 pages x 3 x 2.26 s + 250 chunks x 0.2 s
+    134
+    """
+    chunks = -(-max_pages // pages_per_chunk)
+    pages = pages_per_chunk * WORST_PAGE_FACTOR * dense_page_seconds(lambda_vcpus(memory_mb))
+    return CHUNK_OVERHEAD_SECONDS + pages + chunks * MERGE_SECONDS_PER_CHUNK
+
+
 def completion_memory_floor_mb(
     max_output_bytes: int = MAX_ENDPOINT_OUTPUT_BYTES, baseline_mb: int = COMPLETION_BASELINE_MB
 ) -> int:
@@ -242,15 +324,17 @@ def lambda_deadline_seconds(
     The invoker marks the job PROCESSING *before* its asynchronous invoke, and Lambda may hold that event
     in its async queue (throttling, a concurrency limit, an outage) for up to the max event age before the
     run starts. The run then takes at most the processor's timeout. A job younger than max event age +
-    timeout can therefore still be waiting or running, so both count, plus
-    ``FAILURE_DESTINATION_MARGIN_SECONDS`` for the on-failure destination (the completion function, which
-    normally fails an expired or crashed event first). The sweeper is the backstop for what reported
-    nothing.
+    timeout can therefore still be waiting or running, so both count. A long document takes that path twice:
+    the run that opens it launches its chunks, which are asynchronous events too, and each may wait and run
+    as long again. Plus ``FAILURE_DESTINATION_MARGIN_SECONDS`` for the on-failure destination (the
+    completion function, which normally fails an expired or crashed event first). The sweeper is the
+    backstop for what reported nothing.
 
-    >>> lambda_deadline_seconds()  # 6 h + 900 s + 300 s
-    22800
+    >>> lambda_deadline_seconds()  # 2 x (6 h + 900 s) + 300 s
+    45300
     """
-    return processor_max_event_age_hours * 3600 + processor_timeout_seconds + FAILURE_DESTINATION_MARGIN_SECONDS
+    hop = processor_max_event_age_hours * 3600 + processor_timeout_seconds
+    return 2 * hop + FAILURE_DESTINATION_MARGIN_SECONDS
 
 
 def sagemaker_deadline_seconds(

@@ -32,6 +32,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ocr_platform import defaults
 from ocr_platform.errors import ErrorCode, JobError
 
 if TYPE_CHECKING:  # Pillow is imported when a document is opened, not with this module
@@ -53,7 +54,7 @@ class IntakeLimits:
 
     Attributes:
         max_bytes: largest accepted file (default 200 MiB).
-        max_pages: most pages one job may process (after the page selection).
+        max_pages: most pages one job may process (after the page selection); ``defaults.MAX_PAGES``.
         render_scale: PDF render scale in pixels per PDF point (2.0 = 144 DPI).
         max_page_pixels: pixel budget of one page image; a larger page is rendered (or resized) smaller.
         min_scale: below this scale a page would be unreadable, so it is refused instead.
@@ -61,7 +62,7 @@ class IntakeLimits:
     """
 
     max_bytes: int = 200 * 1024 * 1024
-    max_pages: int = 500
+    max_pages: int = defaults.MAX_PAGES
     render_scale: float = 2.0
     max_page_pixels: int = 25_000_000
     min_scale: float = 0.25

@@ -4,6 +4,10 @@ This is what the CPU processor Lambda does for ``pp-ocrv5`` and ``pp-structurev3
 job: a ``JobError`` (bad input, engine missing) and any other exception from the engine mark it FAILED
 with a code; only a crash of the process itself (out of memory, timeout) escapes, and the processor's
 on-failure destination finishes the job then.
+
+A long document is split (``process_job`` with a ``FanOut``): the run that opened it launches one
+asynchronous processor invocation per chunk and ends; each chunk runs ``process_chunk``, and the one that
+completes the set merges the result (``ocr_platform.chunks``).
 """
 
 from __future__ import annotations
@@ -16,13 +20,15 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from botocore.exceptions import ClientError
 
 from ocr_platform import defaults
+from ocr_platform.chunks import Chunk, merge_chunk_results, merge_raw_outputs, plan_chunks
 from ocr_platform.engines import Engine
 from ocr_platform.errors import ErrorCode, JobError
+from ocr_platform.intake import IntakeLimits, open_document
 from ocr_platform.jobs import TERMINAL_STATUSES, JobStatus, JobStore
 from ocr_platform.messages import JobMessage
 from ocr_platform.results import OcrResult, build_result
@@ -30,7 +36,7 @@ from ocr_platform.s3_layout import S3Uri, StorageLayout, safe_file_name
 
 logger = logging.getLogger(__name__)
 
-Outcome = Literal["completed", "failed", "skipped"]
+Outcome = Literal["completed", "failed", "skipped", "fanned_out", "chunk_done"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,40 @@ def publish_result(s3: Any, layout: StorageLayout, result: OcrResult, raw: Any =
     return layout.result_uri(job_id)
 
 
+class ChunkLauncher(Protocol):
+    """Starts one chunk of a split job: the processor invokes itself asynchronously with the chunk."""
+
+    def __call__(self, message: JobMessage, chunk: Chunk) -> None: ...
+
+
+@dataclass(frozen=True)
+class FanOut:
+    """How the processor splits a long job.
+
+    Attributes:
+        pages_per_chunk: a job of more selected pages than this is split into chunks of at most this many.
+        launch: starts one chunk (``LambdaChunkLauncher`` in the processor).
+    """
+
+    pages_per_chunk: int
+    launch: ChunkLauncher
+
+
+@dataclass(frozen=True)
+class LambdaChunkLauncher:
+    """Invokes the processor function asynchronously (``InvocationType=Event``) once per chunk.
+
+    The event is the job message's body with a ``chunk`` field (``Chunk.to_payload``).
+    """
+
+    lambda_client: Any
+    function_name: str
+
+    def __call__(self, message: JobMessage, chunk: Chunk) -> None:
+        payload = {**message.to_body(), "chunk": chunk.to_payload()}
+        self.lambda_client.invoke(FunctionName=self.function_name, InvocationType="Event", Payload=json.dumps(payload).encode())
+
+
 def process_job(
     message: JobMessage,
     *,
@@ -107,21 +147,32 @@ def process_job(
     engine_for: Callable[[str], Engine],
     attempt_id: str | None = None,
     lease_seconds: float = defaults.PROCESSOR_TIMEOUT_SECONDS,
+    limits: IntakeLimits | None = None,
+    fan_out: FanOut | None = None,
 ) -> ProcessResult:
-    """Process ``message`` end to end and leave the job COMPLETED or FAILED.
+    """Process ``message`` end to end and leave the job COMPLETED or FAILED, or split it into chunks.
 
     The run is claimed first (``JobStore.claim_step("run")``) as ``attempt_id`` for ``lease_seconds``
     (the processor passes its request id and the time its invocation has left). A job that is already
     terminal, or whose run another live invocation holds (Lambda delivered the async event twice), is
     skipped without touching it.
+
+    The document is opened first: its selected pages are checked against ``limits`` and counted into the
+    item's ``page_count``. With ``fan_out``, a job of more than ``fan_out.pages_per_chunk`` pages is split:
+    the chunks are recorded on the item and launched, and this run ends ``fanned_out``; the chunks finish the
+    job (:func:`process_chunk`).
     """
     job = store.get(message.job_id)
     if job and job.get("status") in TERMINAL_STATUSES:
         logger.warning("Job %s is already %s; not processing it again", message.job_id, job["status"])
         return ProcessResult("skipped")
+    if job and job.get("chunk_count"):
+        logger.warning("Job %s was split into %s chunks already; not processing it again", message.job_id, job["chunk_count"])
+        return ProcessResult("skipped")
     if not job or job.get("status") == JobStatus.QUEUED:
         store.mark_processing(message.job_id, "lambda", job=message.as_new_job())
-    claim = store.claim_step(message.job_id, "run", attempt_id=attempt_id or uuid.uuid4().hex, lease_seconds=lease_seconds)
+    attempt_id = attempt_id or uuid.uuid4().hex
+    claim = store.claim_step(message.job_id, "run", attempt_id=attempt_id, lease_seconds=lease_seconds)
     if not claim.acquired:
         current = claim.job or {}
         logger.warning("Job %s is %s and its run is held by %s; not processing it again", message.job_id,
@@ -130,13 +181,19 @@ def process_job(
 
     started = time.perf_counter()
     try:
-        engine = engine_for(message.model)
         with tempfile.TemporaryDirectory(prefix=f"ocr-{message.job_id}-") as tmp:
             path = download_input(s3, message.input, Path(tmp))
             download_s = time.perf_counter() - started
+            selected = selected_pages(path, pages=message.pages, limits=limits or IntakeLimits())
+            store.record_page_count(message.job_id, len(selected))
+            if fan_out is not None and len(selected) > fan_out.pages_per_chunk:
+                return _start_chunks(message, plan_chunks(selected, pages_per_chunk=fan_out.pages_per_chunk),
+                                     store=store, fan_out=fan_out, attempt_id=attempt_id)
+            engine = engine_for(message.model)
             result, raw = ocr_document(
                 path, job_id=message.job_id, model=message.model, engine=engine,
                 language=message.language, pages=message.pages, options=message.options,
+                on_page=_count_pages(store, message.job_id),
             )
         result["timings"].update(download=round(download_s, 4), total=round(time.perf_counter() - started, 4))
         result_uri = publish_result(s3, layout, result, raw)
@@ -151,6 +208,122 @@ def process_job(
     ):
         return ProcessResult("completed", result_uri=result_uri)
     return ProcessResult("skipped", result_uri=result_uri)
+
+
+def _count_pages(store: JobStore, job_id: str) -> Callable[[int, int], None]:
+    """The engine's ``on_page`` callback: one more page done on the job item (its ``pages_done``)."""
+
+    def count(done: int, total: int) -> None:
+        store.add_pages_done(job_id)
+
+    return count
+
+
+def selected_pages(path: Path, *, pages: str | None, limits: IntakeLimits) -> list[int]:
+    """The pages of the document at ``path`` that the job reads; the intake's ``JobError`` for bad input."""
+    with open_document(path, pages=pages, limits=limits) as document:
+        return list(document.selected_pages)
+
+
+def _start_chunks(
+    message: JobMessage, chunks: list[Chunk], *, store: JobStore, fan_out: FanOut, attempt_id: str
+) -> ProcessResult:
+    if not store.start_chunks(message.job_id, len(chunks), attempt_id=attempt_id):
+        logger.warning("Job %s was split by another run; not starting its chunks again", message.job_id)
+        return ProcessResult("skipped")
+    for chunk in chunks:
+        try:
+            fan_out.launch(message, chunk)
+        except Exception as err:
+            logger.exception("Could not start %s of job %s", chunk.label, message.job_id)
+            return _fail(store, message, JobError(
+                ErrorCode.INTERNAL_ERROR, f"The job could not start its {chunk.label}: {type(err).__name__}: {err}"
+            ))
+    logger.info("Job %s split into %d chunks", message.job_id, len(chunks))
+    return ProcessResult("fanned_out")
+
+
+def process_chunk(
+    message: JobMessage,
+    chunk: Chunk,
+    *,
+    store: JobStore,
+    s3: Any,
+    layout: StorageLayout,
+    engine_for: Callable[[str], Engine],
+    attempt_id: str | None = None,
+    lease_seconds: float = defaults.PROCESSOR_TIMEOUT_SECONDS,
+) -> ProcessResult:
+    """Read one chunk of a split job; the chunk that completes the set merges the job's result.
+
+    The chunk's run is claimed (``JobStore.claim_chunk``), so a duplicate delivery of its event, while it
+    runs or after it is done, changes nothing. A chunk that fails fails the job, once, with the chunk's
+    pages in the message; the other chunks then find the job FAILED and stop.
+    """
+    claim = store.claim_chunk(message.job_id, chunk.index, attempt_id=attempt_id or uuid.uuid4().hex, lease_seconds=lease_seconds)
+    if not claim.acquired:
+        current = claim.job or {}
+        logger.warning("Not running %s of job %s: the job is %s, or the chunk is done or held", chunk.label,
+                       message.job_id, current.get("status"))
+        return ProcessResult("skipped")
+
+    started = time.perf_counter()
+    try:
+        engine = engine_for(message.model)
+        with tempfile.TemporaryDirectory(prefix=f"ocr-{message.job_id}-{chunk.index}-") as tmp:
+            path = download_input(s3, message.input, Path(tmp))
+            download_s = time.perf_counter() - started
+            result, raw = ocr_document(
+                path, job_id=message.job_id, model=message.model, engine=engine,
+                language=message.language, pages=chunk.page_spec, options=message.options,
+                on_page=_count_pages(store, message.job_id),
+            )
+        result["timings"].update(download=round(download_s, 4))
+        _put_json(s3, layout.bucket, layout.chunk_result_key(message.job_id, chunk.index), result)
+        if raw is not None:
+            _put_json(s3, layout.bucket, layout.chunk_raw_key(message.job_id, chunk.index), raw)
+    except JobError as err:
+        return _fail(store, message, JobError(err.code, f"{chunk.label}: {err.message}"))
+    except Exception as err:
+        logger.exception("Engine failed on %s of job %s", chunk.label, message.job_id)
+        return _fail(store, message, JobError(ErrorCode.ENGINE_FAILED, f"{chunk.label}: OCR failed: {type(err).__name__}: {err}"))
+
+    done = store.mark_chunk_done(message.job_id, chunk.index)
+    if done is None or done < chunk.count:
+        return ProcessResult("chunk_done" if done is not None else "skipped")
+    return _merge_chunks(message, chunk.count, store=store, s3=s3, layout=layout)
+
+
+def _merge_chunks(message: JobMessage, count: int, *, store: JobStore, s3: Any, layout: StorageLayout) -> ProcessResult:
+    """Join the chunks' partial results in page order into the job's result.json, then complete the job."""
+    job_id = message.job_id
+    keys = [layout.chunk_result_key(job_id, i) for i in range(count)]
+    raw_keys = [layout.chunk_raw_key(job_id, i) for i in range(count)]
+    try:
+        result = merge_chunk_results(job_id, [_get_json(s3, layout.bucket, key) for key in keys])
+        raw = merge_raw_outputs([_get_json(s3, layout.bucket, key, missing_ok=True) for key in raw_keys])
+        result_uri = publish_result(s3, layout, result, raw)
+    except Exception as err:
+        logger.exception("Could not merge the %d chunks of job %s", count, job_id)
+        return _fail(store, message, JobError(ErrorCode.INTERNAL_ERROR, f"The {count} chunk results could not be merged: {type(err).__name__}: {err}"))
+    completed = store.mark_completed(job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"])
+    for key in keys + raw_keys:
+        s3.delete_object(Bucket=layout.bucket, Key=key)
+    return ProcessResult("completed" if completed else "skipped", result_uri=result_uri)
+
+
+def _put_json(s3: Any, bucket: str, key: str, document: Any) -> None:
+    body = json.dumps(document, ensure_ascii=False, default=str).encode()
+    s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json")
+
+
+def _get_json(s3: Any, bucket: str, key: str, *, missing_ok: bool = False) -> Any:
+    try:
+        return json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
+    except ClientError as err:
+        if missing_ok and err.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
+            return None
+        raise
 
 
 def _fail(store: JobStore, message: JobMessage, error: JobError) -> ProcessResult:

@@ -15,6 +15,12 @@ id) and until when (a lease). Duplicates of one delivery that arrive together fi
 not repeat it; a delivery that arrives after the holder's lease ran out takes the step over, which is how
 a job whose holder crashed is recovered. See ``claim_dispatch`` and ``claim_step``.
 
+A long document on the CPU route is split into chunks (``ocr_platform.chunks``): ``start_chunks`` records
+how many, each chunk's run is claimed like a step (``claim_chunk``), and ``mark_chunk_done`` adds the
+chunk to the done set with one atomic write that also tells the caller whether it finished the last one:
+that caller, and only that one, merges the result. Progress is ``page_count`` (set once the document is
+opened) and ``pages_done`` (an atomic counter, across chunks).
+
 >>> store = JobStore("ocr-jobs")                                   # doctest: +SKIP
 >>> store.create(NewJob("job-1", "pp-ocrv5", "s3://b/documents/job-1/a.pdf"))   # doctest: +SKIP
 >>> store.mark_processing("job-1", "lambda")                       # doctest: +SKIP
@@ -67,7 +73,20 @@ ClaimStep = Literal["dispatch", "run", "finish"]
 CLAIM_STEPS: tuple[ClaimStep, ...] = ("dispatch", "run", "finish")
 
 
-def claim_attributes(step: ClaimStep) -> tuple[str, str]:
+def chunk_step(index: int) -> str:
+    """The claim step of chunk ``index`` (0-based) of a split job.
+
+    >>> claim_attributes(chunk_step(3))
+    ('chunk3_attempt', 'chunk3_lease_until')
+    """
+    return f"chunk{index}"
+
+
+#: How the contract names the per-chunk claim attributes, which ``JobItem`` cannot type (one pair per chunk).
+CHUNK_CLAIM_ATTRIBUTE_PATTERNS = ("chunk<N>_attempt", "chunk<N>_lease_until")
+
+
+def claim_attributes(step: ClaimStep | str) -> tuple[str, str]:
     """The item attributes of a step's claim: who holds it, and until when (epoch seconds).
 
     >>> claim_attributes("dispatch")
@@ -77,7 +96,10 @@ def claim_attributes(step: ClaimStep) -> tuple[str, str]:
 
 
 class JobItem(TypedDict, total=False):
-    """The job item as frontends read it (docs/contracts.md, "Job item"): add an attribute there too."""
+    """The job item as frontends read it (docs/contracts.md, "Job item"): add an attribute there too.
+
+    A split job also has one claim per chunk, ``chunk<N>_attempt`` and ``chunk<N>_lease_until``
+    (``CHUNK_CLAIM_ATTRIBUTE_PATTERNS``)."""
 
     job_id: str
     status: str
@@ -103,6 +125,9 @@ class JobItem(TypedDict, total=False):
     finished_at: str
     result: str
     page_count: int
+    pages_done: int
+    chunk_count: int
+    chunks_done: set[int]
     warnings: list[ResultWarning]
     error: JobErrorDict
     expires_at: int
@@ -139,7 +164,7 @@ class Claim:
     acquired: bool
     job: JobItem | None
 
-    def held_by_another(self, step: ClaimStep, now_epoch: float) -> bool:
+    def held_by_another(self, step: ClaimStep | str, now_epoch: float) -> bool:
         """Refused because another attempt holds a live lease on ``step`` (not because the job moved on)."""
         if self.acquired or self.job is None or self.job.get("status") != JobStatus.PROCESSING:
             return False
@@ -164,6 +189,8 @@ def _plain(value: Any) -> Any:
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(v) for v in value]
+    if isinstance(value, set):
+        return {_plain(v) for v in value}
     return value
 
 
@@ -279,12 +306,67 @@ class JobStore:
         already (Lambda retries an asynchronous event with its request id). Refused while another attempt's
         lease holds and once the job is no longer PROCESSING.
         """
+        return self._claim(job_id, step, attempt_id=attempt_id, lease_seconds=lease_seconds)
+
+    def claim_chunk(self, job_id: str, index: int, *, attempt_id: str, lease_seconds: float) -> Claim:
+        """Claim the run of chunk ``index`` of a split job, as ``claim_step`` claims a step; also refused
+        once the chunk is done (a duplicate delivery of its event after it finished)."""
+        not_done = ~Attr("chunks_done").contains(index)
+        return self._claim(job_id, chunk_step(index), attempt_id=attempt_id, lease_seconds=lease_seconds, unless=not_done)
+
+    def _claim(
+        self, job_id: str, step: str, *, attempt_id: str, lease_seconds: float, unless: ConditionBase | None = None
+    ) -> Claim:
         now = self.clock()
         attempt, lease = claim_attributes(step)
         values = {attempt: attempt_id, lease: _epoch(now + timedelta(seconds=lease_seconds)), "updated_at": iso(now)}
         condition = Attr("status").eq(JobStatus.PROCESSING) & _lease_free(attempt, lease, attempt_id, now)
+        if unless is not None:
+            condition = condition & unless
         acquired = self._transition(job_id, values, condition, to=f"PROCESSING ({step} claimed by {attempt_id})")
         return Claim(acquired, None if acquired else self.get(job_id))
+
+    def record_page_count(self, job_id: str, page_count: int) -> bool:
+        """Set ``page_count`` (the pages the job will read) once its document is opened, with ``pages_done`` 0."""
+        now = iso(self.clock())
+        return self._transition(
+            job_id, {"page_count": page_count, "updated_at": now}, Attr("status").eq(JobStatus.PROCESSING),
+            to=f"PROCESSING ({page_count} pages)", if_not_exists={"pages_done": 0},
+        )
+
+    def add_pages_done(self, job_id: str, pages: int = 1) -> bool:
+        """Count ``pages`` more pages read (one atomic ``ADD``, so chunks running at once all count)."""
+        return self._transition(
+            job_id, {}, Attr("status").eq(JobStatus.PROCESSING), to="PROCESSING (pages done)", add={"pages_done": pages},
+            quiet=True,
+        )
+
+    def start_chunks(self, job_id: str, chunk_count: int, *, attempt_id: str) -> bool:
+        """Record that the run held by ``attempt_id`` split the job into ``chunk_count`` chunks.
+
+        Once only: a second run of the same job (a duplicate event that took over an expired lease) finds
+        ``chunk_count`` set and must not start the chunks again.
+        """
+        run_attempt, _ = claim_attributes("run")
+        condition = (
+            Attr("status").eq(JobStatus.PROCESSING) & Attr("chunk_count").not_exists() & Attr(run_attempt).eq(attempt_id)
+        )
+        now = iso(self.clock())
+        return self._transition(job_id, {"chunk_count": chunk_count, "updated_at": now}, condition, to=f"PROCESSING ({chunk_count} chunks)")
+
+    def mark_chunk_done(self, job_id: str, index: int) -> int | None:
+        """Add chunk ``index`` to the job's done set; return how many chunks are done now.
+
+        ``None`` when the chunk was done already (a duplicate) or the job is no longer PROCESSING (another
+        chunk failed it). The write is atomic: of the chunks that finish together, exactly one sees the
+        count reach ``chunk_count``, and that one merges the job's result.
+        """
+        condition = Attr("status").eq(JobStatus.PROCESSING) & ~Attr("chunks_done").contains(index)
+        new = self._update(
+            job_id, {"updated_at": iso(self.clock())}, condition, to=f"PROCESSING (chunk {index} done)",
+            add={"chunks_done": {index}},
+        )
+        return None if new is None else len(new.get("chunks_done", ()))
 
     def release_claim(self, job_id: str, step: ClaimStep, *, attempt_id: str) -> bool:
         """End ``attempt_id``'s lease on ``step`` now: it knows it did not do the step (its hand-over failed),
@@ -319,6 +401,7 @@ class JobStore:
             "status": JobStatus.COMPLETED,
             "result": result_uri,
             "page_count": page_count,
+            "pages_done": page_count,
             "finished_at": now,
             "updated_at": now,
         }
@@ -401,7 +484,25 @@ class JobStore:
         *,
         to: str,
         if_not_exists: dict[str, Any] | None = None,
+        add: dict[str, Any] | None = None,
+        quiet: bool = False,
     ) -> bool:
+        return self._update(job_id, values, condition, to=to, if_not_exists=if_not_exists, add=add, quiet=quiet) is not None
+
+    def _update(
+        self,
+        job_id: str,
+        values: dict[str, Any],
+        condition: Any,
+        *,
+        to: str,
+        if_not_exists: dict[str, Any] | None = None,
+        add: dict[str, Any] | None = None,
+        quiet: bool = False,
+    ) -> dict[str, Any] | None:
+        """One conditional ``UpdateItem``: the attributes it changed (``UPDATED_NEW``), or ``None`` when the
+        condition failed. ``values`` are SET, ``if_not_exists`` SET only where absent, ``add`` ADDed
+        (a number to a counter, a set to a set)."""
         names: dict[str, str] = {}
         vals: dict[str, Any] = {}
         sets: list[str] = []
@@ -411,13 +512,21 @@ class JobStore:
         for i, (attr, value) in enumerate((if_not_exists or {}).items()):
             names[f"#ine{i}"], vals[f":ine{i}"] = attr, value
             sets.append(f"#ine{i} = if_not_exists(#ine{i}, :ine{i})")
+        adds = []
+        for i, (attr, value) in enumerate((add or {}).items()):
+            names[f"#add{i}"], vals[f":add{i}"] = attr, value
+            adds.append(f"#add{i} :add{i}")
+        expression = " ".join(
+            clause for clause in ("SET " + ", ".join(sets) if sets else "", "ADD " + ", ".join(adds) if adds else "") if clause
+        )
         try:
-            self.table.update_item(
+            response = self.table.update_item(
                 Key={PARTITION_KEY: job_id},
-                UpdateExpression="SET " + ", ".join(sets),
+                UpdateExpression=expression,
                 ConditionExpression=condition,
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=vals,
+                ReturnValues="UPDATED_NEW",
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as err:
@@ -425,13 +534,15 @@ class JobStore:
                 raise
             old: dict[str, Any] = dict(err.response.get("Item") or {})
             current = _DESERIALIZE.deserialize(old["status"]) if "status" in old else "<missing>"
-            logger.warning(
+            logger.log(
+                logging.DEBUG if quiet else logging.WARNING,
                 "Ignored transition of job %s to %s: it is %s", job_id, to, current,
                 extra={"job_id": job_id, "target": to, "current_status": current},
             )
-            return False
-        logger.info("Job %s -> %s", job_id, to, extra={"job_id": job_id, "status": to})
-        return True
+            return None
+        if not quiet:
+            logger.info("Job %s -> %s", job_id, to, extra={"job_id": job_id, "status": to})
+        return _plain(response.get("Attributes") or {})
 
 
 def _epoch(ts: datetime) -> int:

@@ -9,6 +9,8 @@ One bucket holds these areas (prefixes), so a lifecycle rule or an IAM statement
 - ``async/requests/{job_id}.json``, ``async/outputs/``, ``async/failures/``: SageMaker async I/O,
   transient and expired by a lifecycle rule.
 - ``dead-letters/{message_id}.json``: job messages that reached the DLQ, kept for inspection.
+- ``chunks/{job_id}/{index}.json`` (+ ``{index}.raw.json``): the partial result of each chunk of a split
+  job, merged into ``results/`` by the last chunk and then deleted; transient, expired like ``async/``.
 
 >>> layout = StorageLayout("my-bucket")
 >>> layout.result_uri("job-1")
@@ -30,6 +32,7 @@ ASYNC_REQUESTS_PREFIX = "async/requests/"
 ASYNC_OUTPUTS_PREFIX = "async/outputs/"
 ASYNC_FAILURES_PREFIX = "async/failures/"
 DEAD_LETTERS_PREFIX = "dead-letters/"
+CHUNKS_PREFIX = "chunks/"
 
 #: One limit for every route: the job id is SageMaker's ``InferenceId`` on the GPU route, which allows at
 #: most 64 characters (botocore does not check the maximum, the service refuses the request).
@@ -108,6 +111,13 @@ class StorageLayout:
 
     def raw_result_key(self, job_id: str) -> str:
         return f"{RESULTS_PREFIX}{self._checked(job_id)}/raw.json"
+
+    def chunk_result_key(self, job_id: str, index: int) -> str:
+        """Where chunk ``index`` (0-based) of a split job leaves its partial result for the merge."""
+        return f"{CHUNKS_PREFIX}{self._checked(job_id)}/{index:05d}.json"
+
+    def chunk_raw_key(self, job_id: str, index: int) -> str:
+        return f"{CHUNKS_PREFIX}{self._checked(job_id)}/{index:05d}.raw.json"
 
     def async_request_uri(self, job_id: str) -> S3Uri:
         return S3Uri(self.bucket, f"{ASYNC_REQUESTS_PREFIX}{self._checked(job_id)}.json")

@@ -37,6 +37,10 @@ class ENV:
     SAGEMAKER_DEADLINE_SECONDS = "OCR_SAGEMAKER_DEADLINE_SECONDS"
     SETTLE_GRACE_SECONDS = "OCR_SETTLE_GRACE_SECONDS"
     MAX_CONCURRENT_INVOCATIONS = "OCR_MAX_CONCURRENT_INVOCATIONS"
+    CPU_PAGES_PER_CHUNK = "OCR_CPU_PAGES_PER_CHUNK"
+    #: Read by the engines (``PaddleSettings``), not by ``RuntimeSettings``.
+    MAX_PAGES = "OCR_MAX_PAGES"
+    CPU_THREADS = "OCR_CPU_THREADS"
     #: ``on``: a layout model whose pipeline cannot be built here runs a substitute and the result says so
     #: (an ``engine_fallback`` warning); ``none`` or unset: the job fails ``engine_unavailable``.
     ENGINE_FALLBACK = "OCR_ENGINE_FALLBACK"
@@ -127,6 +131,7 @@ class RuntimeSettings:
             stay QUEUED, or PROCESSING on each backend, before the sweeper fails it ``timed_out``.
         settle_grace_seconds: how long after SageMaker wrote a GPU job's outcome the sweeper settles the job
             from S3 (its notification had that long to finish it).
+        cpu_pages_per_chunk: the processor splits a job of more pages than this into chunks (processor only).
 
     >>> settings = RuntimeSettings.from_env({"OCR_TABLE_NAME": "jobs", "OCR_BUCKET_NAME": "docs"})
     >>> settings.queued_deadline_seconds, settings.job_ttl_days
@@ -151,6 +156,7 @@ class RuntimeSettings:
     lambda_deadline_seconds: int = _setting(ENV.LAMBDA_DEADLINE_SECONDS, defaults.lambda_deadline_seconds())
     sagemaker_deadline_seconds: int = _setting(ENV.SAGEMAKER_DEADLINE_SECONDS, defaults.sagemaker_deadline_seconds())
     settle_grace_seconds: int = _setting(ENV.SETTLE_GRACE_SECONDS, defaults.SETTLE_GRACE_SECONDS)
+    cpu_pages_per_chunk: int = _setting(ENV.CPU_PAGES_PER_CHUNK, defaults.CPU_PAGES_PER_CHUNK)
 
     @classmethod
     def env_variables(cls) -> dict[str, str]:

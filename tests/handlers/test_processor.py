@@ -2,34 +2,48 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ocr_platform import engines
+from ocr_platform.chunks import Chunk
 from ocr_platform.engines import EngineOutput
 from ocr_platform.jobs import NewJob
 from ocr_platform.results import EngineInfo
 from tests.conftest import BUCKET, Platform
+from tests.documents import tiny_png
 
 
 class PlumbingEngine:
-    """Returns one line per call and remembers what it was given; not OCR."""
+    """Returns one line per selected page (reading the page selection, not the document) and remembers what
+    it was given; not OCR."""
 
     info = EngineInfo(name="plumbing-test-engine", models=["none"], version="0")
 
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
 
-    def predict(self, path: Path, *, language: str = "en", pages: str | None = None, options: dict | None = None) -> EngineOutput:
+    def predict(
+        self, path: Path, *, language: str = "en", pages: str | None = None, options: dict | None = None,
+        on_page: Callable[[int, int], None] | None = None,
+    ) -> EngineOutput:
         self.calls.append({"bytes": path.read_bytes(), "language": language, "pages": pages, "options": options})
         if (options or {}).get("explode"):
             raise RuntimeError("engine blew up")
-        page = {"page": 1, "width": 200, "height": 100, "scale": 2.0,
-                "lines": [{"text": "plumbing", "polygon": [[1, 2], [50, 2], [50, 20], [1, 20]], "score": 0.9}]}
-        return EngineOutput(pages=[page], raw={"engine": "raw output"}, timings={"predict": 0.01})
+        numbers = Chunk.from_payload({"index": 0, "count": 1, "pages": pages}).pages if pages else (1,)
+        if (options or {}).get("explode_on_page") in numbers:
+            raise RuntimeError(f"engine blew up on page {options['explode_on_page']}")  # type: ignore[index]
+        result_pages = []
+        for done, number in enumerate(numbers, start=1):
+            result_pages.append({"page": number, "width": 200, "height": 100, "scale": 2.0,
+                                 "lines": [{"text": f"plumbing {number}", "polygon": [[1, 2], [50, 2], [50, 20], [1, 20]], "score": 0.9}]})
+            if on_page:
+                on_page(done, len(numbers))
+        raw = {"engine": "raw output", "pages": [{"page": n} for n in numbers]}
+        return EngineOutput(pages=result_pages, raw=raw, timings={"predict": 0.01})
 
 
 @pytest.fixture
@@ -41,8 +55,9 @@ def engine(platform: Platform) -> Iterator[PlumbingEngine]:
     engines._instances.pop("pp-ocrv5", None)
 
 
-def _job(platform: Platform, job_id: str, **extra: Any) -> dict[str, Any]:
-    message = {"job_id": job_id, "model": "pp-ocrv5", "input": platform.put_document(job_id, data=b"DOC"), "language": "fr", **extra}
+def _job(platform: Platform, job_id: str, *, document: bytes | None = None, **extra: Any) -> dict[str, Any]:
+    name = "page.png" if document is None else "doc.pdf"
+    message = {"job_id": job_id, "model": "pp-ocrv5", "input": platform.put_document(job_id, name, document), "language": "fr", **extra}
     platform.store.create(NewJob(job_id, "pp-ocrv5", message["input"], language="fr"))
     platform.store.mark_processing(job_id, "lambda")
     return message
@@ -54,18 +69,18 @@ def test_processor_publishes_result_json_and_completes_the_job(platform: Platfor
     response = platform.run_processor(message)
 
     assert response["outcome"] == "completed"
-    assert engine.calls == [{"bytes": b"DOC", "language": "fr", "pages": "1", "options": {"det_limit": 960}}]
+    assert engine.calls == [{"bytes": tiny_png(), "language": "fr", "pages": "1", "options": {"det_limit": 960}}]
     result = platform.read_json("results/job-p1/result.json")
     assert result["job_id"] == "job-p1" and result["model"] == "pp-ocrv5"
     assert result["engine"]["name"] == "plumbing-test-engine"
-    assert result["page_count"] == 1 and result["text"] == "plumbing"
+    assert result["page_count"] == 1 and result["text"] == "plumbing 1"
     assert result["pages"][0]["lines"][0]["polygon"] == [[1, 2], [50, 2], [50, 20], [1, 20]]
     assert set(result["timings"]) >= {"download", "predict", "total"}
-    assert platform.read_json("results/job-p1/raw.json") == {"engine": "raw output"}
+    assert platform.read_json("results/job-p1/raw.json") == {"engine": "raw output", "pages": [{"page": 1}]}
     job = platform.job("job-p1")
     assert job["status"] == "COMPLETED"
     assert job["result"] == f"s3://{BUCKET}/results/job-p1/result.json"
-    assert job["page_count"] == 1 and job["finished_at"] >= job["started_at"]
+    assert job["page_count"] == 1 and job["pages_done"] == 1 and job["finished_at"] >= job["started_at"]
 
 
 def test_missing_input_fails_the_job_with_input_not_found(platform: Platform, engine: PlumbingEngine) -> None:

@@ -49,7 +49,7 @@ def test_sweeper_deadlines_are_derived_from_the_settings_they_outlast() -> None:
     # As long as SQS keeps the message (4 days) + 10 minutes: a job waiting its turn is not failed.
     assert cfg.queued_deadline_seconds == 4 * 86_400 + 600 == 346_200
     # Lambda's async queue may hold the event up to the max event age, then the run takes the timeout.
-    assert cfg.lambda_deadline_seconds == 6 * 3600 + 900 + 300 == 22_800
+    assert cfg.lambda_deadline_seconds == 2 * (6 * 3600 + 900) + 300 == 45_300
     # The scale-in in-flight window + 10 minutes for the notification.
     assert cfg.sagemaker_deadline_seconds == 21_600 + 3600 + 300 + 600 == 26_100
     tuned = PlatformConfig(
@@ -61,7 +61,7 @@ def test_sweeper_deadlines_are_derived_from_the_settings_they_outlast() -> None:
         inflight_margin_seconds=120,
     )
     assert tuned.queued_deadline_seconds == 86_400 + 600
-    assert tuned.lambda_deadline_seconds == 3600 + 600 + 300
+    assert tuned.lambda_deadline_seconds == 2 * (3600 + 600) + 300
     assert tuned.sagemaker_deadline_seconds == 21_600 + 1800 + 120 + 600
 
 
@@ -200,7 +200,7 @@ def test_sweeper_settings_reach_its_rule_and_environment() -> None:
     assert stack.resolve(rule.schedule_expression) == "rate(1 minute)"
     env = stack.recovery.sweeper_environment
     assert env[ENV.QUEUED_DEADLINE_SECONDS] == str(2 * 86_400 + 600)
-    assert env[ENV.LAMBDA_DEADLINE_SECONDS] == str(2 * 3600 + 900 + 300)
+    assert env[ENV.LAMBDA_DEADLINE_SECONDS] == str(2 * (2 * 3600 + 900) + 300)
     assert env[ENV.SAGEMAKER_DEADLINE_SECONDS] == str(21_600 + 3600 + 300 + 600)
     assert env[ENV.SETTLE_GRACE_SECONDS] == "45"
     context = PlatformConfig.from_context(App(context={"ocr:sweeper_interval_minutes": "5"}))
@@ -225,3 +225,24 @@ def test_vllm_backend_reaches_the_model_environment() -> None:
     assert container["environment"]["OCR_VL_BACKEND"] == "vllm-server"
     with pytest.raises(ValueError, match="endpoint_vl_backend"):
         PlatformConfig(endpoint_vl_backend="tgi")
+
+
+def test_a_chunk_that_cannot_finish_in_the_processor_timeout_fails_synth() -> None:
+    # 8 pages x 3 x 2.26 s at 3008 MB, + 30 s overhead, + the merge of 250 chunks: 134 s, within 900 s.
+    assert round(PlatformConfig().worst_chunk_seconds) == 134
+    # 200 worst-case pages at 1024 MB (0.58 vCPU: 5.5 s a dense page) cannot finish in 900 s.
+    with pytest.raises(ValueError) as err:
+        PlatformConfig(cpu_pages_per_chunk=200, processor_memory_mb=1024)
+    message = str(err.value)
+    assert "cpu_pages_per_chunk=200" in message and "processor_timeout_seconds=900" in message
+    assert "smaller chunks, more memory or a longer timeout" in message
+    # A shorter timeout is refused for the default chunk too, and the message names the worst case.
+    with pytest.raises(ValueError, match=r"may run 134 s, longer than processor_timeout_seconds=120"):
+        PlatformConfig(processor_timeout_seconds=120)
+    assert PlatformConfig(processor_timeout_seconds=300, max_pages=2000).max_pages == 2000
+
+
+def test_cdk_synth_refuses_a_chunk_that_cannot_finish() -> None:
+    """The check runs where `cdk synth -c ocr:cpu_pages_per_chunk=300` reads the stage's context."""
+    with pytest.raises(ValueError, match="cpu_pages_per_chunk=300"):
+        PlatformConfig.from_context(App(context={"ocr:cpu_pages_per_chunk": "300"}))

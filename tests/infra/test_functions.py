@@ -93,6 +93,8 @@ def test_completion_and_processor_environment(synthesis: Synthesis) -> None:
     # A deployed stage never runs another model in place of the one asked for (fail closed).
     assert _env(_function(synthesis, "processor")) == {
         "POWERTOOLS_SERVICE_NAME": "ocr-processor", **common, ENV.ENGINE_FALLBACK: "none",
+        # Long documents split into chunks of 8 pages; ONNX Runtime gets the 1.7 vCPUs of 3008 MB, rounded up.
+        ENV.CPU_PAGES_PER_CHUNK: "8", ENV.MAX_PAGES: "2000", ENV.CPU_THREADS: "2",
     }
 
 
@@ -249,13 +251,13 @@ def test_sweeper_environment_carries_the_derived_deadlines(synthesis: Synthesis)
         ENV.BUCKET_NAME: {"Ref": synthesis.logical_id(stack.documents.bucket)},
         ENV.JOB_TTL_DAYS: "30",
         ENV.QUEUED_DEADLINE_SECONDS: str(4 * 86_400 + 600),
-        ENV.LAMBDA_DEADLINE_SECONDS: str(6 * 3600 + 900 + 300),
+        ENV.LAMBDA_DEADLINE_SECONDS: str(2 * (6 * 3600 + 900) + 300),
         ENV.SAGEMAKER_DEADLINE_SECONDS: str(21_600 + 3600 + 300 + 600),
         ENV.SETTLE_GRACE_SECONDS: "600",
     }
     assert (cfg.queued_deadline_seconds, cfg.lambda_deadline_seconds, cfg.sagemaker_deadline_seconds) == (
         346_200,
-        22800,
+        45_300,
         26_100,
     )
 

@@ -94,12 +94,14 @@ def test_processor_grants(synthesis: Synthesis, resources: dict[str, Any], ids: 
     assert grants(resources, _role_id(synthesis, fn)) == {
         "logs:CreateLogStream": {_log_group(synthesis, fn)},
         "logs:PutLogEvents": {_log_group(synthesis, fn)},
-        "s3:GetObject": {f"{bucket}/documents/*", f"{bucket}/models/*"},
-        "s3:PutObject": {f"{bucket}/results/*", f"{bucket}/models/*"},
+        "s3:GetObject": {f"{bucket}/documents/*", f"{bucket}/models/*", f"{bucket}/chunks/*"},
+        "s3:PutObject": {f"{bucket}/results/*", f"{bucket}/models/*", f"{bucket}/chunks/*"},
+        "s3:DeleteObject": {f"{bucket}/chunks/*"},
         "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
         "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
-        # The on-failure destination (granted by CDK's LambdaDestination).
-        "lambda:InvokeFunction": {f"<{ids['completion']}.Arn>", f"<{ids['completion']}.Arn>:*"},
+        # The on-failure destination (granted by CDK's LambdaDestination), and itself: the chunks of a
+        # long document (the unqualified function only).
+        "lambda:InvokeFunction": {f"<{ids['completion']}.Arn>", f"<{ids['completion']}.Arn>:*", f"<{ids['processor']}.Arn>"},
     }
 
 

@@ -150,7 +150,6 @@ def test_what_never_runs_in_a_zip_function_is_left_out(asset_files: set[str]) ->
     assert [f for f in asset_files if f.startswith("ocr_platform/engines/")] == ["ocr_platform/engines/__init__.py"]
     assert not {
         "ocr_platform/model_server.py",
-        "ocr_platform/intake.py",
         "ocr_platform/model_cache.py",
         "ocr_platform/handlers/processor.py",
     } & asset_files

@@ -21,7 +21,7 @@ import ocr_platform
 from ocr_platform import cli, s3_layout
 from ocr_platform.client_errors import _ACCESS_CODES, ExitStatus, PlatformClientError
 from ocr_platform.errors import ErrorCode, JobError, JobErrorDict
-from ocr_platform.jobs import JobItem, JobStatus, JobStore, NewJob
+from ocr_platform.jobs import CHUNK_CLAIM_ATTRIBUTE_PATTERNS, JobItem, JobStatus, JobStore, NewJob
 from ocr_platform.local.stack import StackInfo
 from ocr_platform.messages import InvalidMessageError, JobMessage, JobMessageBody, parse_job_message
 from ocr_platform.results import (
@@ -185,7 +185,7 @@ def _undocumented(in_code: set[str], documented: set[str]) -> str:
     ids=lambda value: value if isinstance(value, str) else value.__name__,
 )
 def test_every_typed_field_is_a_row_of_its_section(shape: type, section: str, contracts: dict[str, Section]) -> None:
-    fields_in_code = set(shape.__annotations__)
+    fields_in_code = set(shape.__annotations__) | (set(CHUNK_CLAIM_ATTRIBUTE_PATTERNS) if shape is JobItem else set())
     assert fields_in_code == contracts[section].names(), _undocumented(fields_in_code, contracts[section].names())
 
 
@@ -204,21 +204,29 @@ def test_every_attribute_the_job_store_writes_is_typed_and_documented(platform: 
     assert store.claim_step("full", "run", attempt_id="run-1", lease_seconds=900).acquired
     assert store.claim_step("full", "finish", attempt_id="finish-1", lease_seconds=300).acquired
     assert store.release_claim("full", "finish", attempt_id="finish-1")
+    assert store.record_page_count("full", 2) and store.add_pages_done("full")
+    assert store.start_chunks("full", 2, attempt_id="run-1")
+    assert store.claim_chunk("full", 1, attempt_id="chunk-1", lease_seconds=900).acquired
+    assert store.mark_chunk_done("full", 1) == 1
     assert store.mark_completed("full", result_uri="s3://b/results/full/result.json", page_count=2, warnings=[warning])
     unseen = NewJob("unseen", "paddleocr-vl", "s3://b/documents/unseen/a.png")
     assert store.mark_processing("unseen", "sagemaker", job=unseen)
     assert store.mark_failed("unregistered", JobError("invalid_message", "bad"), job=unseen)
 
-    written = {name for item in store.table.scan()["Items"] for name in item}
+    written = {re.sub(r"^chunk\d+_", "chunk<N>_", name) for item in store.table.scan()["Items"] for name in item}
+    typed = set(JobItem.__annotations__) | set(CHUNK_CLAIM_ATTRIBUTE_PATTERNS)
 
-    assert written == set(JobItem.__annotations__), _undocumented(written, set(JobItem.__annotations__))
+    assert written == typed, _undocumented(written, typed)
     assert written == contracts["Job item"].names(), _undocumented(written, contracts["Job item"].names())
 
 
 def test_the_state_machine_lists_every_status_and_conditional_write(contracts: dict[str, Section]) -> None:
     section = contracts["State machine"]
     assert {status.value for status in JobStatus} <= section.spans()
-    writes = {name for name in vars(JobStore) if name == "create" or name.startswith(("mark_", "claim_", "release_"))}
+    writes = {
+        name for name in vars(JobStore)
+        if name == "create" or name.startswith(("mark_", "claim_", "release_", "record_", "add_", "start_"))
+    }
     assert writes == section.names(), _undocumented(writes, section.names())
 
 

@@ -27,6 +27,10 @@ class Services:
     s3: object
 
     @property
+    def lambda_client(self) -> object:
+        return _client("lambda")
+
+    @property
     def capacity(self) -> EndpointCapacity:
         return EndpointCapacity(self.settings.endpoint_name, self.settings.variant_name, sagemaker=_client("sagemaker"))
 
@@ -34,7 +38,7 @@ class Services:
     def dispatcher(self) -> JobDispatcher:
         return JobDispatcher(
             self.store,
-            lambda_client=_client("lambda"),
+            lambda_client=self.lambda_client,
             processor_function=self.settings.processor_function,
             capacity=self.capacity,
             inference=AsyncInference(

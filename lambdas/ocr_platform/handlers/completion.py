@@ -5,7 +5,8 @@ Two triggers, two event shapes:
 - the SageMaker success and error SNS topics (``Records[].Sns.Message`` holds the async inference
   notification) -> result.json published and the job COMPLETED, or the job FAILED with the reason;
 - the CPU processor's on-failure destination (a Lambda invocation record with ``requestPayload`` and
-  ``responsePayload``), sent when the processor crashed or timed out -> the job FAILED.
+  ``responsePayload``), sent when the processor crashed or timed out -> the job FAILED (naming the chunk
+  and its pages when the invocation ran one chunk of a split job).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.data_classes import SNSEvent
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ocr_platform.chunks import Chunk, InvalidChunkError
 from ocr_platform.completion import AsyncInferenceNotification, finish_async_inference
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.handlers._services import services
@@ -49,7 +51,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
 
 def finish_crashed_processor_run(record: dict[str, Any]) -> str:
-    """Fail the job of a processor invocation that ended in an unhandled error, a crash or a timeout."""
+    """Fail the job of a processor invocation that ended in an unhandled error, a crash or a timeout (or whose
+    event expired in Lambda's queue). For a chunk of a split job the job fails once, with the chunk's pages."""
     payload = record.get("requestPayload") or {}
     job_id = payload.get("job_id") if isinstance(payload, dict) else None
     if not isinstance(job_id, str):
@@ -62,6 +65,11 @@ def finish_crashed_processor_run(record: dict[str, Any]) -> str:
     timed_out = "timed out" in error_message.lower() or "timedout" in error_type.lower()
     code = ErrorCode.TIMED_OUT if timed_out else ErrorCode.PROCESSOR_CRASHED
     text = f"The CPU processor stopped before finishing ({condition}): {error_type}: {error_message}".rstrip(": ")
+    if isinstance(payload.get("chunk"), dict):
+        try:
+            text = f"{Chunk.from_payload(payload['chunk']).label}: {text}"
+        except InvalidChunkError:
+            pass
     finished = services().store.mark_failed(job_id, JobError(code, text))
     logger.warning("Processor run failed", job_id=job_id, code=code, applied=finished)
     return "failed" if finished else "ignored"

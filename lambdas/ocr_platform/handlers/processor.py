@@ -1,6 +1,8 @@
 """CPU processor Lambda (container image): run PP-OCRv5 / PP-StructureV3 on one job.
 
-Invoked asynchronously by the invoker with the job message as the payload. Models load once per
+Invoked asynchronously by the invoker with the job message as the payload, and by itself with the job
+message plus a ``chunk`` field for each chunk of a long document (``ocr_platform.chunks``): the run that
+opens a document of more than ``OCR_CPU_PAGES_PER_CHUNK`` pages launches one invocation per chunk. Models load once per
 container (``ocr_platform.engines.get_engine`` caches them) and serve every warm invocation.
 
 Init phase (module import, before the first invocation): the engines named in ``OCR_PRELOAD_MODELS``
@@ -17,10 +19,12 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ocr_platform.chunks import Chunk, InvalidChunkError
 from ocr_platform.engines import get_engine, preload_engines
+from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.handlers._services import services
-from ocr_platform.job_runner import process_job
+from ocr_platform.job_runner import FanOut, LambdaChunkLauncher, process_chunk, process_job
 from ocr_platform.messages import InvalidMessageError, parse_job_message
 from ocr_platform.metrics import metrics
 
@@ -34,16 +38,28 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     svc = services()
     try:
         message = parse_job_message(event)
-    except InvalidMessageError as err:
-        if err.job_id:
-            svc.store.mark_failed(err.job_id, JobError(ErrorCode.INVALID_MESSAGE, f"The job message is invalid: {err}"))
+        chunk = Chunk.from_payload(event["chunk"]) if isinstance(event, dict) and "chunk" in event else None
+    except (InvalidMessageError, InvalidChunkError) as err:
+        job_id = getattr(err, "job_id", None) or (event.get("job_id") if isinstance(event, dict) else None)
+        if isinstance(job_id, str):
+            svc.store.mark_failed(job_id, JobError(ErrorCode.INVALID_MESSAGE, f"The job message is invalid: {err}"))
         logger.error("Invalid processor payload", reason=str(err))
-        return {"job_id": err.job_id, "outcome": "failed"}
-    logger.append_keys(job_id=message.job_id, model=message.model)
-    # The run's claim lasts as long as this invocation can; Lambda retries an event with its request id.
-    result = process_job(
-        message, store=svc.store, s3=svc.s3, layout=svc.layout, engine_for=get_engine,
-        attempt_id=context.aws_request_id, lease_seconds=context.get_remaining_time_in_millis() / 1000,
-    )
+        return {"job_id": job_id, "outcome": "failed"}
+    logger.append_keys(job_id=message.job_id, model=message.model, chunk=chunk.label if chunk else None)
+    # A claim lasts as long as this invocation can; Lambda retries an event with its request id.
+    attempt_id, lease_seconds = context.aws_request_id, context.get_remaining_time_in_millis() / 1000
+    if chunk is not None:
+        result = process_chunk(
+            message, chunk, store=svc.store, s3=svc.s3, layout=svc.layout, engine_for=get_engine,
+            attempt_id=attempt_id, lease_seconds=lease_seconds,
+        )
+    else:
+        fan_out = FanOut(
+            svc.settings.cpu_pages_per_chunk, LambdaChunkLauncher(svc.lambda_client, context.function_name)
+        )
+        result = process_job(
+            message, store=svc.store, s3=svc.s3, layout=svc.layout, engine_for=get_engine,
+            limits=PaddleSettings.from_env().intake, fan_out=fan_out, attempt_id=attempt_id, lease_seconds=lease_seconds,
+        )
     logger.info("Job processed", outcome=result.outcome, result=result.result_uri)
     return {"job_id": message.job_id, "outcome": result.outcome, "result": result.result_uri}

@@ -15,6 +15,7 @@ from the same ``PlatformConfig``, so a handler cannot tell the local stack from 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -64,6 +65,26 @@ class FunctionSpec:
 INVOKER_CONCURRENCY = 2
 
 
+def processor_concurrency() -> int:
+    """The processor's concurrency in the local stack: one execution environment per core of this machine.
+
+    On AWS each chunk of a split job runs in an execution environment with its own vCPUs; here they share
+    the machine's cores, so more environments than cores would only take turns (and each holds its models
+    in memory). Each runs ONNX Runtime on one thread (``processor_threads``), so workers x threads = cores.
+    """
+    return max(1, os.cpu_count() or 1)
+
+
+def processor_threads() -> int:
+    """ONNX Runtime's intra-op threads in each local processor environment: the cores each one has.
+
+    One thread per environment also keeps ONNX Runtime from spinning: a single intra-op thread is the
+    caller's own thread, with no pool to busy-wait on cores another environment needs (PaddleX 3.x's ONNX
+    Runtime config cannot turn spinning off).
+    """
+    return max(1, (os.cpu_count() or 1) // processor_concurrency())
+
+
 def function_specs(config: PlatformConfig, names: Mapping[str, str]) -> list[FunctionSpec]:
     """The stage's functions, named as in ``names`` (``provisioning.resource_names``)."""
     cfg = config
@@ -84,9 +105,12 @@ def function_specs(config: PlatformConfig, names: Mapping[str, str]) -> list[Fun
         ),
         FunctionSpec(
             names["processor"], "ocr_platform.handlers.processor.handler",
-            {**env("ocr-processor"), ENV.ENGINE_FALLBACK: engine_fallback_value(cfg.engine_fallback)},
+            {**env("ocr-processor", cpu_pages_per_chunk=cfg.cpu_pages_per_chunk),
+             ENV.ENGINE_FALLBACK: engine_fallback_value(cfg.engine_fallback), ENV.MAX_PAGES: str(cfg.max_pages),
+             ENV.CPU_THREADS: str(processor_threads())},
             timeout_seconds=cfg.processor_timeout_seconds, memory_mb=cfg.processor_memory_mb,
             retry_attempts=cfg.processor_retry_attempts, on_failure=names["completion"],
+            max_concurrency=processor_concurrency(),
         ),
         FunctionSpec(
             names["completion"], "ocr_platform.handlers.completion.handler", env("ocr-completion"),

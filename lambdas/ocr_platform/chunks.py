@@ -1,0 +1,146 @@
+"""Page fan-out: a long document's pages split into chunks that run at once, and merged back in page order.
+
+A job whose selected pages number more than ``pages_per_chunk`` is not read by one invocation page after
+page: its pages are cut into consecutive chunks of at most ``pages_per_chunk`` pages, each chunk is read by
+its own processor invocation, and the invocation that finishes the last chunk merges every chunk's
+partial result into the job's one ``result.json`` (the same format as an unsplit job's).
+
+This module is the arithmetic and the merge, with no AWS in it: ``plan_chunks`` cuts a page selection,
+``Chunk`` travels in the processor's event, ``merge_chunk_results`` joins the partial results.
+
+>>> chunks = plan_chunks([1, 2, 3, 4, 5, 9, 10], pages_per_chunk=3)
+>>> [c.page_spec for c in chunks]
+['1-3', '4-5,9', '10']
+>>> chunks[1].label
+'chunk 2 of 3 (pages 4-5,9)'
+>>> Chunk.from_payload(chunks[1].to_payload()) == chunks[1]
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from ocr_platform.messages import PAGES_PATTERN
+from ocr_platform.results import OcrResult, ResultWarning, build_result
+
+
+class ChunkPayload(TypedDict):
+    """A chunk as it travels in the processor's event, beside the job message's fields."""
+
+    index: int
+    count: int
+    pages: str
+
+
+class InvalidChunkError(ValueError):
+    """A processor event's ``chunk`` field is not a chunk this module planned."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One page range of a split job.
+
+    Attributes:
+        index: 0-based position of the chunk in the job; the merge puts chunks in this order.
+        count: how many chunks the job was split into.
+        pages: the 1-based document pages this chunk reads, ascending.
+    """
+
+    index: int
+    count: int
+    pages: tuple[int, ...]
+
+    @property
+    def page_spec(self) -> str:
+        """The chunk's pages as a page selection (``"21-28"``), the form engines and messages take."""
+        return page_ranges(self.pages)
+
+    @property
+    def label(self) -> str:
+        """How errors and logs name the chunk: ``chunk 3 of 7 (pages 17-24)``."""
+        return f"chunk {self.index + 1} of {self.count} (pages {self.page_spec})"
+
+    def to_payload(self) -> ChunkPayload:
+        return {"index": self.index, "count": self.count, "pages": self.page_spec}
+
+    @classmethod
+    def from_payload(cls, data: Mapping[str, Any]) -> Chunk:
+        """The chunk an event carries; ``InvalidChunkError`` when its fields cannot be one."""
+        index, count, spec = data.get("index"), data.get("count"), data.get("pages")
+        if not isinstance(index, int) or not isinstance(count, int) or not 0 <= index < count:
+            raise InvalidChunkError(f"'chunk' needs 0 <= index < count, got index={index!r} count={count!r}")
+        if not isinstance(spec, str) or not PAGES_PATTERN.match(spec):
+            raise InvalidChunkError(f"'chunk.pages' must be a page selection such as \"9-16\", got {spec!r}")
+        pages: set[int] = set()
+        for part in spec.split(","):
+            first, _, last = part.partition("-")
+            pages.update(range(int(first), int(last or first) + 1))
+        if not pages or min(pages) < 1:
+            raise InvalidChunkError(f"'chunk.pages' {spec!r} names no 1-based page")
+        return cls(index=index, count=count, pages=tuple(sorted(pages)))
+
+
+def page_ranges(pages: Sequence[int]) -> str:
+    """Ascending page numbers written as ranges.
+
+    >>> page_ranges([1, 2, 3, 7, 9, 10])
+    '1-3,7,9-10'
+    """
+    parts: list[str] = []
+    start = previous = None
+    for page in pages:
+        if previous is not None and page == previous + 1:
+            previous = page
+            continue
+        if start is not None:
+            parts.append(f"{start}-{previous}" if previous != start else f"{start}")
+        start = previous = page
+    if start is not None:
+        parts.append(f"{start}-{previous}" if previous != start else f"{start}")
+    return ",".join(parts)
+
+
+def plan_chunks(selected_pages: Sequence[int], *, pages_per_chunk: int) -> list[Chunk]:
+    """Cut the selected pages, in order, into chunks of at most ``pages_per_chunk`` pages.
+
+    One chunk when the selection fits in one: such a job is not split.
+    """
+    if pages_per_chunk < 1:
+        raise ValueError(f"pages_per_chunk must be at least 1, got {pages_per_chunk}")
+    groups = [tuple(selected_pages[i : i + pages_per_chunk]) for i in range(0, len(selected_pages), pages_per_chunk)]
+    return [Chunk(index=i, count=len(groups), pages=group) for i, group in enumerate(groups)]
+
+
+def merge_chunk_results(job_id: str, chunk_results: Sequence[OcrResult]) -> OcrResult:
+    """The job's result.json from its chunks' partial results, given in chunk order.
+
+    Pages keep their order; each warning appears once; timings add up (``ocr`` is then the sum of the
+    chunks' reading time, not the wall time), and the engine is the first chunk's (every chunk ran the same
+    model).
+    """
+    if not chunk_results:
+        raise ValueError("a merge needs at least one chunk result")
+    first = chunk_results[0]
+    pages = [page for result in chunk_results for page in result["pages"]]
+    warnings: list[ResultWarning] = []
+    for result in chunk_results:
+        warnings.extend(w for w in result["warnings"] if w not in warnings)
+    timings: dict[str, float] = {}
+    for result in chunk_results:
+        for name, seconds in result["timings"].items():
+            timings[name] = timings.get(name, 0.0) + seconds
+    return build_result(job_id, first["model"], first["engine"], pages, timings, warnings)
+
+
+def merge_raw_outputs(raw_outputs: Sequence[Any]) -> Any:
+    """raw.json of a split job: the first chunk's raw output with every chunk's ``pages`` in order.
+
+    ``None`` when no chunk produced raw output.
+    """
+    present = [raw for raw in raw_outputs if isinstance(raw, dict)]
+    if not present:
+        return None
+    return {**present[0], "pages": [page for raw in present for page in raw.get("pages", [])]}
