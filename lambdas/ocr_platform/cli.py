@@ -32,6 +32,7 @@ from botocore.exceptions import ClientError as AwsClientError
 from ocr_platform.client import OcrClient, PlatformResources, resolve_target
 from ocr_platform.client_errors import ExitStatus, PlatformClientError, describe_aws_error
 from ocr_platform.jobs import JobItem
+from ocr_platform.progress import JobProgress
 from ocr_platform.routing import MODEL_TABLE
 
 
@@ -213,17 +214,27 @@ def run_pipeline(args: argparse.Namespace) -> int:
     job_id = job["job_id"]
     print(f"job {job_id}: {args.model} on {args.file.name}", file=sys.stderr)
 
-    def progress(job: JobItem) -> tuple[str, ...]:
-        seen: tuple[str, ...] = (job["status"], job.get("backend", ""))
+    pages = JobProgress()
+
+    def progress(job: JobItem) -> tuple[Any, ...]:
+        seen: tuple[Any, ...] = (job["status"], job.get("backend", ""))
         if job.get("backend") == "sagemaker" and job["status"] == "PROCESSING":
             variant = sagemaker.describe_endpoint(EndpointName=info.endpoint)["ProductionVariants"][0]
             seen += ("GPU instance up" if int(variant.get("CurrentInstanceCount", 0)) else "queued until the GPU instance starts",)
-        return seen
+        return (*seen, pages.step(job))
+
+    shown: list[tuple[Any, ...]] = []
 
     def show(job: JobItem) -> None:
-        details = ", ".join(x for x in progress(job)[1:] if x)
-        print(f"  {time.perf_counter() - submitted:6.1f} s  {job['status']}" + (f" ({details})" if details else ""), file=sys.stderr)
+        seen = progress(job)
+        if shown and shown[-1] == seen:  # the first poll found the job as submitted
+            return
+        shown.append(seen)
+        details = ", ".join(x for x in seen[1:-1] if x)
+        line = pages.line(job, now=time.perf_counter())
+        print(f"  {time.perf_counter() - submitted:6.1f} s  {line}" + (f" ({details})" if details else ""), file=sys.stderr)
 
+    show(job)  # QUEUED, as written: a fast stack may have moved it on before the first poll
     job = client.wait(job_id, timeout=args.timeout, poll_seconds=0.2, on_change=show, progress=progress)
     if job["status"] == "FAILED":
         print(f"error: {job['error']['code']}: {job['error']['message']}", file=sys.stderr)
@@ -244,6 +255,7 @@ def run_pipeline(args: argparse.Namespace) -> int:
 def run_platform_command(args: argparse.Namespace) -> int:
     """``submit``, ``status``, ``result`` and ``models seed`` against the platform ``resolve_target`` finds."""
     import os
+    import time
 
     target = resolve_target(args.stack, region=args.region)
     os.environ.update(target.environment)
@@ -261,7 +273,11 @@ def run_platform_command(args: argparse.Namespace) -> int:
         if not args.wait:
             _print(job)
             return ExitStatus.OK
-        job = client.wait(job["job_id"], timeout=args.timeout, on_change=lambda j: print(f"  {j['status']}", file=sys.stderr))
+        pages = JobProgress()
+        job = client.wait(
+            job["job_id"], timeout=args.timeout, progress=lambda j: (j["status"], pages.step(j)),
+            on_change=lambda j: print(f"  {pages.line(j, now=time.monotonic())}", file=sys.stderr),
+        )
         _print(job)
         _print_warnings(job.get("warnings", []))
         return ExitStatus.OK if job["status"] == "COMPLETED" else ExitStatus.JOB_FAILED

@@ -23,6 +23,7 @@ import pytest
 from ocr_platform.client import OcrClient, PlatformResources
 from ocr_platform.local import stack, supervisor
 from ocr_platform.local.provisioning import create_jobs_table
+from tests import documents
 from tests.documents import ENGLISH_PAGES, character_error_rate
 from tests.local.campaign import queue_depth
 
@@ -128,14 +129,40 @@ def test_duplicate_delivery_is_processed_once(client: OcrClient, local: stack.St
 
     sqs.send_message(QueueUrl=local.queue_url, MessageBody=json.dumps(message))
     _wait_queue_drained(sqs, local.queue_url)
-    # A barrier instead of a wait: the processor runs its async events one at a time, first in first out, so
-    # once a job submitted now has completed, a processor run the duplicate might have caused has ended too.
+    # A barrier instead of a wait: the processor starts its async events first in first out, so once a job
+    # submitted now has completed, a processor run the duplicate might have caused has started before it (and
+    # finds the job COMPLETED, or its run held).
     sentinel = client.submit(docs["png"], model="pp-ocrv5")
     assert _wait(client, sentinel["job_id"])["status"] == "COMPLETED"
 
     again = client.status(job["job_id"])
     assert again["status"] == "COMPLETED" and again["finished_at"] == done["finished_at"]
     assert s3.head_object(Bucket=local.bucket, Key=key)["LastModified"] == first
+
+
+def test_a_long_pdf_is_split_runs_in_chunks_with_live_progress_and_merges_in_page_order(
+    client: OcrClient, local: stack.StackInfo, tmp_path: Path
+) -> None:
+    """20 pages with the default 8 pages per chunk: three chunks, run by the processor's environments at once."""
+    pages = [[f"Page {n} of 20", *ENGLISH_PAGES[n % 3][:2]] for n in range(1, 21)]
+    job = client.submit(documents.write_vector_pdf(tmp_path / "long.pdf", pages), model="pp-ocrv5")
+    progress: list[int] = []
+    deadline = time.monotonic() + 300
+    while (item := client.status(job["job_id"]))["status"] not in ("COMPLETED", "FAILED") and time.monotonic() < deadline:
+        if item["status"] == "PROCESSING" and "page_count" in item:
+            progress.append(item["pages_done"])
+        time.sleep(0.1)
+
+    assert (item["status"], item["page_count"], item["pages_done"], item["chunk_count"]) == ("COMPLETED", 20, 20, 3)
+    assert any(0 < done < 20 for done in progress), f"no progress seen between 0 and 20 pages: {progress}"
+    assert progress == sorted(progress)  # it only grows
+    result = client.result(job["job_id"])
+    assert [page["page"] for page in result["pages"]] == list(range(1, 21))
+    for index, lines in enumerate(pages):
+        assert _cer(result, index, lines) <= 0.02
+    assert result["text"].split("\f")[12].startswith("Page 13 of 20")
+    s3 = boto3.client("s3")
+    assert s3.list_objects_v2(Bucket=local.bucket, Prefix=f"chunks/{job['job_id']}/").get("KeyCount") == 0
 
 
 def _wait_queue_drained(sqs: Any, url: str, timeout: float = 120) -> None:

@@ -123,3 +123,35 @@ def test_cli_status_prints_a_completed_jobs_warning_where_a_person_sees_it(
     captured = capsys.readouterr()
     assert json.loads(captured.out)["warnings"] == [warning]
     assert captured.err.splitlines()[-1] == f"warning: engine_fallback: {warning['message']}"
+
+
+def test_submit_wait_draws_a_progress_bar_of_pages_with_an_eta(
+    platform: Platform, document: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Between two polls of ``submit --wait`` (its sleep), a processor reads 5 of the job's 20 pages."""
+    for name, value in (("OCR_BUCKET_NAME", BUCKET), ("OCR_QUEUE_URL", platform.queue_url), ("OCR_TABLE_NAME", TABLE)):
+        monkeypatch.setenv(name, value)
+
+    def processor_reads_five_pages(seconds: float) -> None:
+        [item] = platform.store.table.scan()["Items"]
+        job_id, done = item["job_id"], int(item.get("pages_done", -1))
+        if done < 0:
+            platform.store.mark_processing(job_id, "lambda")
+            platform.store.record_page_count(job_id, 20)
+        elif done < 20:
+            platform.store.add_pages_done(job_id, 5)
+        else:
+            platform.store.mark_completed(job_id, result_uri=f"s3://{BUCKET}/results/{job_id}/result.json", page_count=20)
+
+    monkeypatch.setattr("ocr_platform.client.time.sleep", processor_reads_five_pages)
+
+    assert cli.main(["submit", str(document), "--model", "pp-ocrv5", "--wait"]) == 0
+
+    lines = [line.strip() for line in capsys.readouterr().err.splitlines()[1:]]
+    assert lines[:2] == ["QUEUED", "PROCESSING [                    ]  0/20 pages"]
+    assert [line.split(",")[0] for line in lines[2:5]] == [
+        "PROCESSING [#####               ]  5/20 pages", "PROCESSING [##########          ] 10/20 pages",
+        "PROCESSING [###############     ] 15/20 pages",
+    ]
+    assert all(", ETA " in line and line.endswith(" s") for line in lines[2:5])
+    assert lines[5:] == ["PROCESSING [####################] 20/20 pages", "COMPLETED [####################] 20/20 pages"]
