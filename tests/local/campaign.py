@@ -320,10 +320,11 @@ def run_campaign(
         "OCR_PRELOAD_MODELS": PRELOADED_MODELS,
     }
     config = PlatformConfig(
-        stage="local", engine_fallback=True, processor_timeout_seconds=PROCESSOR_TIMEOUT_SECONDS, versioned_bucket=True,
+        stage="local", engine_fallback=True, versioned_bucket=True,
         settle_grace_seconds=SETTLE_GRACE_SECONDS,
     )
-    options = LocalOptions(period_seconds=0.5, visibility_timeout_seconds=2, retry_delays_seconds=(0.2, 0.2), faults=faults)
+    options = LocalOptions(period_seconds=0.5, visibility_timeout_seconds=2, retry_delays_seconds=(0.2, 0.2), faults=faults,
+                           processor_timeout_seconds=PROCESSOR_TIMEOUT_SECONDS)
     report = CampaignReport(jobs=len(jobs), rate_per_minute=rate_per_minute)
     report.preparation_seconds = prepare_model_cache(workdir / "models")
     with _environment(offline):

@@ -65,29 +65,35 @@ class FunctionSpec:
 INVOKER_CONCURRENCY = 2
 
 
-def processor_concurrency() -> int:
+def default_processor_concurrency() -> int:
     """The processor's concurrency in the local stack: one execution environment per core of this machine.
 
     On AWS each chunk of a split job runs in an execution environment with its own vCPUs; here they share
     the machine's cores, so more environments than cores would only take turns (and each holds its models
-    in memory). Each runs ONNX Runtime on one thread (``processor_threads``), so workers x threads = cores.
+    in memory). Each runs ONNX Runtime on the cores left to it (``processor_threads``).
     """
     return max(1, os.cpu_count() or 1)
 
 
-def processor_threads() -> int:
-    """ONNX Runtime's intra-op threads in each local processor environment: the cores each one has.
+def processor_threads(concurrency: int) -> int:
+    """ONNX Runtime's intra-op threads in each of ``concurrency`` local processor environments, so that
+    environments x threads <= cores.
 
-    One thread per environment also keeps ONNX Runtime from spinning: a single intra-op thread is the
+    At one core each, one thread also keeps ONNX Runtime from spinning: a single intra-op thread is the
     caller's own thread, with no pool to busy-wait on cores another environment needs (PaddleX 3.x's ONNX
     Runtime config cannot turn spinning off).
     """
-    return max(1, (os.cpu_count() or 1) // processor_concurrency())
+    return max(1, (os.cpu_count() or 1) // concurrency)
 
 
-def function_specs(config: PlatformConfig, names: Mapping[str, str]) -> list[FunctionSpec]:
-    """The stage's functions, named as in ``names`` (``provisioning.resource_names``)."""
+def function_specs(
+    config: PlatformConfig, names: Mapping[str, str], *, processor_timeout_seconds: int | None = None,
+    processor_concurrency: int | None = None,
+) -> list[FunctionSpec]:
+    """The stage's functions, named as in ``names`` (``provisioning.resource_names``); the processor's timeout
+    and concurrency may be overridden (``LocalOptions``)."""
     cfg = config
+    processors = processor_concurrency or default_processor_concurrency()
     common: dict[str, Any] = {"table_name": names["table"], "bucket_name": names["bucket"], "job_ttl_days": cfg.job_ttl_days}
 
     def env(service: str, **settings: Any) -> dict[str, str]:
@@ -107,10 +113,10 @@ def function_specs(config: PlatformConfig, names: Mapping[str, str]) -> list[Fun
             names["processor"], "ocr_platform.handlers.processor.handler",
             {**env("ocr-processor", cpu_pages_per_chunk=cfg.cpu_pages_per_chunk),
              ENV.ENGINE_FALLBACK: engine_fallback_value(cfg.engine_fallback), ENV.MAX_PAGES: str(cfg.max_pages),
-             ENV.CPU_THREADS: str(processor_threads())},
-            timeout_seconds=cfg.processor_timeout_seconds, memory_mb=cfg.processor_memory_mb,
+             ENV.CPU_THREADS: str(processor_threads(processors))},
+            timeout_seconds=processor_timeout_seconds or cfg.processor_timeout_seconds, memory_mb=cfg.processor_memory_mb,
             retry_attempts=cfg.processor_retry_attempts, on_failure=names["completion"],
-            max_concurrency=processor_concurrency(),
+            max_concurrency=processors,
         ),
         FunctionSpec(
             names["completion"], "ocr_platform.handlers.completion.handler", env("ocr-completion"),

@@ -59,10 +59,17 @@ class LocalOptions:
         retry_delays_seconds: waits before Lambda's async retries (60 and 120 s on AWS).
         poll_seconds: how often event sources and runtimes look for work.
         faults: failures to inject (none by default); a function is named by its key (``processor``).
+        processor_timeout_seconds: the processor's timeout; ``None`` = the stack's value. A campaign shrinks
+            it with its other time scales (a scaled timeout is not a deployable config: ``PlatformConfig``
+            checks the stack's value against the worst case of a chunk).
+        processor_concurrency: execution environments of the processor; ``None`` = one per core
+            (``function_specs.default_processor_concurrency``). Benchmarks set it to compare worker counts.
     """
 
     period_seconds: float = 60.0
     visibility_timeout_seconds: int | None = None
+    processor_timeout_seconds: int | None = None
+    processor_concurrency: int | None = None
     retry_delays_seconds: tuple[float, ...] = (60.0, 120.0)
     poll_seconds: float = 0.2
     faults: tuple[Fault, ...] = ()
@@ -177,7 +184,9 @@ class LocalStack:
             "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "INFO"),
         }
         self.lambdas = LambdaRuntime(
-            function_specs(cfg, names), base_environment=base_env, port=lambda_port,
+            function_specs(cfg, names, processor_timeout_seconds=options.processor_timeout_seconds,
+                           processor_concurrency=options.processor_concurrency),
+            base_environment=base_env, port=lambda_port,
             retry_delays_seconds=options.retry_delays_seconds, faults=self.faults, sqs=moto_client("sqs", moto_url),
         )
         self.lambdas.start()
