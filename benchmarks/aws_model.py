@@ -1,0 +1,161 @@
+"""A latency and cost model of the deployed platform, from the per-page cost measured here.
+
+    .venv/bin/python benchmarks/aws_model.py [--memory-mb 3008] [--pages-per-chunk 8] [--pages 1 10 100 500 2000]
+
+Nothing here calls AWS. Inputs:
+
+- the dense-page cost on one and two vCPUs measured on the 2-core development machine
+  (``ocr_platform.defaults.DENSE_PAGE_SECONDS_*``) and Lambda's memory-to-vCPU ratio (1,769 MB per vCPU),
+  through ``defaults.dense_page_seconds``;
+- the processor's init phase measured on the local stack (PP-OCRv5 on ONNX Runtime: 4.7 s), as the cold
+  start of every invocation in the "cold" column;
+- the fan-out of ``ocr_platform.chunks``: the first invocation opens the document and launches one
+  asynchronous invocation per chunk (one ``Invoke`` call each, ``LAUNCH_SECONDS``), the chunks run at once,
+  the last one merges (``defaults.MERGE_SECONDS_PER_CHUNK``);
+- public list prices, us-east-1, as listed on the AWS pricing pages when this was written (``PRICES``,
+  dated). The PaddleOCR-VL per-page time on the GPU is not measured here (no GPU on this machine): it is
+  an input (``--vl-seconds-per-page``), and the GPU rows say so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "lambdas")]
+
+from ocr_platform import defaults  # noqa: E402
+
+#: Seconds of the processor's init phase (imports, ONNX Runtime sessions), measured on the local stack.
+COLD_START_SECONDS = 4.7
+#: An asynchronous ``Invoke`` call from the first invocation, one per chunk, and Lambda's hand-over of the event.
+LAUNCH_SECONDS = 0.025
+#: Download of a document from S3 in the same region, and the count of its pages.
+OPEN_SECONDS = 0.5
+#: The invoker's work between the SQS message and the processor's start (its DynamoDB writes and ``Invoke``).
+DISPATCH_SECONDS = 0.2
+#: How long a scale-out of the async endpoint from 0 instances takes before the first request runs.
+GPU_SCALE_FROM_ZERO_SECONDS = 480
+
+PRICES_DATE = "2026-11-23"
+PRICES = {
+    "lambda_gb_second": 0.0000166667,  # x86, first 6 billion GB-s per month
+    "lambda_request": 0.20 / 1e6,
+    "sagemaker_ml_g5_xlarge_hour": 1.408,  # SageMaker inference (real-time and asynchronous), on demand
+    "s3_put": 0.005 / 1000,
+    "s3_get": 0.0004 / 1000,
+    "sqs_request": 0.40 / 1e6,
+    "dynamodb_write": 0.625 / 1e6,  # on-demand write request unit
+    "dynamodb_read": 0.125 / 1e6,  # on-demand read request unit (strongly consistent: 1 per 4 KB)
+    "textract_detect_document_text_page": 1.50 / 1000,  # first million pages a month
+    "textract_analyze_document_tables_page": 15.0 / 1000,
+    "textract_analyze_document_forms_tables_page": 65.0 / 1000,
+    "textract_analyze_document_layout_page": 4.0 / 1000,
+}
+
+
+@dataclass(frozen=True)
+class CpuRoute:
+    """The CPU route at one configuration."""
+
+    memory_mb: int = defaults.PROCESSOR_MEMORY_MB
+    pages_per_chunk: int = defaults.CPU_PAGES_PER_CHUNK
+
+    @property
+    def page_seconds(self) -> float:
+        return defaults.dense_page_seconds(defaults.lambda_vcpus(self.memory_mb))
+
+    def chunks(self, pages: int) -> int:
+        return 1 if pages <= self.pages_per_chunk else math.ceil(pages / self.pages_per_chunk)
+
+    def latency_seconds(self, pages: int, *, cold: bool) -> float:
+        """Seconds from the message on the queue to ``COMPLETED`` for a document of dense pages."""
+        start = COLD_START_SECONDS if cold else 0.0
+        chunks = self.chunks(pages)
+        if chunks == 1:
+            return DISPATCH_SECONDS + start + OPEN_SECONDS + pages * self.page_seconds
+        first = start + OPEN_SECONDS + chunks * LAUNCH_SECONDS
+        longest_chunk = start + OPEN_SECONDS + self.pages_per_chunk * self.page_seconds
+        return DISPATCH_SECONDS + first + longest_chunk + chunks * defaults.MERGE_SECONDS_PER_CHUNK
+
+    def cost_per_1000_pages(self, pages_per_document: int) -> dict[str, float]:
+        """Dollars for 1,000 dense pages arriving as documents of ``pages_per_document`` pages, warm."""
+        documents = 1000 / pages_per_document
+        chunks = self.chunks(pages_per_document)
+        split = chunks > 1
+        invocations = documents * (1 + chunks if split else 1)
+        seconds = 1000 * self.page_seconds + invocations * OPEN_SECONDS + documents * chunks * defaults.MERGE_SECONDS_PER_CHUNK * split
+        gb = self.memory_mb / 1024
+        lambda_cost = seconds * gb * PRICES["lambda_gb_second"] + invocations * PRICES["lambda_request"]
+        # Per job: the invoker (about 0.2 s at 256 MB) and its request.
+        lambda_cost += documents * (0.2 * 0.25 * PRICES["lambda_gb_second"] + PRICES["lambda_request"])
+        s3 = documents * (3 * PRICES["s3_put"] + PRICES["s3_get"])  # upload, result.json, raw.json; the input read
+        s3 += documents * chunks * split * (2 * PRICES["s3_put"] + (1 + 2) * PRICES["s3_get"])  # chunk results, merge
+        sqs = documents * 3 * PRICES["sqs_request"]  # send, receive, delete
+        # Writes: create, dispatch claim, dispatched, run claim, page count, one per page, completion; per
+        # chunk a claim and its done mark. Reads: a few consistent GetItems per invocation.
+        writes = documents * 6 + 1000 + documents * chunks * 2 * split
+        dynamodb = writes * PRICES["dynamodb_write"] + invocations * 2 * PRICES["dynamodb_read"]
+        return {"lambda": lambda_cost, "s3": s3, "sqs": sqs, "dynamodb": dynamodb}
+
+
+def gpu_cost_per_1000_pages(vl_seconds_per_page: float, pages_per_document: int, *, from_zero: bool) -> dict[str, float]:
+    """Dollars for 1,000 pages on one ml.g5.xlarge: the pages' instance time plus, when the endpoint starts
+    from zero for this batch, the scale-out wait and the idle minutes before it scales in again (both billed)."""
+    seconds = 1000 * vl_seconds_per_page
+    if from_zero:
+        seconds += GPU_SCALE_FROM_ZERO_SECONDS + defaults.IDLE_MINUTES * 60
+    documents = 1000 / pages_per_document
+    instance = seconds / 3600 * PRICES["sagemaker_ml_g5_xlarge_hour"]
+    rest = documents * (4 * PRICES["s3_put"] + 3 * PRICES["s3_get"] + 3 * PRICES["sqs_request"] + 6 * PRICES["dynamodb_write"])
+    rest += documents * 3 * PRICES["lambda_request"]  # invoker, completion, scale-in check
+    return {"sagemaker": instance, "other": rest}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memory-mb", type=int, default=defaults.PROCESSOR_MEMORY_MB)
+    parser.add_argument("--pages-per-chunk", type=int, default=defaults.CPU_PAGES_PER_CHUNK)
+    parser.add_argument("--pages", type=int, nargs="+", default=[1, 10, 100, 500, 2000])
+    parser.add_argument("--vl-seconds-per-page", type=float, default=2.0, help="PaddleOCR-VL on the GPU (not measured here)")
+    args = parser.parse_args()
+    route = CpuRoute(args.memory_mb, args.pages_per_chunk)
+    vcpus = defaults.lambda_vcpus(args.memory_mb)
+    print(f"CPU route at {args.memory_mb} MB ({vcpus:.2f} vCPU): {route.page_seconds:.2f} s per dense page, "
+          f"chunks of {args.pages_per_chunk} pages; cold start {COLD_START_SECONDS} s")
+    print()
+    print("| dense pages | chunks | end to end, warm | end to end, every invocation cold | one invocation, no fan-out |")
+    print("| --- | --- | --- | --- | --- |")
+    for pages in args.pages:
+        single = CpuRoute(args.memory_mb, pages).latency_seconds(pages, cold=True)
+        over = " (over the 900 s timeout)" if single > defaults.PROCESSOR_TIMEOUT_SECONDS else ""
+        print(f"| {pages} | {route.chunks(pages)} | {route.latency_seconds(pages, cold=False):.1f} s | "
+              f"{route.latency_seconds(pages, cold=True):.1f} s | {single:.0f} s{over} |")
+    print()
+    print(f"Cost per 1,000 dense pages, list prices us-east-1 ({PRICES_DATE}):")
+    print()
+    print("| route | documents of | compute | S3, SQS, DynamoDB, other | total |")
+    print("| --- | --- | --- | --- | --- |")
+    for size in (1, 10, 100):
+        parts = route.cost_per_1000_pages(size)
+        rest = parts["s3"] + parts["sqs"] + parts["dynamodb"]
+        documents = f"{size} page{'s' if size > 1 else ''}"
+        print(f"| CPU (PP-OCRv5, Lambda {args.memory_mb} MB) | {documents} | ${parts['lambda']:.3f} | ${rest:.3f} | "
+              f"${parts['lambda'] + rest:.3f} |")
+    for from_zero, label in ((False, "endpoint already up"), (True, "endpoint starts from zero, idles 10 min")):
+        parts = gpu_cost_per_1000_pages(args.vl_seconds_per_page, 10, from_zero=from_zero)
+        print(f"| GPU (PaddleOCR-VL, ml.g5.xlarge, {args.vl_seconds_per_page:g} s/page assumed), {label} | 10 pages | "
+              f"${parts['sagemaker']:.3f} | ${parts['other']:.3f} | ${sum(parts.values()):.3f} |")
+    for name, key in (("DetectDocumentText", "textract_detect_document_text_page"),
+                      ("AnalyzeDocument, layout", "textract_analyze_document_layout_page"),
+                      ("AnalyzeDocument, tables", "textract_analyze_document_tables_page"),
+                      ("AnalyzeDocument, tables + forms", "textract_analyze_document_forms_tables_page")):
+        print(f"| Amazon Textract {name} | any | ${1000 * PRICES[key]:.2f} | | ${1000 * PRICES[key]:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
