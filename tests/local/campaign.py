@@ -57,6 +57,12 @@ from tests.local.stack_resources import ResourceSampler, StackUsage
 
 MODELS = ("pp-ocrv5", "pp-structurev3", "paddleocr-vl")
 PROCESSOR_TIMEOUT_SECONDS = 15
+#: The campaign splits documents of more than 3 pages: its 6- and 7-page documents run as 2 and 3 chunks,
+#: its 1- to 3-page ones in one invocation, so both paths run under faults.
+PAGES_PER_CHUNK = 3
+#: The pages of the second chunk of the 7-page document, which the chunk faults hit.
+FAULTED_CHUNK = '"pages": "4-6"'
+CHUNK_FAULTS = ("chunk crash", "chunk timeout", "chunk delivered twice")
 #: The campaign's alarm period is 0.5 s for AWS's 60: the sweeper's settle grace (600 s deployed) scaled
 #: alike, so a parked notification's job is settled from S3 within the campaign.
 SETTLE_GRACE_SECONDS = 5
@@ -76,6 +82,8 @@ GOOD_DOCUMENTS: dict[str, tuple[str, list[list[str]]]] = {
     "pdf3": ("letter.pdf", ENGLISH_PAGES),
     "tiff": ("fax.tiff", ENGLISH_PAGES),
     "vector": ("digital.pdf", ENGLISH_PAGES),
+    "long7": ("long.pdf", [ENGLISH_PAGES[n % 3] for n in range(7)]),
+    "even6": ("even.pdf", ENGLISH_PAGES * 2),
 }
 
 
@@ -113,8 +121,14 @@ class CampaignReport:
     parked_events: Counter[str] = field(default_factory=Counter)
     processor_runs: int = 0
     endpoint_requests: int = 0
-    #: Backend runs (processor invocations + endpoint requests) per job id; more than one is a double hand-over.
+    #: Backend runs (processor invocations + endpoint requests) per job id; more than one (more than one per
+    #: chunk after the first, for a split job) is a double hand-over.
     backend_runs: Counter[str] = field(default_factory=Counter)
+    #: The most backend runs the jobs may have had: one each, plus one per chunk of a split job, plus the
+    #: chunk events delivered twice on purpose.
+    allowed_backend_runs: int = 0
+    #: Jobs the processor split into chunks.
+    split_jobs: int = 0
     text_checked: int = 0
     pages_completed: int = 0
     latencies: list[float] = field(default_factory=list)
@@ -150,7 +164,8 @@ class CampaignReport:
             f"parked events: {sum(self.parked_events.values())} for {len(self.parked_events)} jobs (settled from S3 by the sweeper)",
             (
                 f"backend runs: {sum(self.backend_runs.values())} for {self.jobs} jobs (processor {self.processor_runs}, "
-                f"endpoint {self.endpoint_requests}), jobs run more than once: {sum(1 for n in self.backend_runs.values() if n > 1)}; "
+                f"endpoint {self.endpoint_requests}; {self.split_jobs} jobs split into chunks), at most "
+                f"{self.allowed_backend_runs} allowed (one per job and chunk, one more per chunk event delivered twice); "
                 f"completed texts checked (CER <= {MAX_CER:.0%}): {self.text_checked}"
             ),
             *(self.usage.lines() if self.usage else []),
@@ -168,6 +183,8 @@ def write_documents(root: Path) -> dict[str, Path]:
         "pdf3": documents.write_image_pdf(root / "letter.pdf", ENGLISH_PAGES),
         "tiff": documents.write_tiff(root / "fax.tiff", ENGLISH_PAGES),
         "vector": documents.write_vector_pdf(root / "digital.pdf", ENGLISH_PAGES),
+        "long7": documents.write_vector_pdf(root / "long.pdf", GOOD_DOCUMENTS["long7"][1]),
+        "even6": documents.write_vector_pdf(root / "even.pdf", GOOD_DOCUMENTS["even6"][1]),
         "encrypted": documents.write_vector_pdf(root / "secret.pdf", ENGLISH_PAGES[:1], password="s3cret"),
         "bomb": documents.write_bomb_png(root / "bomb.png"),
     }
@@ -252,6 +269,20 @@ def plan(total: int = 54) -> tuple[list[PlannedJob], tuple[Fault, ...]]:
         success_twice("paddleocr-vl")
     job = add("sns-error-twice", "paddleocr-vl", "encrypted", failed, "encrypted_pdf", fault="error notification twice")
     faults.append(Fault("error-topic", "duplicate", match=job))
+    # Chunk faults on a long document (chunks 1-3, 4-6, 7): its second chunk crashes, times out, or its event
+    # is delivered twice. The first two fail the job once, naming the chunk; the third changes nothing.
+    for model in ("pp-ocrv5", "pp-structurev3"):
+        job = add("chunk-crash", model, "long7", failed, "processor_crashed", fault="chunk crash")
+        faults.append(Fault("processor", "crash", match=(job, FAULTED_CHUNK), seconds=0.25))
+    job = add("chunk-timeout", "pp-ocrv5", "long7", failed, "timed_out", fault="chunk timeout")
+    faults.append(Fault("processor", "delay", match=(job, FAULTED_CHUNK), seconds=PROCESSOR_TIMEOUT_SECONDS - 0.3))
+    for model in ("pp-ocrv5", "pp-structurev3"):
+        job = add("chunk-twice", model, "long7", done, fault="chunk delivered twice")
+        faults.append(Fault("processor", "duplicate", match=(job, FAULTED_CHUNK)))
+    # The fan-in race: two equal chunks start together on the processor's environments and finish together;
+    # one of them merges.
+    for model in ("pp-ocrv5", "pp-structurev3"):
+        add("fan-in-race", model, "even6", done, fault="fan-in race")
     # The first two scale-outs are refused (the endpoint is "updating"): their messages come back later.
     faults.append(Fault("endpoint-capacity", "update-refused", count=2))
     # More work up to the total: good documents round-robin over models and documents, every 6th job
@@ -320,7 +351,7 @@ def run_campaign(
         "OCR_PRELOAD_MODELS": PRELOADED_MODELS,
     }
     config = PlatformConfig(
-        stage="local", engine_fallback=True, versioned_bucket=True,
+        stage="local", engine_fallback=True, versioned_bucket=True, cpu_pages_per_chunk=PAGES_PER_CHUNK,
         settle_grace_seconds=SETTLE_GRACE_SECONDS,
     )
     options = LocalOptions(period_seconds=0.5, visibility_timeout_seconds=2, retry_delays_seconds=(0.2, 0.2), faults=faults,
@@ -462,6 +493,9 @@ def _check(stack: LocalStack, info: Any, client: OcrClient, jobs: list[PlannedJo
     result_writes: Counter[str] = Counter()
     for page in s3.get_paginator("list_object_versions").paginate(Bucket=info.bucket, Prefix="results/"):
         result_writes.update(version["Key"] for version in page.get("Versions", []))
+    chunk_objects: Counter[str] = Counter()
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=info.bucket, Prefix="chunks/"):
+        chunk_objects.update(obj["Key"].split("/")[1] for obj in page.get("Contents", []))
     for job in jobs:
         item = client.store.get(job.job_id) or {}
         status, code = item.get("status"), (item.get("error") or {}).get("code")
@@ -473,15 +507,22 @@ def _check(stack: LocalStack, info: Any, client: OcrClient, jobs: list[PlannedJo
         if (latency := _seconds_between(item.get("created_at"), item.get("finished_at"))) is not None:
             report.latencies.append(latency)
         tag = _injected(job)
-        if (runs := report.backend_runs[job.job_id]) > 1:
+        # A split job has one processor run per chunk after the one that opened it; a chunk event delivered
+        # twice adds one run, which must find the chunk done and change nothing.
+        allowed = 1 + int(item.get("chunk_count") or 0) + (job.fault == "chunk delivered twice")
+        report.allowed_backend_runs += allowed
+        report.split_jobs += bool(item.get("chunk_count"))
+        if (runs := report.backend_runs[job.job_id]) > allowed:
             report.problems.append(
                 f"{job.job_id}: {runs} backend runs (processor {processor_runs[job.job_id]}, endpoint {endpoint_requests[job.job_id]}): "
-                f"handed over more than once {tag}"
+                f"handed over more than once (at most {allowed}) {tag}"
             )
         if (status, code) != (job.status, job.code):
             message = (item.get("error") or {}).get("message", "")
             report.problems.append(f"{job.job_id}: {status} {code or ''} ({message}), expected {job.status} {job.code or ''} {tag}")
             continue
+        if job.fault in CHUNK_FAULTS[:2] and not (item.get("error") or {}).get("message", "").startswith("chunk 2 of 3 (pages 4-6): "):
+            report.problems.append(f"{job.job_id}: its error does not name the failed chunk: {item.get('error')} {tag}")
         if job.job_id in first and {k: first[job.job_id].get(k) for k in ("status", "finished_at", "error", "result")} != {
             k: item.get(k) for k in ("status", "finished_at", "error", "result")
         }:
@@ -490,6 +531,8 @@ def _check(stack: LocalStack, info: Any, client: OcrClient, jobs: list[PlannedJo
             key = f"results/{job.job_id}/result.json"
             if (writes := result_writes[key]) != 1:
                 report.problems.append(f"{job.job_id}: result.json was written {writes} times {tag}")
+            if chunk_objects[job.job_id]:
+                report.problems.append(f"{job.job_id}: {chunk_objects[job.job_id]} chunk result(s) left under chunks/ {tag}")
             result = client.result(job.job_id)
             for index, lines in enumerate(job.expected_text):
                 recognised = "\n".join(line["text"] for line in result["pages"][index]["lines"])
@@ -516,7 +559,7 @@ def _check(stack: LocalStack, info: Any, client: OcrClient, jobs: list[PlannedJo
     if errors != {name: count for name, count in injected.items() if count}:
         faulted = {
             job.job_id: (job.fault, stack.names["completion"] if job.fault == COMPLETION_DOWN else stack.names["processor"])
-            for job in jobs if job.fault in ("processor crash mid-job", "processor timeout", COMPLETION_DOWN)
+            for job in jobs if job.fault in ("processor crash mid-job", "processor timeout", "chunk crash", "chunk timeout", COMPLETION_DOWN)
         }
         erred = [
             f"{record.function} {record.error_type} on {job_id} "

@@ -87,6 +87,20 @@ def test_two_invocations_run_at_once_each_in_an_environment_of_its_own(tmp_path:
     assert all(environment.process.poll() is not None for environment in environments)
 
 
+def test_asynchronous_events_run_as_many_at_once_as_the_functions_concurrency(tmp_path: Path) -> None:
+    """Lambda does not queue a function's ``Event`` invocations behind each other while it may scale out:
+    the chunks of a long document run at once."""
+    for concurrency, expected_overlap in ((2, True), (1, False)):
+        meet = tmp_path / f"meet-{concurrency}"
+        with rendezvous_runtime(meet, max_concurrency=concurrency, timeout=3) as lambdas:
+            for n in (1, 2):
+                lambdas.invoke("pair", {"n": n}, invocation_type="Event")
+            assert lambdas.wait_idle(timeout=60)
+        seen = sorted((json.loads(path.read_text()) for path in meet.glob("*.out")), key=lambda s: s["started"])
+        assert len(seen) == 2 and overlapped(seen) is expected_overlap, (concurrency, seen)
+        assert [s["met"] for s in seen] == ([2, 2] if expected_overlap else [1, 2])
+
+
 def test_a_function_of_concurrency_one_runs_them_one_after_the_other(tmp_path: Path) -> None:
     with rendezvous_runtime(tmp_path / "meet", max_concurrency=1, timeout=2) as lambdas:
         first, second = invoke_together(lambdas, [{"n": 1}, {"n": 2}])

@@ -1,14 +1,15 @@
 """Faults the local stack injects on purpose, so a campaign can show that every job still ends.
 
 In the spirit of AWS Fault Injection Service (whose Lambda actions add delay to or fail invocations):
-a :class:`Fault` names a target of the stack, an action, which events it applies to (``match``, text of
-the event such as a job id) and how often. The local runtimes ask the :class:`FaultInjector` at the
+a :class:`Fault` names a target of the stack, an action, which events it applies to (``match``: text of
+the event such as a job id, or several texts that must all be in it) and how often. The local runtimes ask the :class:`FaultInjector` at the
 point where AWS itself can fail in that way; the handlers hold no fault code at all.
 
 | target | action | what happens, as on AWS |
 | --- | --- | --- |
 | a function (``processor``, ...) | ``crash`` | the environment dies ``seconds`` into the invocation (an OOM kill): ``Runtime.ExitError`` |
 | a function | ``delay`` | the handler starts ``seconds`` late, inside the timeout; at or past the timeout: ``Sandbox.Timedout`` |
+| a function | ``duplicate`` | Lambda delivers an asynchronous event a second time (its async queue is at-least-once), after the first run ended |
 | ``job-queue`` / ``dead-letter-queue`` | ``duplicate`` | SQS delivers the message a second time (at-least-once delivery) |
 | ``job-queue`` | ``concurrent-duplicate`` | two invocations get the message at once, each in its own environment (a scaled-out mapping's race) |
 | ``success-topic`` / ``error-topic`` / ``scale-in-topic`` | ``duplicate`` | SNS delivers the notification to the function twice |
@@ -46,14 +47,15 @@ class Fault:
     Attributes:
         target: what fails (see the module table); a function by its key in the local stack.
         action: how it fails.
-        match: only events whose text contains this (e.g. a job id); ``None`` matches every event.
+        match: only events whose text contains this (e.g. a job id), or each of these (a job id and a chunk's
+            pages); ``None`` matches every event.
         count: how many matching events it hits; 0 = every one.
         seconds: ``crash``: when the environment dies; ``delay``: how late the handler starts.
     """
 
     target: str
     action: FaultAction
-    match: str | None = None
+    match: str | tuple[str, ...] | None = None
     count: int = 1
     seconds: float = 0.0
 
@@ -65,7 +67,17 @@ class Fault:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Fault:
-        return cls(**data)
+        values = dict(data)
+        if isinstance(values.get("match"), list):  # a tuple after a round trip through JSON
+            values["match"] = tuple(values["match"])
+        return cls(**values)
+
+    def matches(self, subject: str) -> bool:
+        """Whether this fault applies to an event whose text is ``subject``."""
+        if self.match is None:
+            return True
+        texts = (self.match,) if isinstance(self.match, str) else self.match
+        return all(text in subject for text in texts)
 
 
 class FaultInjector:
@@ -89,7 +101,7 @@ class FaultInjector:
         target = self._aliases.get(target, target)
         with self._lock:
             for index, (fault, left) in enumerate(self._remaining):
-                if fault.target != target or fault.action != action or (fault.match is not None and fault.match not in subject):
+                if fault.target != target or fault.action != action or not fault.matches(subject):
                     continue
                 if fault.count and left <= 0:
                     continue

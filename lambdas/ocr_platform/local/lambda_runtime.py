@@ -160,7 +160,10 @@ class LambdaRuntime:
         self._server.runtime = self  # type: ignore[attr-defined]
         self._spawn(self._server.serve_forever, "lambda-http")
         for name, function in self.functions.items():
-            self._spawn(self._process_async, f"lambda-{name}-async", function)
+            # Lambda runs a function's asynchronous events as far as its concurrency allows: one consumer of
+            # the function's async queue per execution environment it may have.
+            for slot in range(function.spec.max_concurrency):
+                self._spawn(self._process_async, f"lambda-{name}-async-{slot}", function)
             if self.prewarm:
                 function.prewarm()
         return self.url
@@ -260,7 +263,8 @@ class LambdaRuntime:
             self._state.notify_all()
 
     def _process_async(self, function: LocalFunction) -> None:
-        """The function's async queue: FIFO, with each retry waiting out its delay."""
+        """One consumer of the function's async queue (FIFO, each retry waiting out its delay); the function has
+        ``max_concurrency`` of them, so that many events run at once, each in an environment of its own."""
         while True:
             scheduled = self._scheduled[function.spec.name]
             with self._state:
@@ -280,6 +284,9 @@ class LambdaRuntime:
         result = self._execute(function, event.payload, event.request_id, function.arn)
         event.attempts += 1
         if result.error is None:
+            if self.faults.take(function.spec.name, "duplicate", json.dumps(event.payload)) is not None:
+                # At-least-once: the same event (same request id) is delivered again after it was handled.
+                self._schedule(_AsyncEvent(event.function, event.payload, event.request_id), 0.0)
             return
         spec = function.spec
         logger.warning("Async invocation %s of %s failed (attempt %d of %d): %s: %s", event.request_id, spec.name,
