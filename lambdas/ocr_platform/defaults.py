@@ -92,7 +92,7 @@ LAMBDA_MB_PER_VCPU = 1769
 #: Seconds a chunk spends outside its pages, priced high: a cold start that loads the models (about 5 s in the
 #: image) and the download of the largest document admitted (200 MiB).
 CHUNK_OVERHEAD_SECONDS = 30
-#: What the merge costs per chunk, priced high: two GETs, two DELETEs and the JSON of 6 dense pages.
+#: What the merge costs per chunk, priced high: two GETs and the JSON of 6 dense pages (deletes go 1,000 keys a call).
 MERGE_SECONDS_PER_CHUNK = 0.2
 #: The CPU route splits a job of more pages than this into chunks of at most this many, one processor
 #: invocation each. 6 dense pages take 6 x 2.26 s = 13.6 s at the default 3,008 MB, so a 100-page document

@@ -307,8 +307,9 @@ def _merge_chunks(message: JobMessage, count: int, *, store: JobStore, s3: Any, 
         logger.exception("Could not merge the %d chunks of job %s", count, job_id)
         return _fail(store, message, JobError(ErrorCode.INTERNAL_ERROR, f"The {count} chunk results could not be merged: {type(err).__name__}: {err}"))
     completed = store.mark_completed(job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"])
-    for key in keys + raw_keys:
-        s3.delete_object(Bucket=layout.bucket, Key=key)
+    for start in range(0, 2 * count, 1000):  # DeleteObjects takes up to 1,000 keys (s3:DeleteObject on each)
+        batch = (keys + raw_keys)[start : start + 1000]
+        s3.delete_objects(Bucket=layout.bucket, Delete={"Objects": [{"Key": key} for key in batch], "Quiet": True})
     return ProcessResult("completed" if completed else "skipped", result_uri=result_uri)
 
 

@@ -476,18 +476,9 @@ class JobStore:
             if job.get("backend") == backend and job.get("started_at", "") >= cutoff
         ]
 
-    def _transition(
-        self,
-        job_id: str,
-        values: dict[str, Any],
-        condition: Any,
-        *,
-        to: str,
-        if_not_exists: dict[str, Any] | None = None,
-        add: dict[str, Any] | None = None,
-        quiet: bool = False,
-    ) -> bool:
-        return self._update(job_id, values, condition, to=to, if_not_exists=if_not_exists, add=add, quiet=quiet) is not None
+    def _transition(self, job_id: str, values: dict[str, Any], condition: Any, **update: Any) -> bool:
+        """``_update`` for a caller that needs only whether the condition held."""
+        return self._update(job_id, values, condition, **update) is not None
 
     def _update(
         self,
