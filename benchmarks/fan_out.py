@@ -7,7 +7,8 @@ three ways, each on a fresh in-process stack with warm processor environments:
 
 - ``off``: one invocation reads every page (``cpu_pages_per_chunk`` = the page count), 1 environment with
   ONNX Runtime on every core;
-- ``on, 1 worker``: split into chunks of 8 pages, 1 processor environment (the chunks take turns);
+- ``on, 1 worker``: split into chunks of ``cpu_pages_per_chunk`` (6) pages, 1 processor environment (the
+  chunks take turns);
 - ``on, N workers``: split, one environment per core, each with one ONNX Runtime thread (the default).
 
 It prints the wall time from submit to COMPLETED, pages/s, and the speed-up over ``off``. ``--pdf`` takes a
@@ -18,7 +19,9 @@ real document (the README uses ``resources/issue-604.pdf`` from pypdf's sdist: `
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "lambdas"), str(ROOT / "infra")]
+
+from ocr_platform import defaults  # noqa: E402
 
 
 def generated_pdf(path: Path, pages: int) -> Path:
@@ -70,22 +75,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pdf", type=Path, help="a real PDF (default: generated dense pages)")
     parser.add_argument("--pages", type=int, default=60)
+    parser.add_argument("--one", nargs=2, type=int, metavar=("PAGES_PER_CHUNK", "WORKERS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     cores = os.cpu_count() or 1
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         pdf = args.pdf or generated_pdf(workdir / "generated.pdf", args.pages)
         selection = f"1-{args.pages}"
-        runs = [("off", args.pages, 1), ("on, 1 worker", 8, 1), (f"on, {cores} workers", 8, cores)]
+        if args.one:  # one configuration, in a process of its own (moto's state is per process)
+            seconds, job = run_once(pdf, selection, pages_per_chunk=args.one[0], workers=args.one[1], workdir=workdir)
+            print(json.dumps({"seconds": seconds, "chunks": job.get("chunk_count", 1)}))
+            return
+        runs = [("off", args.pages, 1), ("on, 1 worker", defaults.CPU_PAGES_PER_CHUNK, 1),
+                (f"on, {cores} workers", defaults.CPU_PAGES_PER_CHUNK, cores)]
         print(f"{pdf.name}, pages {selection}, {cores} cores")
         print("| fan-out | chunks | processor environments x ORT threads | submit -> COMPLETED | pages/s | speed-up |")
         print("| --- | --- | --- | --- | --- | --- |")
         baseline = None
         for name, per_chunk, workers in runs:
-            seconds, job = run_once(pdf, selection, pages_per_chunk=per_chunk, workers=workers, workdir=workdir)
+            command = [sys.executable, __file__, "--pdf", str(pdf), "--pages", str(args.pages), "--one", str(per_chunk), str(workers)]
+            measured = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout.splitlines()[-1])
+            seconds = measured["seconds"]
             baseline = baseline or seconds
             threads = max(1, cores // workers)
-            print(f"| {name} | {job.get('chunk_count', 1)} | {workers} x {threads} | {seconds:.1f} s | "
+            print(f"| {name} | {measured['chunks']} | {workers} x {threads} | {seconds:.1f} s | "
                   f"{args.pages / seconds:.2f} | {baseline / seconds:.2f}x |", flush=True)
 
 
