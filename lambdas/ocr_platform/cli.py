@@ -215,18 +215,20 @@ def run_pipeline(args: argparse.Namespace) -> int:
     print(f"job {job_id}: {args.model} on {args.file.name}", file=sys.stderr)
 
     pages = JobProgress()
+    polled: dict[str, Any] = {}  # the last item ``progress`` saw and what it made of it
 
     def progress(job: JobItem) -> tuple[Any, ...]:
         seen: tuple[Any, ...] = (job["status"], job.get("backend", ""))
         if job.get("backend") == "sagemaker" and job["status"] == "PROCESSING":
             variant = sagemaker.describe_endpoint(EndpointName=info.endpoint)["ProductionVariants"][0]
             seen += ("GPU instance up" if int(variant.get("CurrentInstanceCount", 0)) else "queued until the GPU instance starts",)
-        return (*seen, pages.step(job))
+        polled.update(job=job, seen=(*seen, pages.step(job)))
+        return polled["seen"]
 
     shown: list[tuple[Any, ...]] = []
 
     def show(job: JobItem) -> None:
-        seen = progress(job)
+        seen = polled["seen"] if polled.get("job") is job else progress(job)  # wait() just computed it
         if shown and shown[-1] == seen:  # the first poll found the job as submitted
             return
         shown.append(seen)

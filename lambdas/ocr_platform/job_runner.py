@@ -89,18 +89,8 @@ def publish_result(s3: Any, layout: StorageLayout, result: OcrResult, raw: Any =
     """Write result.json (and raw.json when the engine gave raw output); return the result URI."""
     job_id = result["job_id"]
     if raw is not None:
-        s3.put_object(
-            Bucket=layout.bucket,
-            Key=layout.raw_result_key(job_id),
-            Body=json.dumps(raw, ensure_ascii=False, default=str).encode(),
-            ContentType="application/json",
-        )
-    s3.put_object(
-        Bucket=layout.bucket,
-        Key=layout.result_key(job_id),
-        Body=json.dumps(result, ensure_ascii=False).encode(),
-        ContentType="application/json",
-    )
+        _put_json(s3, layout.bucket, layout.raw_result_key(job_id), raw, default=str)
+    _put_json(s3, layout.bucket, layout.result_key(job_id), result)
     return layout.result_uri(job_id)
 
 
@@ -281,7 +271,7 @@ def process_chunk(
         result["timings"].update(download=round(download_s, 4))
         _put_json(s3, layout.bucket, layout.chunk_result_key(message.job_id, chunk.index), result)
         if raw is not None:
-            _put_json(s3, layout.bucket, layout.chunk_raw_key(message.job_id, chunk.index), raw)
+            _put_json(s3, layout.bucket, layout.chunk_raw_key(message.job_id, chunk.index), raw, default=str)
     except JobError as err:
         return _fail(store, message, JobError(err.code, f"{chunk.label}: {err.message}"))
     except Exception as err:
@@ -313,8 +303,9 @@ def _merge_chunks(message: JobMessage, count: int, *, store: JobStore, s3: Any, 
     return ProcessResult("completed" if completed else "skipped", result_uri=result_uri)
 
 
-def _put_json(s3: Any, bucket: str, key: str, document: Any) -> None:
-    body = json.dumps(document, ensure_ascii=False, default=str).encode()
+def _put_json(s3: Any, bucket: str, key: str, document: Any, *, default: Callable[[Any], Any] | None = None) -> None:
+    """One JSON object in S3; ``default=str`` for an engine's raw output, whose values may not be JSON types."""
+    body = json.dumps(document, ensure_ascii=False, default=default).encode()
     s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json")
 
 
