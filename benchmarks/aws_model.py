@@ -1,6 +1,7 @@
 """A latency and cost model of the deployed platform, from the per-page cost measured here.
 
-    .venv/bin/python benchmarks/aws_model.py [--memory-mb 3008] [--pages-per-chunk 8] [--pages 1 10 100 500 2000]
+    .venv/bin/python benchmarks/aws_model.py [--memory-mb 3008] [--pages-per-chunk 6] [--pages 1 10 100 500 2000]
+        [--gpu-pages-per-chunk 10] [--vl-seconds-per-page 2.0]
 
 Nothing here calls AWS. Inputs:
 
@@ -12,6 +13,9 @@ Nothing here calls AWS. Inputs:
 - the fan-out of ``ocr_platform.chunks``: the first invocation opens the document and launches one
   asynchronous invocation per chunk (one ``Invoke`` call each, ``LAUNCH_SECONDS``), the chunks run at once,
   the last one merges (``defaults.MERGE_SECONDS_PER_CHUNK``);
+- the GPU route's fan-out: the endpoint answers a long job's request with a split plan, the completion
+  function sends one request per chunk (``NOTIFICATION_SECONDS`` per hop), and the chunks run as many at a
+  time as the endpoint has slots (instances x concurrent invocations per instance);
 - public list prices, us-east-1, as listed on the AWS pricing pages when this was written (``PRICES``,
   dated). The PaddleOCR-VL per-page time on the GPU is not measured here (no GPU on this machine): it is
   an input (``--vl-seconds-per-page``), and the GPU rows say so.
@@ -40,6 +44,10 @@ OPEN_SECONDS = 0.5
 DISPATCH_SECONDS = 0.2
 #: How long a scale-out of the async endpoint from 0 instances takes before the first request runs.
 GPU_SCALE_FROM_ZERO_SECONDS = 480
+#: From an inference's end to the completion function acting on it: SageMaker's output write, SNS, Lambda.
+NOTIFICATION_SECONDS = 1.0
+#: A warm endpoint's work on a request outside its pages: the document's download and opening.
+ENDPOINT_OPEN_SECONDS = 0.5
 
 PRICES_DATE = "2026-11-23"
 PRICES = {
@@ -103,6 +111,29 @@ class CpuRoute:
         return {"lambda": lambda_cost, "s3": s3, "sqs": sqs, "dynamodb": dynamodb}
 
 
+@dataclass(frozen=True)
+class GpuRoute:
+    """The GPU route at one configuration (``vl_seconds_per_page`` is assumed, not measured)."""
+
+    vl_seconds_per_page: float = defaults.VL_PAGE_SECONDS
+    pages_per_chunk: int = defaults.GPU_PAGES_PER_CHUNK
+    slots: int = defaults.MAX_INSTANCE_COUNT * defaults.MAX_CONCURRENT_INVOCATIONS_PER_INSTANCE
+
+    def chunks(self, pages: int) -> int:
+        return 1 if pages <= self.pages_per_chunk else math.ceil(pages / self.pages_per_chunk)
+
+    def latency_seconds(self, pages: int, *, from_zero: bool) -> float:
+        """Seconds from the message on the queue to ``COMPLETED`` for a document of dense pages."""
+        start = DISPATCH_SECONDS + (GPU_SCALE_FROM_ZERO_SECONDS if from_zero else 0.0)
+        chunks = self.chunks(pages)
+        if chunks == 1:
+            return start + ENDPOINT_OPEN_SECONDS + pages * self.vl_seconds_per_page + NOTIFICATION_SECONDS
+        plan = ENDPOINT_OPEN_SECONDS + NOTIFICATION_SECONDS + chunks * LAUNCH_SECONDS
+        rounds = math.ceil(chunks / self.slots)
+        work = rounds * (ENDPOINT_OPEN_SECONDS + self.pages_per_chunk * self.vl_seconds_per_page)
+        return start + plan + work + NOTIFICATION_SECONDS + chunks * defaults.MERGE_SECONDS_PER_CHUNK
+
+
 def gpu_cost_per_1000_pages(vl_seconds_per_page: float, pages_per_document: int, *, from_zero: bool) -> dict[str, float]:
     """Dollars for 1,000 pages on one ml.g5.xlarge: the pages' instance time plus, when the endpoint starts
     from zero for this batch, the scale-out wait and the idle minutes before it scales in again (both billed)."""
@@ -121,7 +152,9 @@ def main() -> None:
     parser.add_argument("--memory-mb", type=int, default=defaults.PROCESSOR_MEMORY_MB)
     parser.add_argument("--pages-per-chunk", type=int, default=defaults.CPU_PAGES_PER_CHUNK)
     parser.add_argument("--pages", type=int, nargs="+", default=[1, 10, 100, 500, 2000])
-    parser.add_argument("--vl-seconds-per-page", type=float, default=2.0, help="PaddleOCR-VL on the GPU (not measured here)")
+    parser.add_argument("--gpu-pages-per-chunk", type=int, default=defaults.GPU_PAGES_PER_CHUNK)
+    parser.add_argument("--vl-seconds-per-page", type=float, default=defaults.VL_PAGE_SECONDS,
+                        help="PaddleOCR-VL on the GPU (assumed: not measured here)")
     args = parser.parse_args()
     route = CpuRoute(args.memory_mb, args.pages_per_chunk)
     vcpus = defaults.lambda_vcpus(args.memory_mb)
@@ -135,6 +168,19 @@ def main() -> None:
         over = " (over the 900 s timeout)" if single > defaults.PROCESSOR_TIMEOUT_SECONDS else ""
         print(f"| {pages} | {route.chunks(pages)} | {route.latency_seconds(pages, cold=False):.1f} s | "
               f"{route.latency_seconds(pages, cold=True):.1f} s | {single:.0f} s{over} |")
+    print()
+    print(f"GPU route (PaddleOCR-VL, {args.vl_seconds_per_page:g} s per page assumed), chunks of {args.gpu_pages_per_chunk} "
+          f"pages; scale-out from zero {GPU_SCALE_FROM_ZERO_SECONDS} s")
+    print()
+    print("| pages | chunks | 1 slot (native, 1 instance), warm | 4 slots (vllm, 1 instance), warm | 4 slots, from zero | one request, no fan-out, warm |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    native, vllm = GpuRoute(args.vl_seconds_per_page, args.gpu_pages_per_chunk, 1), GpuRoute(args.vl_seconds_per_page, args.gpu_pages_per_chunk, 4)
+    for pages in args.pages:
+        single = GpuRoute(args.vl_seconds_per_page, pages, 1).latency_seconds(pages, from_zero=False)
+        over = " (over the 3600 s invocation timeout)" if single > defaults.INVOCATION_TIMEOUT_SECONDS else ""
+        print(f"| {pages} | {native.chunks(pages)} | {native.latency_seconds(pages, from_zero=False):.1f} s | "
+              f"{vllm.latency_seconds(pages, from_zero=False):.1f} s | {vllm.latency_seconds(pages, from_zero=True):.1f} s | "
+              f"{single:.0f} s{over} |")
     print()
     print(f"Cost per 1,000 dense pages, list prices us-east-1 ({PRICES_DATE}):")
     print()

@@ -99,7 +99,14 @@ class PlatformConfig:
             28 s with every invocation cold; see ``defaults.CPU_PAGES_PER_CHUNK``). The worst case of one
             chunk, with the merge of the largest job (``defaults.worst_chunk_seconds``), must fit in
             ``processor_timeout_seconds``.
-        max_pages: the most pages one job may read on the CPU route (at least 1; 2000 by default).
+        max_pages: the most pages one job may read, on either route (at least 1; 2000 by default).
+        gpu_pages_per_chunk: the endpoint answers a job of more selected pages than this with a split plan,
+            and each chunk of at most this many pages becomes its own async request, run
+            ``max_instance_count`` x ``max_concurrent_invocations_per_instance`` at a time (10: 20 s of GPU
+            work per request at the assumed 2 s/page; see ``defaults.GPU_PAGES_PER_CHUNK``). A worst-case
+            chunk must fit in ``invocation_timeout_seconds`` (``defaults.worst_endpoint_request_seconds``)
+            and the largest job's last chunk must start within ``request_ttl_seconds``
+            (``defaults.endpoint_drain_seconds``). Set on the endpoint as ``OCR_GPU_PAGES_PER_CHUNK``.
 
     Zip Lambdas (newest Python runtime + the AWS Powertools layer):
         invoker_*, completion_*, scale_in_*: memory (MB) and timeout (s) of each function.
@@ -160,6 +167,7 @@ class PlatformConfig:
     processor_bake_models: str = defaults.PROCESSOR_BAKE_MODELS
     cpu_pages_per_chunk: int = defaults.CPU_PAGES_PER_CHUNK
     max_pages: int = defaults.MAX_PAGES
+    gpu_pages_per_chunk: int = defaults.GPU_PAGES_PER_CHUNK
 
     invoker_memory_mb: int = defaults.INVOKER_MEMORY_MB
     invoker_timeout_seconds: int = defaults.INVOKER_TIMEOUT_SECONDS
@@ -241,6 +249,9 @@ class PlatformConfig:
                 f"longer than processor_timeout_seconds={self.processor_timeout_seconds} (defaults.worst_chunk_seconds); "
                 "use smaller chunks, more memory or a longer timeout"
             )
+        within("gpu_pages_per_chunk", 1, self.max_pages)
+        if not problems and "sagemaker" in self.backends:
+            problems.extend(self._endpoint_limit_problems())
         for name in ("invoker", "completion", "scale_in"):
             within(f"{name}_memory_mb", 128, 10240)
             within(f"{name}_timeout_seconds", 1, 900)
@@ -310,6 +321,32 @@ class PlatformConfig:
         As long as SQS keeps its message, plus the DLQ consumer's turn: ``defaults.queued_deadline_seconds``.
         """
         return defaults.queued_deadline_seconds(self.queue_retention_days)
+
+    def _endpoint_limit_problems(self) -> list[str]:
+        """Where a worst-case request of the GPU route would outlast its timeout or TTL at this config."""
+        problems = []
+        request = defaults.worst_endpoint_request_seconds(self.gpu_pages_per_chunk)
+        if request > self.invocation_timeout_seconds:
+            problems.append(
+                f"a chunk of gpu_pages_per_chunk={self.gpu_pages_per_chunk} worst-case pages may run {request:.0f} s on the "
+                f"endpoint, longer than invocation_timeout_seconds={self.invocation_timeout_seconds} "
+                "(defaults.worst_endpoint_request_seconds); use smaller chunks or a longer timeout"
+            )
+        slots = self.max_instance_count * self.max_concurrent_invocations_per_instance
+        drain = defaults.endpoint_drain_seconds(self.max_pages, self.gpu_pages_per_chunk, slots)
+        if drain > self.request_ttl_seconds:
+            problems.append(
+                f"the last chunk of a max_pages={self.max_pages} job may wait {drain:.0f} s for the endpoint's {slots} "
+                f"slot(s), longer than request_ttl_seconds={self.request_ttl_seconds} (defaults.endpoint_drain_seconds); "
+                "lower max_pages or add instances or concurrent invocations"
+            )
+        merge = -(-self.max_pages // self.gpu_pages_per_chunk) * defaults.MERGE_SECONDS_PER_CHUNK
+        if merge > self.completion_timeout_seconds:
+            problems.append(
+                f"merging the {-(-self.max_pages // self.gpu_pages_per_chunk)} chunks of a max_pages={self.max_pages} GPU job "
+                f"may take {merge:.0f} s, longer than completion_timeout_seconds={self.completion_timeout_seconds}"
+            )
+        return problems
 
     @property
     def worst_chunk_seconds(self) -> float:

@@ -27,6 +27,7 @@ from ocr_platform.s3_layout import (
     ASYNC_FAILURES_PREFIX,
     ASYNC_OUTPUTS_PREFIX,
     ASYNC_REQUESTS_PREFIX,
+    CHUNKS_PREFIX,
     RESULTS_PREFIX,
 )
 from ocr_platform.settings import ENV
@@ -47,6 +48,47 @@ def allow_finishing_async_inferences(role: iam.IRole, bucket: s3.IBucket, who: s
         ["s3:PutObject"],
         [bucket.arn_for_objects(f"{RESULTS_PREFIX}*")],
         reason=f"Key-prefix scope: {who} writes results/{{job_id}}/ for whichever job it finishes.",
+    )
+
+
+@dataclass(frozen=True)
+class EndpointRequests:
+    """What sending requests to the async endpoint takes: its name and ARN, and the invocation timeout and
+    request TTL sent with every request (``OCR_INVOCATION_TIMEOUT_SECONDS``, ``OCR_REQUEST_TTL_SECONDS``)."""
+
+    endpoint_name: str
+    endpoint_arn: str
+    invocation_timeout_seconds: int = defaults.INVOCATION_TIMEOUT_SECONDS
+    request_ttl_seconds: int = defaults.REQUEST_TTL_SECONDS
+
+    @property
+    def environment(self) -> dict[str, str]:
+        return {
+            ENV.ENDPOINT_NAME: self.endpoint_name,
+            ENV.INVOCATION_TIMEOUT_SECONDS: str(self.invocation_timeout_seconds),
+            ENV.REQUEST_TTL_SECONDS: str(self.request_ttl_seconds),
+        }
+
+
+def allow_splitting_endpoint_jobs(fn: PlatformFunction, bucket: s3.IBucket, endpoint: EndpointRequests, who: str) -> None:
+    """What acting on the endpoint's split plan needs (``completion.finish_async_inference``): send one request
+    per chunk, read a chunk's request back for its pages, keep each chunk's result under ``chunks/`` and, as the
+    last chunk, merge and delete them. The completion function and the sweeper both do it."""
+    fn.add_environment(endpoint.environment)
+    allow(fn.role, ["sagemaker:InvokeEndpointAsync"], [endpoint.endpoint_arn])
+    allow(
+        fn.role,
+        ["s3:GetObject", "s3:PutObject"],
+        [bucket.arn_for_objects(f"{ASYNC_REQUESTS_PREFIX}*")],
+        reason=f"Key-prefix scope: {who} writes one request object per chunk of a split job, "
+        "async/requests/{job_id}.c{index}.json, and reads it back when the chunk's notification comes.",
+    )
+    allow(
+        fn.role,
+        ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
+        [bucket.arn_for_objects(f"{CHUNKS_PREFIX}*")],
+        reason=f"Key-prefix scope: {who} keeps each chunk's result under chunks/{{job_id}}/ and, for the last "
+        "chunk, reads and deletes them all; job ids are only known at run time.",
     )
 
 
@@ -103,6 +145,10 @@ class CompletionHandler(Construct):
             topic.add_subscription(
                 subscriptions.LambdaSubscription(self._fn.function, dead_letter_queue=props.common.parked_events)
             )
+
+    def allow_splitting_endpoint_jobs(self, bucket: s3.IBucket, endpoint: EndpointRequests) -> None:
+        """Let it act on the endpoint's split plans: send the chunk requests, merge the chunks' results."""
+        allow_splitting_endpoint_jobs(self._fn, bucket, endpoint, "the completion function")
 
     @property
     def function(self) -> lambda_.Function:

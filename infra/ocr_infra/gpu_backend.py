@@ -71,6 +71,9 @@ class GpuBackendProps:
             ``none``. Off: an endpoint whose PaddleOCR-VL cannot load fails ``/ping``; on: PP-OCRv5 serves
             with an ``engine_fallback`` warning in every result.
         scale_in_memory_mb / scale_in_timeout_seconds: size of the scale-in function.
+        pages_per_chunk: the container answers a job of more pages with a split plan
+            (``OCR_GPU_PAGES_PER_CHUNK``); the completion function sends one request per chunk.
+        max_pages: the most pages one job may read (``OCR_MAX_PAGES``).
     """
 
     endpoint_name: str
@@ -90,6 +93,8 @@ class GpuBackendProps:
     engine_fallback: bool = defaults.ENGINE_FALLBACK
     scale_in_memory_mb: int = defaults.SCALE_IN_MEMORY_MB
     scale_in_timeout_seconds: int = defaults.SCALE_IN_TIMEOUT_SECONDS
+    pages_per_chunk: int = defaults.GPU_PAGES_PER_CHUNK
+    max_pages: int = defaults.MAX_PAGES
 
 
 class GpuBackend(Construct):
@@ -157,7 +162,8 @@ class GpuBackend(Construct):
                     ENV.MAX_CONCURRENT_INVOCATIONS: str(props.max_concurrent_invocations_per_instance),
                     "OCR_VL_BACKEND": "vllm-server" if props.vl_backend == "vllm" else "native",
                     ENV.ENGINE_FALLBACK: engine_fallback_value(props.engine_fallback),
-                    ENV.MAX_PAGES: str(defaults.ENDPOINT_MAX_PAGES),
+                    ENV.MAX_PAGES: str(props.max_pages),
+                    ENV.GPU_PAGES_PER_CHUNK: str(props.pages_per_chunk),
                 },
             ),
         )

@@ -34,11 +34,13 @@ ZIP_FUNCTION_EXCLUDES = [
     "ocr_platform/client_errors.py",
     "ocr_platform/progress.py",
     # The OCR side, which runs in the processor and endpoint images: the engines (imported by model name
-    # on first use, so only the registry is needed), the model cache, the endpoint's HTTP server and the
-    # processor's handler. Document intake stays: ``job_runner`` (whose ``publish_result`` the completion
-    # function uses) imports it, and it imports Pillow and pypdfium2 only when a document is opened.
+    # on first use, so only the registry is needed), document intake, the job runner, the model cache, the
+    # endpoint's HTTP server and the processor's handler. The completion function publishes results
+    # through ``result_store`` and ``fan_in``, which open no document.
     "ocr_platform/engines/*",
     "!ocr_platform/engines/__init__.py",
+    "ocr_platform/intake.py",
+    "ocr_platform/job_runner.py",
     "ocr_platform/model_cache.py",
     "ocr_platform/model_server.py",
     "ocr_platform/handlers/processor.py",

@@ -226,6 +226,12 @@ class PlatformFunction(Construct):
         """The function's environment variables (values may be CDK tokens)."""
         return dict(self._environment)
 
+    def add_environment(self, variables: Mapping[str, str]) -> None:
+        """Add variables known only once other resources exist (e.g. the endpoint the function calls)."""
+        for name, value in variables.items():
+            self._environment[name] = value
+            self._function.add_environment(name, value)
+
     @property
     def log_group(self) -> logs.LogGroup:
         return self._log_group

@@ -10,10 +10,11 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from ocr_infra.control_functions import allow_finishing_async_inferences
+from ocr_infra.control_functions import EndpointRequests, allow_finishing_async_inferences, allow_splitting_endpoint_jobs
 from ocr_infra.platform_function import (
     DLQ_CONSUMER_HANDLER,
     SWEEPER_HANDLER,
@@ -134,6 +135,10 @@ class JobRecovery(Construct):
                 events_targets.LambdaFunction(self._sweeper.function, retry_attempts=0, dead_letter_queue=props.common.parked_events)
             ],
         )
+
+    def allow_splitting_endpoint_jobs(self, bucket: s3.IBucket, endpoint: EndpointRequests) -> None:
+        """Let the sweeper settle a split job as the completion function would: send chunk requests, merge."""
+        allow_splitting_endpoint_jobs(self._sweeper, bucket, endpoint, "the sweeper (settling jobs whose notification was lost)")
 
     @property
     def dlq_consumer_function(self) -> lambda_.Function:

@@ -11,6 +11,7 @@ from ocr_infra.config import PlatformConfig
 from ocr_infra.control_functions import (
     CompletionHandler,
     CompletionHandlerProps,
+    EndpointRequests,
     Invoker,
     InvokerProps,
 )
@@ -164,6 +165,8 @@ class OcrPlatformStack(Stack):
                     engine_fallback=cfg.engine_fallback,
                     scale_in_memory_mb=cfg.scale_in_memory_mb,
                     scale_in_timeout_seconds=cfg.scale_in_timeout_seconds,
+                    pages_per_chunk=cfg.gpu_pages_per_chunk,
+                    max_pages=cfg.max_pages,
                 ),
             )
 
@@ -203,6 +206,15 @@ class OcrPlatformStack(Stack):
                 settle_grace_seconds=cfg.settle_grace_seconds,
             ),
         )
+
+        # 7b. GPU fan-out: the completion function sends the chunk requests of a job the endpoint split, and
+        #     the sweeper may have to, settling a split plan whose notification was lost.
+        if self.gpu:
+            endpoint = EndpointRequests(
+                self.gpu.endpoint_name, self.gpu.endpoint_arn, cfg.invocation_timeout_seconds, cfg.request_ttl_seconds
+            )
+            self.completion.allow_splitting_endpoint_jobs(bucket, endpoint)
+            self.recovery.allow_splitting_endpoint_jobs(bucket, endpoint)
 
         # 8. Job outcome metrics: every function that finishes jobs counts them in the common namespace
         #    (``finishes_jobs``); the failed-job-rate alarm goes to the operations topic, like the DLQ alarm.

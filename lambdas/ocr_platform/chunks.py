@@ -6,7 +6,9 @@ its own processor invocation, and the invocation that finishes the last chunk me
 partial result into the job's one ``result.json`` (the same format as an unsplit job's).
 
 This module is the arithmetic and the merge, with no AWS in it: ``plan_chunks`` cuts a page selection,
-``Chunk`` travels in the processor's event, ``merge_chunk_results`` joins the partial results.
+``Chunk`` travels in the processor's event (and in the endpoint's chunk requests), ``merge_chunk_results``
+joins the partial results. On the GPU route the endpoint, which is what opens documents there, answers a
+long job's first request with a split plan (``split_plan`` / ``read_split_plan``) instead of a result.
 
 >>> chunks = plan_chunks([1, 2, 3, 4, 5, 9, 10], pages_per_chunk=3)
 >>> [c.page_spec for c in chunks]
@@ -33,6 +35,20 @@ class ChunkPayload(TypedDict):
     index: int
     count: int
     pages: str
+
+
+class SplitPlanBody(TypedDict):
+    """How the endpoint split a long document: its selected pages and the chunks to request."""
+
+    page_count: int
+    chunks: list[ChunkPayload]
+
+
+class SplitPlan(TypedDict):
+    """The endpoint's answer to the first request of a job it splits, in place of a result.json."""
+
+    job_id: str
+    plan: SplitPlanBody
 
 
 class InvalidChunkError(ValueError):
@@ -112,6 +128,33 @@ def plan_chunks(selected_pages: Sequence[int], *, pages_per_chunk: int) -> list[
         raise ValueError(f"pages_per_chunk must be at least 1, got {pages_per_chunk}")
     groups = [tuple(selected_pages[i : i + pages_per_chunk]) for i in range(0, len(selected_pages), pages_per_chunk)]
     return [Chunk(index=i, count=len(groups), pages=group) for i, group in enumerate(groups)]
+
+
+def split_plan(job_id: str, chunks: Sequence[Chunk]) -> SplitPlan:
+    """The endpoint's answer for a job it splits into ``chunks``.
+
+    >>> split_plan("j1", plan_chunks([1, 2, 3], pages_per_chunk=2))["plan"]
+    {'page_count': 3, 'chunks': [{'index': 0, 'count': 2, 'pages': '1-2'}, {'index': 1, 'count': 2, 'pages': '3'}]}
+    """
+    return {"job_id": job_id, "plan": {"page_count": sum(len(c.pages) for c in chunks), "chunks": [c.to_payload() for c in chunks]}}
+
+
+def read_split_plan(document: Any) -> list[Chunk] | None:
+    """The chunks of an endpoint output that is a split plan; ``None`` when it is not one (a result).
+
+    >>> [c.label for c in read_split_plan(split_plan("j1", plan_chunks([1, 2, 3], pages_per_chunk=2)))]
+    ['chunk 1 of 2 (pages 1-2)', 'chunk 2 of 2 (pages 3)']
+    """
+    if not isinstance(document, dict) or "plan" not in document:
+        return None
+    body = document["plan"]
+    payloads = body.get("chunks") if isinstance(body, dict) else None
+    if not isinstance(payloads, list) or not payloads:
+        raise InvalidChunkError("the split plan names no chunks")
+    chunks = [Chunk.from_payload(p) if isinstance(p, dict) else None for p in payloads]
+    if any(c is None or c.index != i or c.count != len(payloads) for i, c in enumerate(chunks)):
+        raise InvalidChunkError("the split plan's chunks are not numbered 0..count-1 in order")
+    return [c for c in chunks if c is not None]
 
 
 def merge_chunk_results(job_id: str, chunk_results: Sequence[OcrResult]) -> OcrResult:

@@ -100,12 +100,22 @@ MERGE_SECONDS_PER_CHUNK = 0.2
 #: (``benchmarks/aws_model.py``; 8 pages would take 31.6 s cold). Smaller chunks gain less each time and
 #: cost one more invocation, cold start and merge step per chunk.
 CPU_PAGES_PER_CHUNK = 6
-#: The most pages one job may read. Chunks keep each invocation short, so the limit is no longer the
-#: processor's timeout: 2,000 pages are 334 chunks; the merge reads their partial results (about 32 MB).
+#: The most pages one job may read, on either route. Chunks keep each invocation and each request short, so
+#: the limit is no longer a timeout: 2,000 pages are 334 CPU chunks or 200 GPU chunks; the merge reads their
+#: partial results (about 32 MB of dense pages).
 MAX_PAGES = 2000
-#: The most pages one job may read on the GPU route, which does not split documents yet: one async request
-#: reads the whole document within the invocation timeout, so its limit stays where it was.
-ENDPOINT_MAX_PAGES = 500
+#: Seconds PaddleOCR-VL takes per dense page on the endpoint's GPU. Not measured: the development machine has
+#: no GPU and cannot download the VL weights. An assumed figure, the input of the GPU route's limits below
+#: and of ``benchmarks/aws_model.py``'s GPU rows; replace it with a measurement on the instance type used.
+VL_PAGE_SECONDS = 2.0
+#: Seconds one endpoint request spends outside its pages, priced high: the download of the largest document
+#: admitted (200 MiB) and its opening, on a warm instance.
+ENDPOINT_REQUEST_OVERHEAD_SECONDS = 30
+#: The GPU route splits a job of more pages than this into chunks of at most this many, one async request
+#: each. A chunk is 10 x 2 s = 20 s of GPU work, so its fixed cost (the download and opening, under a second
+#: warm) stays near 2 %, and a 40-page document already fills the 4 slots of a ``vllm`` instance. Every
+#: request stays far inside the invocation timeout (:func:`worst_endpoint_request_seconds`: 90 s of 3600 s).
+GPU_PAGES_PER_CHUNK = 10
 
 # ----- zip Lambdas --------------------------------------------------------------------------------
 
@@ -267,6 +277,41 @@ def worst_chunk_seconds(
     return CHUNK_OVERHEAD_SECONDS + pages + chunks * MERGE_SECONDS_PER_CHUNK
 
 
+def worst_endpoint_request_seconds(
+    pages_per_chunk: int = GPU_PAGES_PER_CHUNK, vl_page_seconds: float = VL_PAGE_SECONDS
+) -> float:
+    """The longest one endpoint request may run: the overhead and a full chunk of worst-case pages.
+
+    A job of no more than ``pages_per_chunk`` pages is one such request; a longer one is answered with a
+    split plan (its pages counted, not read) and then one request per chunk. It must fit in the invocation
+    timeout (``PlatformConfig`` refuses a config where it does not).
+
+    >>> worst_endpoint_request_seconds()  # 30 s + 10 pages x 3 x 2 s
+    90.0
+    """
+    return ENDPOINT_REQUEST_OVERHEAD_SECONDS + pages_per_chunk * WORST_PAGE_FACTOR * vl_page_seconds
+
+
+def endpoint_drain_seconds(
+    max_pages: int = MAX_PAGES,
+    pages_per_chunk: int = GPU_PAGES_PER_CHUNK,
+    slots: int = MAX_INSTANCE_COUNT * MAX_CONCURRENT_INVOCATIONS_PER_INSTANCE,
+    vl_page_seconds: float = VL_PAGE_SECONDS,
+) -> float:
+    """How long the endpoint takes, at worst, to start the last chunk request of the largest job admitted.
+
+    Its chunks run ``slots`` (instances x concurrent invocations per instance) at a time; the last one waits
+    for every round before it. It must start within the request TTL, or SageMaker expires it. (Requests of
+    other jobs queued before it add to its wait; the TTL bounds that too, and the job then fails once.)
+
+    >>> endpoint_drain_seconds()  # (200 chunks - 1) x 90 s on 1 slot
+    17910.0
+    """
+    chunks = -(-max_pages // pages_per_chunk)
+    rounds = -(-chunks // slots) - 1
+    return rounds * worst_endpoint_request_seconds(pages_per_chunk, vl_page_seconds)
+
+
 def completion_memory_floor_mb(
     max_output_bytes: int = MAX_ENDPOINT_OUTPUT_BYTES, baseline_mb: int = COMPLETION_BASELINE_MB
 ) -> int:
@@ -345,11 +390,13 @@ def sagemaker_deadline_seconds(
 
     A request may first wait in SageMaker's queue for up to its TTL (``RequestTTLSeconds``, which the
     invoker sends), then run for up to the in-flight window (:func:`inflight_window_seconds`: the invocation
-    timeout plus a margin), and its success or error notification needs ``NOTIFICATION_MARGIN_SECONDS`` to
-    reach the completion function. A job younger than all three can still be finished by the endpoint, so
-    the sweeper leaves it alone: it never fails a job that SageMaker will still run and bill.
+    timeout plus a margin). A long document takes that path twice: its first request is answered with a
+    split plan, and the chunk requests sent then may each wait and run as long again. Plus
+    ``NOTIFICATION_MARGIN_SECONDS`` for the last notification to reach the completion function. A job
+    younger than that can still be finished by the endpoint, so the sweeper leaves it alone: it never fails
+    a job that SageMaker will still run and bill.
 
-    >>> sagemaker_deadline_seconds()  # 21,600 s TTL + 3600 s + 300 s + 600 s
-    26100
+    >>> sagemaker_deadline_seconds()  # 2 x (21,600 s TTL + 3600 s + 300 s) + 600 s
+    51600
     """
-    return request_ttl_seconds + inflight_window + NOTIFICATION_MARGIN_SECONDS
+    return 2 * (request_ttl_seconds + inflight_window) + NOTIFICATION_MARGIN_SECONDS

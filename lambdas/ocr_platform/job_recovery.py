@@ -6,7 +6,8 @@
   resubmit it.
 - ``settle_finished_inferences``: a GPU job still PROCESSING whose output (or error body) SageMaker wrote
   long ago, but whose notification never finished it (the completion function failed its retries, the
-  event was parked), is finished from S3 through the same code as a notification.
+  event was parked), is finished from S3 through the same code as a notification (chunk by chunk for a
+  job the endpoint split).
 - ``sweep_stuck_jobs``: a job still QUEUED or PROCESSING long after any backend could still be working on
   it (a lost notification, a crashed runtime that reported nothing) fails ``timed_out``, unless a live
   claim shows a processor running it or the completion function publishing its result right now.
@@ -29,6 +30,7 @@ from ocr_platform.completion import AsyncInferenceNotification, finish_async_inf
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.jobs import JobStatus, JobStore
 from ocr_platform.s3_layout import S3Uri, StorageLayout, is_valid_job_id
+from ocr_platform.sagemaker_async import AsyncInference
 
 logger = logging.getLogger(__name__)
 
@@ -112,36 +114,58 @@ def sweep_stuck_jobs(store: JobStore, deadlines: Deadlines, *, now: datetime | N
 
 def settle_finished_inferences(
     store: JobStore, s3: Any, layout: StorageLayout, *, grace_seconds: int = defaults.SETTLE_GRACE_SECONDS,
-    now: datetime | None = None,
+    now: datetime | None = None, inference: AsyncInference | None = None,
 ) -> dict[str, str]:
     """Finish GPU jobs whose outcome is in S3 but whose notification never finished them.
 
     For each PROCESSING job on ``sagemaker`` whose ``output_location`` (or ``failure_location``) object
     was written more than ``grace_seconds`` ago (the notification had its chance), the job is finished
     by :func:`ocr_platform.completion.finish_async_inference`, as a success (or error) notification would
-    have. Returns ``{job_id: outcome}`` of the jobs it settled.
+    have. A split job is settled chunk by chunk, from each undone chunk's ``chunk_requests`` entry; an
+    unsplit job whose output is the endpoint's split plan is split (its chunks sent through ``inference``).
+    Returns ``{job_id: outcome}`` of the jobs it acted on (the last chunk's outcome for a split job).
     """
-    now = now or store.clock()
+    cutoff = (now or store.clock()) - timedelta(seconds=grace_seconds)
     settled: dict[str, str] = {}
     for job in store.list_by_status(JobStatus.PROCESSING):
         if job.get("backend") != "sagemaker":
             continue
         job_id = job["job_id"]
-        notification = None
-        if _written_before(s3, job.get("output_location"), now - timedelta(seconds=grace_seconds)):
-            notification = AsyncInferenceNotification(job_id, succeeded=True, output_location=job.get("output_location"))
-        elif _written_before(s3, job.get("failure_location"), now - timedelta(seconds=grace_seconds)):
-            notification = AsyncInferenceNotification(
-                job_id, succeeded=False, failure_location=job.get("failure_location"),
-                failure_reason="The endpoint failed; its error notification never finished the job (settled from S3).",
+        pending: list[tuple[int | None, Mapping[str, Any]]]
+        if job.get("chunk_count"):
+            done = set(job.get("chunks_done") or ())
+            pending = [
+                (index, request) for index, request in enumerate(job.get("chunk_requests") or []) if index not in done
+            ]
+        else:
+            pending = [(None, {"output_location": job.get("output_location"), "failure_location": job.get("failure_location")})]
+        for index, request in pending:
+            notification = _notification_from_s3(
+                s3, job_id, request, cutoff, input_location=str(layout.async_request_uri(job_id, index))
             )
-        if notification is not None:
-            settled[job_id] = finish_async_inference(
-                notification, store=store, s3=s3, layout=layout, attempt_id=f"settle-{uuid.uuid4().hex}"
-            )
+            if notification is not None:
+                settled[job_id] = finish_async_inference(
+                    notification, store=store, s3=s3, layout=layout, attempt_id=f"settle-{uuid.uuid4().hex}",
+                    inference=inference,
+                )
     if settled:
         logger.warning("Settled %d GPU job(s) from S3 whose notification never finished them: %s", len(settled), settled)
     return settled
+
+
+def _notification_from_s3(
+    s3: Any, job_id: str, request: Mapping[str, Any], cutoff: datetime, *, input_location: str
+) -> AsyncInferenceNotification | None:
+    """The notification SageMaker would have sent for a request whose outcome was written before ``cutoff``."""
+    output, failure = request.get("output_location"), request.get("failure_location")
+    if _written_before(s3, output, cutoff):
+        return AsyncInferenceNotification(job_id, succeeded=True, output_location=output, input_location=input_location)
+    if _written_before(s3, failure, cutoff):
+        return AsyncInferenceNotification(
+            job_id, succeeded=False, failure_location=failure, input_location=input_location,
+            failure_reason="The endpoint failed; its error notification never finished the job (settled from S3).",
+        )
+    return None
 
 
 def _written_before(s3: Any, uri: str | None, cutoff: datetime) -> bool:

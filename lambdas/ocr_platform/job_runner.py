@@ -25,12 +25,14 @@ from typing import Any, Literal, Protocol
 from botocore.exceptions import ClientError
 
 from ocr_platform import defaults
-from ocr_platform.chunks import Chunk, merge_chunk_results, merge_raw_outputs, plan_chunks
+from ocr_platform.chunks import Chunk, plan_chunks
 from ocr_platform.engines import Engine
 from ocr_platform.errors import ErrorCode, JobError
+from ocr_platform.fan_in import record_chunk_result
 from ocr_platform.intake import IntakeLimits, open_document
 from ocr_platform.jobs import TERMINAL_STATUSES, JobStatus, JobStore
 from ocr_platform.messages import JobMessage
+from ocr_platform.result_store import publish_result
 from ocr_platform.results import OcrResult, build_result
 from ocr_platform.s3_layout import S3Uri, StorageLayout, safe_file_name
 
@@ -83,15 +85,6 @@ def ocr_document(
     timings = {**output.timings, "ocr": time.perf_counter() - started}
     result = build_result(job_id, model, output.engine or engine.info, output.pages, timings, output.warnings)
     return result, output.raw
-
-
-def publish_result(s3: Any, layout: StorageLayout, result: OcrResult, raw: Any = None) -> str:
-    """Write result.json (and raw.json when the engine gave raw output); return the result URI."""
-    job_id = result["job_id"]
-    if raw is not None:
-        _put_json(s3, layout.bucket, layout.raw_result_key(job_id), raw, default=str)
-    _put_json(s3, layout.bucket, layout.result_key(job_id), result)
-    return layout.result_uri(job_id)
 
 
 class ChunkLauncher(Protocol):
@@ -269,53 +262,14 @@ def process_chunk(
                 on_page=_count_pages(store, message.job_id),
             )
         result["timings"].update(download=round(download_s, 4))
-        _put_json(s3, layout.bucket, layout.chunk_result_key(message.job_id, chunk.index), result)
-        if raw is not None:
-            _put_json(s3, layout.bucket, layout.chunk_raw_key(message.job_id, chunk.index), raw, default=str)
     except JobError as err:
         return _fail(store, message, JobError(err.code, f"{chunk.label}: {err.message}"))
     except Exception as err:
         logger.exception("Engine failed on %s of job %s", chunk.label, message.job_id)
         return _fail(store, message, JobError(ErrorCode.ENGINE_FAILED, f"{chunk.label}: OCR failed: {type(err).__name__}: {err}"))
 
-    done = store.mark_chunk_done(message.job_id, chunk.index)
-    if done is None or done < chunk.count:
-        return ProcessResult("chunk_done" if done is not None else "skipped")
-    return _merge_chunks(message, chunk.count, store=store, s3=s3, layout=layout)
-
-
-def _merge_chunks(message: JobMessage, count: int, *, store: JobStore, s3: Any, layout: StorageLayout) -> ProcessResult:
-    """Join the chunks' partial results in page order into the job's result.json, then complete the job."""
-    job_id = message.job_id
-    keys = [layout.chunk_result_key(job_id, i) for i in range(count)]
-    raw_keys = [layout.chunk_raw_key(job_id, i) for i in range(count)]
-    try:
-        result = merge_chunk_results(job_id, [_get_json(s3, layout.bucket, key) for key in keys])
-        raw = merge_raw_outputs([_get_json(s3, layout.bucket, key, missing_ok=True) for key in raw_keys])
-        result_uri = publish_result(s3, layout, result, raw)
-    except Exception as err:
-        logger.exception("Could not merge the %d chunks of job %s", count, job_id)
-        return _fail(store, message, JobError(ErrorCode.INTERNAL_ERROR, f"The {count} chunk results could not be merged: {type(err).__name__}: {err}"))
-    completed = store.mark_completed(job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"])
-    for start in range(0, 2 * count, 1000):  # DeleteObjects takes up to 1,000 keys (s3:DeleteObject on each)
-        batch = (keys + raw_keys)[start : start + 1000]
-        s3.delete_objects(Bucket=layout.bucket, Delete={"Objects": [{"Key": key} for key in batch], "Quiet": True})
-    return ProcessResult("completed" if completed else "skipped", result_uri=result_uri)
-
-
-def _put_json(s3: Any, bucket: str, key: str, document: Any, *, default: Callable[[Any], Any] | None = None) -> None:
-    """One JSON object in S3; ``default=str`` for an engine's raw output, whose values may not be JSON types."""
-    body = json.dumps(document, ensure_ascii=False, default=default).encode()
-    s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json")
-
-
-def _get_json(s3: Any, bucket: str, key: str, *, missing_ok: bool = False) -> Any:
-    try:
-        return json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
-    except ClientError as err:
-        if missing_ok and err.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
-            return None
-        raise
+    outcome, result_uri = record_chunk_result(chunk, result, store=store, s3=s3, layout=layout, raw=raw)
+    return ProcessResult(outcome, result_uri=result_uri)
 
 
 def _fail(store: JobStore, message: JobMessage, error: JobError) -> ProcessResult:

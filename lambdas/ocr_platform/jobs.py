@@ -95,6 +95,13 @@ def claim_attributes(step: ClaimStep | str) -> tuple[str, str]:
     return f"{step}_attempt", f"{step}_lease_until"
 
 
+class ChunkRequest(TypedDict):
+    """Where SageMaker writes the outcome of one chunk request of a split GPU job (``chunk_requests``)."""
+
+    output_location: str | None
+    failure_location: str | None
+
+
 class JobItem(TypedDict, total=False):
     """The job item as frontends read it (docs/contracts.md, "Job item"): add an attribute there too.
 
@@ -128,6 +135,7 @@ class JobItem(TypedDict, total=False):
     pages_done: int
     chunk_count: int
     chunks_done: set[int]
+    chunk_requests: list[ChunkRequest]
     warnings: list[ResultWarning]
     error: JobErrorDict
     expires_at: int
@@ -341,18 +349,28 @@ class JobStore:
             quiet=True,
         )
 
-    def start_chunks(self, job_id: str, chunk_count: int, *, attempt_id: str) -> bool:
-        """Record that the run held by ``attempt_id`` split the job into ``chunk_count`` chunks.
+    def start_chunks(self, job_id: str, chunk_count: int, *, attempt_id: str, step: ClaimStep = "run") -> bool:
+        """Record that the holder of ``step`` (``attempt_id``) split the job into ``chunk_count`` chunks.
 
-        Once only: a second run of the same job (a duplicate event that took over an expired lease) finds
-        ``chunk_count`` set and must not start the chunks again.
+        ``run`` on the CPU route (the processor that opened the document), ``finish`` on the GPU route (the
+        completion function that read the endpoint's split plan). Once only: a second holder of the same
+        job (a duplicate event that took over an expired lease) finds ``chunk_count`` set and must not start
+        the chunks again.
         """
-        run_attempt, _ = claim_attributes("run")
+        holder, _ = claim_attributes(step)
         condition = (
-            Attr("status").eq(JobStatus.PROCESSING) & Attr("chunk_count").not_exists() & Attr(run_attempt).eq(attempt_id)
+            Attr("status").eq(JobStatus.PROCESSING) & Attr("chunk_count").not_exists() & Attr(holder).eq(attempt_id)
         )
         now = iso(self.clock())
         return self._transition(job_id, {"chunk_count": chunk_count, "updated_at": now}, condition, to=f"PROCESSING ({chunk_count} chunks)")
+
+    def record_chunk_requests(self, job_id: str, locations: list[ChunkRequest]) -> bool:
+        """Record where SageMaker will write each chunk request's outcome (``chunk_requests``, in chunk order),
+        so the sweeper can settle a chunk whose notification was lost, as it does an unsplit job."""
+        return self._transition(
+            job_id, {"chunk_requests": [dict(location) for location in locations]}, Attr("status").eq(JobStatus.PROCESSING),
+            to="PROCESSING (chunk requests)", quiet=True,
+        )
 
     def mark_chunk_done(self, job_id: str, index: int) -> int | None:
         """Add chunk ``index`` to the job's done set; return how many chunks are done now.

@@ -9,6 +9,11 @@ port 8080 with
   400 and anything else 500, each with ``{"error": {"code": ..., "message": ...}}``, so SageMaker posts
   to the error topic and the completion handler records that code.
 
+Long documents are split here, where documents are opened: a job request whose selected pages number more
+than ``OCR_GPU_PAGES_PER_CHUNK`` is answered at once with a split plan (``ocr_platform.chunks.split_plan``)
+instead of a result; the completion function then sends one request per chunk (the job message with a
+``chunk`` field), and each is answered with the partial result of its pages.
+
 Requests are served by a thread pool no larger than ``MaxConcurrentInvocationsPerInstance``
 (``OCR_MAX_CONCURRENT_INVOCATIONS``); the in-process VLM runs one page at a time, while a vLLM server
 backend (``OCR_VL_BACKEND=vllm-server``) takes requests concurrently.
@@ -29,9 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from ocr_platform import defaults
+from ocr_platform.chunks import Chunk, InvalidChunkError, plan_chunks, split_plan
 from ocr_platform.engines import Engine, get_engine
+from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.errors import ErrorCode, JobError
-from ocr_platform.job_runner import download_input, ocr_document
+from ocr_platform.intake import IntakeLimits
+from ocr_platform.job_runner import download_input, ocr_document, selected_pages
 from ocr_platform.messages import InvalidMessageError, parse_job_message
 from ocr_platform.settings import ENV
 
@@ -54,11 +62,19 @@ class EndpointApp:
         engine_factory: builds the engine (default: the registry's ``paddleocr-vl`` engine).
         s3: a boto3 S3 client (default honours ``AWS_ENDPOINT_URL*``).
         serialize_predictions: run one prediction at a time (an in-process model is not thread-safe).
+        pages_per_chunk: a job of more selected pages than this is answered with a split plan; ``None``
+            reads every job whole.
+        limits: the document limits a split plan is checked against (the engine checks its own).
     """
 
-    def __init__(self, engine_factory: Callable[[], Engine] | None = None, *, s3: Any = None, serialize_predictions: bool = True) -> None:
+    def __init__(
+        self, engine_factory: Callable[[], Engine] | None = None, *, s3: Any = None, serialize_predictions: bool = True,
+        pages_per_chunk: int | None = None, limits: IntakeLimits | None = None,
+    ) -> None:
         self._factory = engine_factory or (lambda: get_engine(MODEL))
         self._s3 = s3
+        self.pages_per_chunk = pages_per_chunk
+        self.limits = limits or IntakeLimits()
         self.engine: Engine | None = None
         self.load_error: str | None = None
         self._predict_lock = threading.Lock() if serialize_predictions else None
@@ -100,15 +116,21 @@ class EndpointApp:
         if self.engine is None:
             raise JobError(ErrorCode.ENGINE_UNAVAILABLE, self.load_error or "The model is still loading.")
         try:
-            message = parse_job_message(body)
-        except InvalidMessageError as err:
+            data = json.loads(body)
+            message = parse_job_message(data)
+            chunk = Chunk.from_payload(data["chunk"]) if isinstance(data.get("chunk"), dict) else None
+        except (ValueError, InvalidMessageError, InvalidChunkError) as err:
             raise JobError(ErrorCode.INVALID_MESSAGE, f"The request is invalid: {err}") from None
         with tempfile.TemporaryDirectory(prefix=f"vl-{message.job_id}-") as tmp:
             path = download_input(self.s3, message.input, Path(tmp))
+            if chunk is None and self.pages_per_chunk:
+                selected = selected_pages(path, pages=message.pages, limits=self.limits)
+                if len(selected) > self.pages_per_chunk:
+                    return dict(split_plan(message.job_id, plan_chunks(selected, pages_per_chunk=self.pages_per_chunk)))
             with self._predict_lock or nullcontext():
                 result, _raw = ocr_document(
                     path, job_id=message.job_id, model=message.model, engine=self.engine,
-                    language=message.language, pages=message.pages, options=message.options,
+                    language=message.language, pages=chunk.page_spec if chunk else message.pages, options=message.options,
                 )
         return dict(result)
 
@@ -157,7 +179,11 @@ def make_server(app: EndpointApp, host: str = "0.0.0.0", port: int = 8080, max_c
 def main() -> None:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
     concurrency = int(os.environ.get(ENV.MAX_CONCURRENT_INVOCATIONS, str(defaults.MAX_CONCURRENT_INVOCATIONS_PER_INSTANCE)))
-    app = EndpointApp(serialize_predictions=os.environ.get("OCR_VL_BACKEND", "native") == "native")
+    app = EndpointApp(
+        serialize_predictions=os.environ.get("OCR_VL_BACKEND", "native") == "native",
+        pages_per_chunk=int(os.environ.get(ENV.GPU_PAGES_PER_CHUNK) or 0) or None,
+        limits=PaddleSettings.from_env().intake,
+    )
     threading.Thread(target=app.load, name="model-load", daemon=True).start()
     server = make_server(app, port=int(os.environ.get("SAGEMAKER_BIND_TO_PORT", "8080")), max_concurrency=concurrency)
     logger.info("Serving on %s:%d (max %d concurrent invocations)", *server.server_address, concurrency)

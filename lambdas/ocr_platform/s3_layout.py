@@ -6,8 +6,8 @@ One bucket holds these areas (prefixes), so a lifecycle rule or an IAM statement
 - ``documents/{job_id}/{file_name}``: uploaded inputs.
 - ``results/{job_id}/result.json`` (+ ``raw.json``): finished results, the public output contract.
 - ``models/``: the model archive cache used by cold starts.
-- ``async/requests/{job_id}.json``, ``async/outputs/``, ``async/failures/``: SageMaker async I/O,
-  transient and expired by a lifecycle rule.
+- ``async/requests/{job_id}.json`` (+ ``{job_id}.c{index}.json``, one per chunk of a split GPU job),
+  ``async/outputs/``, ``async/failures/``: SageMaker async I/O, transient and expired by a lifecycle rule.
 - ``dead-letters/{message_id}.json``: job messages that reached the DLQ, kept for inspection.
 - ``chunks/{job_id}/{index}.json`` (+ ``{index}.raw.json``): the partial result of each chunk of a split
   job, merged into ``results/`` by the last chunk and then deleted; transient, expired like ``async/``.
@@ -41,6 +41,9 @@ JOB_ID_PATTERN = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9_-]{{0,{JOB_ID_MAX_LENGTH -
 #: What a job id that is too long must still match for the invoker to fail its job by that id.
 _KEY_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,1023}$")
 _UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+_ASYNC_REQUEST_KEY = re.compile(
+    rf"^{ASYNC_REQUESTS_PREFIX}(?P<job_id>[A-Za-z0-9][A-Za-z0-9_-]{{0,{JOB_ID_MAX_LENGTH - 1}}})(?:\.c(?P<chunk>\d{{5}}))?\.json$"
+)
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,14 @@ def safe_file_name(file_name: str) -> str:
 
 
 @dataclass(frozen=True)
+class AsyncRequestRef:
+    """What a request object's key says: the job, and the chunk for a chunk request of a split job."""
+
+    job_id: str
+    chunk_index: int | None = None
+
+
+@dataclass(frozen=True)
 class StorageLayout:
     """Builds the keys of one platform bucket."""
 
@@ -119,8 +130,35 @@ class StorageLayout:
     def chunk_raw_key(self, job_id: str, index: int) -> str:
         return f"{CHUNKS_PREFIX}{self._checked(job_id)}/{index:05d}.raw.json"
 
-    def async_request_uri(self, job_id: str) -> S3Uri:
-        return S3Uri(self.bucket, f"{ASYNC_REQUESTS_PREFIX}{self._checked(job_id)}.json")
+    def async_request_uri(self, job_id: str, chunk_index: int | None = None) -> S3Uri:
+        """The request object of a job's async inference, or of chunk ``chunk_index`` of a split job.
+
+        >>> StorageLayout("b").async_request_uri("j1", 3).key
+        'async/requests/j1.c00003.json'
+        """
+        suffix = "" if chunk_index is None else f".c{chunk_index:05d}"
+        return S3Uri(self.bucket, f"{ASYNC_REQUESTS_PREFIX}{self._checked(job_id)}{suffix}.json")
+
+    def parse_async_request(self, uri: str) -> AsyncRequestRef | None:
+        """Which job (and chunk) a request object in this bucket is for; ``None`` for any other location.
+
+        A notification's ``inputLocation`` names the request, and so the chunk, since every request of a
+        job has the job id as its InferenceId.
+
+        >>> StorageLayout("b").parse_async_request("s3://b/async/requests/j1.c00003.json")
+        AsyncRequestRef(job_id='j1', chunk_index=3)
+        >>> StorageLayout("b").parse_async_request("s3://b/async/requests/j1.json")
+        AsyncRequestRef(job_id='j1', chunk_index=None)
+        """
+        try:
+            location = S3Uri.parse(uri)
+        except ValueError:
+            return None
+        match = _ASYNC_REQUEST_KEY.match(location.key) if location.bucket == self.bucket else None
+        if match is None:
+            return None
+        chunk = match.group("chunk")
+        return AsyncRequestRef(match.group("job_id"), None if chunk is None else int(chunk))
 
     def dead_letter_key(self, message_id: str) -> str:
         safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in message_id)[:128]

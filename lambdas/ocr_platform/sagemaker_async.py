@@ -16,6 +16,7 @@ import boto3
 from botocore.exceptions import ClientError
 
 from ocr_platform import defaults
+from ocr_platform.chunks import Chunk
 from ocr_platform.errors import RetryLaterError
 from ocr_platform.messages import JobMessage
 from ocr_platform.s3_layout import StorageLayout
@@ -102,10 +103,11 @@ class SubmittedInference:
 
 
 class AsyncInference:
-    """Submits one job to the async endpoint through a per-job request object in S3.
+    """Submits a job, or one chunk of a split job, to the async endpoint through a request object in S3.
 
-    The request object is the job message itself (``async/requests/{job_id}.json``), and the job id is the
-    InferenceId, so the success or error notification names the job.
+    The request object is the job message itself (``async/requests/{job_id}.json``); a chunk's is the message
+    with a ``chunk`` field (``async/requests/{job_id}.c{index}.json``). The job id is the InferenceId of
+    every request of the job, so each notification names the job, and its ``inputLocation`` the chunk.
     """
 
     def __init__(
@@ -125,13 +127,16 @@ class AsyncInference:
         self.s3 = s3 or boto3.client("s3")
         self.runtime = runtime or boto3.client("sagemaker-runtime")
 
-    def submit(self, message: JobMessage) -> SubmittedInference:
+    def submit(self, message: JobMessage, chunk: Chunk | None = None) -> SubmittedInference:
         """Write the request object and call InvokeEndpointAsync; return where its outcome will appear."""
-        request = self.layout.async_request_uri(message.job_id)
+        request = self.layout.async_request_uri(message.job_id, None if chunk is None else chunk.index)
+        body: dict[str, Any] = dict(message.to_body())
+        if chunk is not None:
+            body["chunk"] = chunk.to_payload()
         self.s3.put_object(
             Bucket=request.bucket,
             Key=request.key,
-            Body=json.dumps(message.to_body()).encode(),
+            Body=json.dumps(body).encode(),
             ContentType="application/json",
         )
         answer = self.runtime.invoke_endpoint_async(

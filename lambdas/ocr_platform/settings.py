@@ -38,6 +38,9 @@ class ENV:
     SETTLE_GRACE_SECONDS = "OCR_SETTLE_GRACE_SECONDS"
     MAX_CONCURRENT_INVOCATIONS = "OCR_MAX_CONCURRENT_INVOCATIONS"
     CPU_PAGES_PER_CHUNK = "OCR_CPU_PAGES_PER_CHUNK"
+    #: Read by the endpoint container (``ocr_platform.model_server``): it answers a job of more pages with a
+    #: split plan; unset or 0, it reads every job whole.
+    GPU_PAGES_PER_CHUNK = "OCR_GPU_PAGES_PER_CHUNK"
     #: Read by the engines (``PaddleSettings``), not by ``RuntimeSettings``.
     MAX_PAGES = "OCR_MAX_PAGES"
     CPU_THREADS = "OCR_CPU_THREADS"

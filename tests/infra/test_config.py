@@ -50,8 +50,8 @@ def test_sweeper_deadlines_are_derived_from_the_settings_they_outlast() -> None:
     assert cfg.queued_deadline_seconds == 4 * 86_400 + 600 == 346_200
     # Lambda's async queue may hold the event up to the max event age, then the run takes the timeout.
     assert cfg.lambda_deadline_seconds == 2 * (6 * 3600 + 900) + 300 == 45_300
-    # The scale-in in-flight window + 10 minutes for the notification.
-    assert cfg.sagemaker_deadline_seconds == 21_600 + 3600 + 300 + 600 == 26_100
+    # The request TTL and the in-flight window twice (a split job's plan, then its chunks) + 10 minutes.
+    assert cfg.sagemaker_deadline_seconds == 2 * (21_600 + 3600 + 300) + 600 == 51_600
     tuned = PlatformConfig(
         queue_retention_days=1,
         invoker_timeout_seconds=30,
@@ -62,7 +62,7 @@ def test_sweeper_deadlines_are_derived_from_the_settings_they_outlast() -> None:
     )
     assert tuned.queued_deadline_seconds == 86_400 + 600
     assert tuned.lambda_deadline_seconds == 2 * (3600 + 600) + 300
-    assert tuned.sagemaker_deadline_seconds == 21_600 + 1800 + 120 + 600
+    assert tuned.sagemaker_deadline_seconds == 2 * (21_600 + 1800 + 120) + 600
 
 
 def test_context_overrides_object_then_fields() -> None:
@@ -201,7 +201,7 @@ def test_sweeper_settings_reach_its_rule_and_environment() -> None:
     env = stack.recovery.sweeper_environment
     assert env[ENV.QUEUED_DEADLINE_SECONDS] == str(2 * 86_400 + 600)
     assert env[ENV.LAMBDA_DEADLINE_SECONDS] == str(2 * (2 * 3600 + 900) + 300)
-    assert env[ENV.SAGEMAKER_DEADLINE_SECONDS] == str(21_600 + 3600 + 300 + 600)
+    assert env[ENV.SAGEMAKER_DEADLINE_SECONDS] == str(2 * (21_600 + 3600 + 300) + 600)
     assert env[ENV.SETTLE_GRACE_SECONDS] == "45"
     context = PlatformConfig.from_context(App(context={"ocr:sweeper_interval_minutes": "5"}))
     assert context.sweeper_interval_minutes == 5
@@ -240,6 +240,20 @@ def test_a_chunk_that_cannot_finish_in_the_processor_timeout_fails_synth() -> No
     with pytest.raises(ValueError, match=r"may run 137 s, longer than processor_timeout_seconds=120"):
         PlatformConfig(processor_timeout_seconds=120)
     assert PlatformConfig(processor_timeout_seconds=300, max_pages=2000).max_pages == 2000
+
+
+def test_a_gpu_chunk_that_cannot_finish_in_the_invocation_timeout_or_start_within_the_ttl_fails_synth() -> None:
+    # 10 pages x 3 x 2 s (assumed VL cost) + 30 s: 90 s of 3600; the 200th chunk of 2000 pages starts after 17,910 s.
+    assert PlatformConfig().gpu_pages_per_chunk == 10
+    with pytest.raises(ValueError, match=r"gpu_pages_per_chunk=700 worst-case pages may run 4230 s on the endpoint, "
+                                         r"longer than invocation_timeout_seconds=3600"):
+        PlatformConfig(gpu_pages_per_chunk=700)
+    with pytest.raises(ValueError, match=r"the last chunk of a max_pages=3000 job may wait 26910 s for the endpoint's 1 "
+                                         r"slot\(s\), longer than request_ttl_seconds=21600"):
+        PlatformConfig(max_pages=3000)
+    # More slots drain it in time; a stage without the GPU route is not held to the endpoint's limits.
+    assert PlatformConfig(max_pages=3000, max_instance_count=2).max_pages == 3000
+    assert PlatformConfig(max_pages=3000, models=("pp-ocrv5",)).max_pages == 3000
 
 
 def test_cdk_synth_refuses_a_chunk_that_cannot_finish() -> None:

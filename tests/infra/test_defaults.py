@@ -33,7 +33,7 @@ def test_derived_defaults_are_the_configs_derived_values() -> None:
     assert config.inflight_window_seconds == defaults.inflight_window_seconds() == 3900
     assert config.queued_deadline_seconds == defaults.queued_deadline_seconds() == 346_200
     assert config.lambda_deadline_seconds == defaults.lambda_deadline_seconds() == 45_300
-    assert config.sagemaker_deadline_seconds == defaults.sagemaker_deadline_seconds() == 26_100
+    assert config.sagemaker_deadline_seconds == defaults.sagemaker_deadline_seconds() == 51_600
 
 
 def test_runtime_settings_have_settings_to_compare() -> None:

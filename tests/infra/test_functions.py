@@ -89,7 +89,9 @@ def test_completion_and_processor_environment(synthesis: Synthesis) -> None:
         ENV.JOB_TTL_DAYS: "30",
         ENV.METRICS_NAMESPACE: "OcrPlatform/dev",
     }
-    assert _env(_function(synthesis, "completion")) == {"POWERTOOLS_SERVICE_NAME": "ocr-completion", **common}
+    # It sends the chunk requests of a job the endpoint split, with the invoker's timeout and TTL.
+    endpoint = {ENV.ENDPOINT_NAME: "ocr-dev-paddleocr-vl", ENV.INVOCATION_TIMEOUT_SECONDS: "3600", ENV.REQUEST_TTL_SECONDS: "21600"}
+    assert _env(_function(synthesis, "completion")) == {"POWERTOOLS_SERVICE_NAME": "ocr-completion", **common, **endpoint}
     # A deployed stage never runs another model in place of the one asked for (fail closed).
     assert _env(_function(synthesis, "processor")) == {
         "POWERTOOLS_SERVICE_NAME": "ocr-processor", **common, ENV.ENGINE_FALLBACK: "none",
@@ -252,13 +254,15 @@ def test_sweeper_environment_carries_the_derived_deadlines(synthesis: Synthesis)
         ENV.JOB_TTL_DAYS: "30",
         ENV.QUEUED_DEADLINE_SECONDS: str(4 * 86_400 + 600),
         ENV.LAMBDA_DEADLINE_SECONDS: str(2 * (6 * 3600 + 900) + 300),
-        ENV.SAGEMAKER_DEADLINE_SECONDS: str(21_600 + 3600 + 300 + 600),
+        ENV.SAGEMAKER_DEADLINE_SECONDS: str(2 * (21_600 + 3600 + 300) + 600),
         ENV.SETTLE_GRACE_SECONDS: "600",
+        # Settling a lost split plan sends its chunk requests, as the completion function would.
+        ENV.ENDPOINT_NAME: "ocr-dev-paddleocr-vl", ENV.INVOCATION_TIMEOUT_SECONDS: "3600", ENV.REQUEST_TTL_SECONDS: "21600",
     }
     assert (cfg.queued_deadline_seconds, cfg.lambda_deadline_seconds, cfg.sagemaker_deadline_seconds) == (
         346_200,
         45_300,
-        26_100,
+        51_600,
     )
 
 

@@ -111,12 +111,19 @@ def test_completion_grants(synthesis: Synthesis, resources: dict[str, Any], ids:
     assert grants(resources, _role_id(synthesis, fn)) == {
         "logs:CreateLogStream": {_log_group(synthesis, fn)},
         "logs:PutLogEvents": {_log_group(synthesis, fn)},
-        "s3:GetObject": {f"{bucket}/async/outputs/*", f"{bucket}/async/failures/*"},
-        "s3:PutObject": {f"{bucket}/results/*"},
+        "s3:GetObject": {f"{bucket}/async/outputs/*", f"{bucket}/async/failures/*", *_splits(bucket)},
+        "s3:PutObject": {f"{bucket}/results/*", *_splits(bucket)},
+        "s3:DeleteObject": {f"{bucket}/chunks/*"},
+        "sagemaker:InvokeEndpointAsync": {ENDPOINT_ARN},
         "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
         "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
         **_parks(ids),
     }
+
+
+def _splits(bucket: str) -> set[str]:
+    """What acting on a split plan reads and writes: the chunk requests and the chunks' results."""
+    return {f"{bucket}/async/requests/*", f"{bucket}/chunks/*"}
 
 
 def test_scale_in_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
@@ -214,7 +221,10 @@ def test_sweeper_grants(synthesis: Synthesis, resources: dict[str, Any], ids: di
         "dynamodb:Query": {f"<{ids['table']}.Arn>/index/status-created_at-index"},
         "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
         "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
-        "s3:GetObject": {f"<{ids['bucket']}.Arn>/async/outputs/*", f"<{ids['bucket']}.Arn>/async/failures/*"},
-        "s3:PutObject": {f"<{ids['bucket']}.Arn>/results/*"},
+        "s3:GetObject": {f"<{ids['bucket']}.Arn>/async/outputs/*", f"<{ids['bucket']}.Arn>/async/failures/*",
+                         *_splits(f"<{ids['bucket']}.Arn>")},
+        "s3:PutObject": {f"<{ids['bucket']}.Arn>/results/*", *_splits(f"<{ids['bucket']}.Arn>")},
+        "s3:DeleteObject": {f"<{ids['bucket']}.Arn>/chunks/*"},
+        "sagemaker:InvokeEndpointAsync": {ENDPOINT_ARN},
         **_parks(ids),
     }

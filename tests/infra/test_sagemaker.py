@@ -30,7 +30,8 @@ def test_one_model_from_the_vl_endpoint_image(template: Template, synthesis: Syn
         "OCR_MAX_CONCURRENT_INVOCATIONS": "1",
         "OCR_VL_BACKEND": "native",
         "OCR_ENGINE_FALLBACK": "none",  # the stack's value, over the image's: fail closed by default
-        "OCR_MAX_PAGES": "500",  # one request reads the whole document: the limit the GPU route had
+        "OCR_MAX_PAGES": "2000",
+        "OCR_GPU_PAGES_PER_CHUNK": "10",  # a longer job is answered with a split plan, one request per chunk
     }
     # SageMaker validates the role when it creates the model: its policy must exist first.
     policy_id = synthesis.logical_id(gpu.execution_role.node.find_child("DefaultPolicy"))

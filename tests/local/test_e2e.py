@@ -259,25 +259,38 @@ def test_the_readmes_aws_cli_flow_runs_as_written(local: stack.StackInfo, tmp_pa
     assert (item["status"], item["result"]) == ("COMPLETED", f"s3://{local.bucket}/results/{result['job_id']}/result.json")
 
 
-def test_no_scale_in_while_a_vl_job_is_in_flight(client: OcrClient, local: stack.StackInfo, tmp_path: Path) -> None:
+def test_a_long_vl_job_is_split_into_chunk_requests_and_its_instance_stays_while_they_run(
+    client: OcrClient, local: stack.StackInfo, tmp_path: Path
+) -> None:
+    """15 pages with the default 10 pages per GPU chunk: the endpoint answers with a split plan, the completion
+    function sends two chunk requests, and the second's result merges the job; the idle window passes meanwhile."""
     from tests.documents import write_image_pdf
 
-    long_document = write_image_pdf(tmp_path / "long.pdf", ENGLISH_PAGES * 5)  # 15 pages: outlasts the idle window
+    long_document = write_image_pdf(tmp_path / "long.pdf", ENGLISH_PAGES * 5)
     _wait_for(lambda: _desired(local) == 0, 60, "the endpoint to be idle at 0 instances")
     job = client.submit(long_document, model="paddleocr-vl")
-    desired_while_running = []
+    desired_while_running, progress = [], []
     deadline = time.monotonic() + 600
-    while (status := client.status(job["job_id"])["status"]) not in ("COMPLETED", "FAILED"):
-        assert time.monotonic() < deadline, f"the 15-page VL job is still {status} after 600 s"
-        if status == "PROCESSING":
+    while (item := client.status(job["job_id"]))["status"] not in ("COMPLETED", "FAILED"):
+        assert time.monotonic() < deadline, f"the 15-page VL job is still {item['status']} after 600 s"
+        if item["status"] == "PROCESSING":
             desired_while_running.append(_desired(local))
+            if "page_count" in item:
+                progress.append((item["page_count"], item["pages_done"]))
         time.sleep(0.2)
 
-    done = client.status(job["job_id"])
-    assert (status, done["page_count"]) == ("COMPLETED", 15)
-    seconds = (datetime.fromisoformat(done["finished_at"]) - datetime.fromisoformat(done["started_at"])).total_seconds()
+    assert (item["status"], item["page_count"], item["pages_done"], item["chunk_count"]) == ("COMPLETED", 15, 15, 2)
+    assert (15, 10) in progress, f"the first chunk's 10 pages were never seen done: {sorted(set(progress))}"
+    result = client.result(job["job_id"])
+    assert [page["page"] for page in result["pages"]] == list(range(1, 16))
+    assert _cer(result, 12, ENGLISH_PAGES[0]) <= 0.02  # page 13, read by the second chunk
+    seconds = (datetime.fromisoformat(item["finished_at"]) - datetime.fromisoformat(item["started_at"])).total_seconds()
     assert seconds > IDLE_PERIODS * PERIOD_SECONDS  # the idle window passed while the job ran...
     assert set(desired_while_running) == {1}  # ...and the instance stayed
+    s3 = boto3.client("s3")
+    assert s3.list_objects_v2(Bucket=local.bucket, Prefix=f"chunks/{job['job_id']}/").get("KeyCount") == 0
+    requests = s3.list_objects_v2(Bucket=local.bucket, Prefix=f"async/requests/{job['job_id']}")["Contents"]
+    assert {o["Key"].rsplit("/", 1)[-1] for o in requests} == {f"{job['job_id']}{suffix}.json" for suffix in ("", ".c00000", ".c00001")}
     _wait_for(lambda: _desired(local) == 0, IDLE_PERIODS * PERIOD_SECONDS + 30, "scale-in once idle")
 
 

@@ -208,6 +208,7 @@ def test_every_attribute_the_job_store_writes_is_typed_and_documented(platform: 
     assert store.start_chunks("full", 2, attempt_id="run-1")
     assert store.claim_chunk("full", 1, attempt_id="chunk-1", lease_seconds=900).acquired
     assert store.mark_chunk_done("full", 1) == 1
+    assert store.record_chunk_requests("full", [{"output_location": "s3://b/async/outputs/c.out", "failure_location": None}])
     assert store.mark_completed("full", result_uri="s3://b/results/full/result.json", page_count=2, warnings=[warning])
     unseen = NewJob("unseen", "paddleocr-vl", "s3://b/documents/unseen/a.png")
     assert store.mark_processing("unseen", "sagemaker", job=unseen)

@@ -35,20 +35,27 @@ class Services:
         return EndpointCapacity(self.settings.endpoint_name, self.settings.variant_name, sagemaker=_client("sagemaker"))
 
     @property
+    def inference(self) -> AsyncInference | None:
+        """Sends requests to the endpoint; ``None`` in a function that is not given one (``OCR_ENDPOINT_NAME``)."""
+        if not self.settings.endpoint_name:
+            return None
+        return AsyncInference(
+            self.settings.endpoint_name,
+            self.layout,
+            invocation_timeout_seconds=self.settings.invocation_timeout_seconds,
+            request_ttl_seconds=self.settings.request_ttl_seconds,
+            s3=self.s3,
+            runtime=_client("sagemaker-runtime"),
+        )
+
+    @property
     def dispatcher(self) -> JobDispatcher:
         return JobDispatcher(
             self.store,
             lambda_client=self.lambda_client,
             processor_function=self.settings.processor_function,
             capacity=self.capacity,
-            inference=AsyncInference(
-                self.settings.endpoint_name,
-                self.layout,
-                invocation_timeout_seconds=self.settings.invocation_timeout_seconds,
-                request_ttl_seconds=self.settings.request_ttl_seconds,
-                s3=self.s3,
-                runtime=_client("sagemaker-runtime"),
-            ),
+            inference=self.inference or AsyncInference("", self.layout, s3=self.s3, runtime=_client("sagemaker-runtime")),
             dispatch_lease_seconds=self.settings.dispatch_lease_seconds,
         )
 

@@ -3,7 +3,9 @@
 Two triggers, two event shapes:
 
 - the SageMaker success and error SNS topics (``Records[].Sns.Message`` holds the async inference
-  notification) -> result.json published and the job COMPLETED, or the job FAILED with the reason;
+  notification) -> result.json published and the job COMPLETED, or the job FAILED with the reason; for
+  a long document, the endpoint's split plan -> one request per chunk, and each chunk's result recorded
+  until the last one merges the job's result;
 - the CPU processor's on-failure destination (a Lambda invocation record with ``requestPayload`` and
   ``responsePayload``), sent when the processor crashed or timed out -> the job FAILED (naming the chunk
   and its pages when the invocation ran one chunk of a split job).
@@ -44,6 +46,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         outcome = finish_async_inference(
             notification, store=svc.store, s3=svc.s3, layout=svc.layout,
             attempt_id=context.aws_request_id, lease_seconds=context.get_remaining_time_in_millis() / 1000,
+            inference=svc.inference,
         )
         logger.info("Async inference finished", outcome=outcome, succeeded=notification.succeeded)
         outcomes.append(outcome)

@@ -21,7 +21,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     svc = services()
     settings = svc.settings
     deadlines = Deadlines(settings.queued_deadline_seconds, settings.lambda_deadline_seconds, settings.sagemaker_deadline_seconds)
-    settled = settle_finished_inferences(svc.store, svc.s3, svc.layout, grace_seconds=settings.settle_grace_seconds)
+    settled = settle_finished_inferences(
+        svc.store, svc.s3, svc.layout, grace_seconds=settings.settle_grace_seconds, inference=svc.inference
+    )
     failed = sweep_stuck_jobs(svc.store, deadlines)
     logger.info("Sweep done", settled=settled, failed=failed)
     return {"settled": settled, "failed": failed}

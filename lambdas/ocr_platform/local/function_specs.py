@@ -96,6 +96,13 @@ def function_specs(
     processors = processor_concurrency or default_processor_concurrency()
     common: dict[str, Any] = {"table_name": names["table"], "bucket_name": names["bucket"], "job_ttl_days": cfg.job_ttl_days}
 
+    # Who sends requests to the endpoint: the invoker, and the completion function and the sweeper for the
+    # chunks of a job the endpoint split.
+    endpoint_requests: dict[str, Any] = {
+        "endpoint_name": names["endpoint"], "invocation_timeout_seconds": cfg.invocation_timeout_seconds,
+        "request_ttl_seconds": cfg.request_ttl_seconds,
+    }
+
     def env(service: str, **settings: Any) -> dict[str, str]:
         return {"POWERTOOLS_SERVICE_NAME": service, ENV.METRICS_NAMESPACE: metrics_namespace(cfg.stage),
                 **RuntimeSettings(**common, **settings).to_env()}
@@ -103,9 +110,8 @@ def function_specs(
     return [
         FunctionSpec(
             names["invoker"], "ocr_platform.handlers.invoker.handler",
-            env("ocr-invoker", processor_function=names["processor"], endpoint_name=names["endpoint"],
+            env("ocr-invoker", processor_function=names["processor"], **endpoint_requests,
                 variant_name=cfg.variant_name, max_receive_count=cfg.max_receive_count,
-                invocation_timeout_seconds=cfg.invocation_timeout_seconds, request_ttl_seconds=cfg.request_ttl_seconds,
                 dispatch_lease_seconds=cfg.dispatch_lease_seconds),
             timeout_seconds=cfg.invoker_timeout_seconds, memory_mb=cfg.invoker_memory_mb, max_concurrency=INVOKER_CONCURRENCY,
         ),
@@ -119,7 +125,7 @@ def function_specs(
             max_concurrency=processors,
         ),
         FunctionSpec(
-            names["completion"], "ocr_platform.handlers.completion.handler", env("ocr-completion"),
+            names["completion"], "ocr_platform.handlers.completion.handler", env("ocr-completion", **endpoint_requests),
             timeout_seconds=cfg.completion_timeout_seconds, memory_mb=cfg.completion_memory_mb,
             retry_attempts=defaults.ASYNC_RETRY_ATTEMPTS, on_failure_queue=names["parked_events"],
         ),
@@ -138,7 +144,8 @@ def function_specs(
             names["sweeper"], "ocr_platform.handlers.sweeper.handler",
             env("ocr-sweeper", queued_deadline_seconds=cfg.queued_deadline_seconds,
                 lambda_deadline_seconds=cfg.lambda_deadline_seconds,
-                sagemaker_deadline_seconds=cfg.sagemaker_deadline_seconds, settle_grace_seconds=cfg.settle_grace_seconds),
+                sagemaker_deadline_seconds=cfg.sagemaker_deadline_seconds, settle_grace_seconds=cfg.settle_grace_seconds,
+                **endpoint_requests),
             timeout_seconds=defaults.SWEEPER_TIMEOUT_SECONDS, memory_mb=defaults.SWEEPER_MEMORY_MB,
             retry_attempts=0, on_failure_queue=names["parked_events"],
         ),

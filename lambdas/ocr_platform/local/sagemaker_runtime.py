@@ -221,12 +221,15 @@ class SageMakerAsyncRuntime:
             raise ValidationError(f"Value '{inference_id}' at 'inferenceId' failed to satisfy constraint: printable, 1-64 characters.")
         extension = "/" + (header("S3OutputPathExtension") or "").strip("/")
         extension = "" if extension == "/" else extension
+        # As SageMaker does, each request's outcome objects are named by a fresh id, not the InferenceId, which a
+        # caller may give several requests (the platform gives every chunk request of a job the job id).
+        object_id = str(uuid.uuid4())
         request = AsyncRequest(
             inference_id=inference_id, input_location=location, body=body or None,
             content_type=header("Content-Type") or "application/octet-stream", accept=header("Accept"),
             custom_attributes=header("Custom-Attributes"),
-            output_location=f"{self.output_path}{extension}/{header('Filename') or inference_id + '.out'}",
-            failure_location=f"{self.failure_path}{extension}/{inference_id}-error.out",
+            output_location=f"{self.output_path}{extension}/{header('Filename') or object_id + '.out'}",
+            failure_location=f"{self.failure_path}{extension}/{object_id}-error.out",
             timeout_seconds=seconds("InvocationTimeoutSeconds", DEFAULT_INVOCATION_TIMEOUT, 1, MAX_INVOCATION_TIMEOUT),
             expires_at=time.monotonic() + seconds("RequestTTLSeconds", DEFAULT_REQUEST_TTL, 60, DEFAULT_REQUEST_TTL),
             received_time=iso_millis(),

@@ -34,7 +34,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ocr_platform import defaults
 from ocr_platform.local.alarms import EndpointAlarms
 from ocr_platform.local.endpoint_capacity import refuse_capacity_updates_on_fault
 from ocr_platform.local.event_sources import EventSources
@@ -203,7 +202,7 @@ class LocalStack:
             serve_environment={
                 **base_env, ENV.BUCKET_NAME: names["bucket"],
                 ENV.ENGINE_FALLBACK: engine_fallback_value(cfg.engine_fallback),
-                ENV.MAX_PAGES: str(defaults.ENDPOINT_MAX_PAGES),
+                ENV.MAX_PAGES: str(cfg.max_pages), ENV.GPU_PAGES_PER_CHUNK: str(cfg.gpu_pages_per_chunk),
             },
             s3=clients["s3"], sns=clients["sns"], sagemaker=clients["sagemaker"],
             poll_seconds=options.poll_seconds, port=sagemaker_port, faults=self.faults,

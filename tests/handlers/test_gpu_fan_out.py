@@ -1,0 +1,177 @@
+"""Page fan-out on the GPU route, against moto: the endpoint container answers a long job with a split plan,
+the completion function sends one async request per chunk, and the chunk whose notification completes the
+set merges the result.
+
+The container is the real ``EndpointApp`` with a plumbing engine (not OCR): each request object the platform
+wrote is posted to it as SageMaker would, and its answer becomes the output the notification points at.
+moto accepts the ``InvokeEndpointAsync`` calls; the notifications are delivered through its SNS topics. The
+local stack runs the same path with its SageMaker runtime (tests/local).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from ocr_platform.handlers._services import services
+from ocr_platform.jobs import NewJob, utc_now
+from ocr_platform.model_server import EndpointApp
+from ocr_platform.s3_layout import S3Uri
+from tests.aws_events import sagemaker_notification
+from tests.conftest import BUCKET, ENDPOINT, Platform
+from tests.documents import blank_pdf
+from tests.handlers.test_processor import PlumbingEngine
+
+PAGES_PER_CHUNK = 10
+
+
+@pytest.fixture
+def endpoint(platform: Platform) -> Iterator[EndpointApp]:
+    app = EndpointApp(PlumbingEngine, s3=platform.s3, pages_per_chunk=PAGES_PER_CHUNK)
+    app.load()
+    yield app
+
+
+def _vl_job(platform: Platform, job_id: str, pages: int, **extra: Any) -> dict[str, Any]:
+    message = {"job_id": job_id, "model": "paddleocr-vl",
+               "input": platform.put_document(job_id, "doc.pdf", blank_pdf(pages)), "language": "en", **extra}
+    platform.store.create(NewJob(job_id, "paddleocr-vl", message["input"], pages=extra.get("pages"), options=extra.get("options", {})))
+    platform.store.mark_processing(job_id, "sagemaker")
+    request = platform.layout.async_request_uri(job_id)
+    platform.s3.put_object(Bucket=BUCKET, Key=request.key, Body=json.dumps(message).encode())
+    return message
+
+
+def _serve(platform: Platform, endpoint: EndpointApp, request_uri: str, *, n: int) -> str:
+    """Post one request object to the container as SageMaker does; write its answer as the inference's
+    output (200) or failure (4xx/5xx) and return the notification SageMaker would publish."""
+    location = S3Uri.parse(request_uri)
+    status, answer = endpoint.invoke(platform.s3.get_object(Bucket=location.bucket, Key=location.key)["Body"].read())
+    job_id = location.key.rsplit("/", 1)[-1].split(".")[0]
+    key = f"async/{'outputs' if status == 200 else 'failures'}/{job_id}-{n}.out"
+    platform.s3.put_object(Bucket=BUCKET, Key=key, Body=json.dumps(answer).encode())
+    if status == 200:
+        return sagemaker_notification(job_id, endpoint=ENDPOINT, input_location=request_uri, output_location=f"s3://{BUCKET}/{key}")
+    return sagemaker_notification(job_id, endpoint=ENDPOINT, input_location=request_uri,
+                                  failure_reason=f"ClientError: Received client error ({status}) from model.",
+                                  failure_location=f"s3://{BUCKET}/{key}")
+
+
+def _chunk_requests(platform: Platform) -> list[dict[str, Any]]:
+    return platform.calls.get("InvokeEndpointAsync", [])
+
+
+def test_the_endpoint_answers_a_long_job_with_a_plan_and_a_chunk_request_with_its_pages(
+    platform: Platform, endpoint: EndpointApp
+) -> None:
+    message = _vl_job(platform, "job-g0", 25)
+
+    status, plan = endpoint.invoke(json.dumps(message).encode())
+    assert status == 200
+    assert plan == {"job_id": "job-g0", "plan": {"page_count": 25, "chunks": [
+        {"index": 0, "count": 3, "pages": "1-10"}, {"index": 1, "count": 3, "pages": "11-20"},
+        {"index": 2, "count": 3, "pages": "21-25"}]}}
+
+    status, partial = endpoint.invoke(json.dumps({**message, "chunk": {"index": 1, "count": 3, "pages": "11-20"}}).encode())
+    assert status == 200
+    assert [page["page"] for page in partial["pages"]] == list(range(11, 21))
+
+    status, selected = endpoint.invoke(json.dumps({**message, "pages": "3-9"}).encode())
+    assert status == 200 and selected["page_count"] == 7  # 7 selected pages: one request, no plan
+
+    status, error = endpoint.invoke(json.dumps({**message, "chunk": {"index": 3, "count": 3, "pages": "1"}}).encode())
+    assert (status, error["error"]["code"]) == (400, "invalid_message")
+
+
+def test_a_split_plan_becomes_one_request_per_chunk_and_the_last_chunk_merges_in_page_order(
+    platform: Platform, endpoint: EndpointApp
+) -> None:
+    _vl_job(platform, "job-g1", 25)
+
+    assert platform.publish("success", _serve(platform, endpoint, f"s3://{BUCKET}/async/requests/job-g1.json", n=0)) == {
+        "outcomes": ["split"]}
+
+    sent = _chunk_requests(platform)
+    assert [call["InputLocation"] for call in sent] == [f"s3://{BUCKET}/async/requests/job-g1.c{i:05d}.json" for i in range(3)]
+    assert {call["InferenceId"] for call in sent} == {"job-g1"}
+    assert {call["EndpointName"] for call in sent} == {ENDPOINT}
+    assert platform.read_json("async/requests/job-g1.c00002.json")["chunk"] == {"index": 2, "count": 3, "pages": "21-25"}
+    job = platform.job("job-g1")
+    assert (job["status"], job["page_count"], job["pages_done"], job["chunk_count"]) == ("PROCESSING", 25, 0, 3)
+    assert len(job["chunk_requests"]) == 3 and all(r["output_location"] for r in job["chunk_requests"])
+
+    for index, outcome, pages_done in ((2, "chunk_done", 5), (0, "chunk_done", 15), (1, "completed", 25)):
+        note = _serve(platform, endpoint, sent[index]["InputLocation"], n=index + 1)
+        assert platform.publish("success", note) == {"outcomes": [outcome]}
+        assert platform.job("job-g1")["pages_done"] == pages_done
+
+    result = platform.read_json("results/job-g1/result.json")
+    assert [page["page"] for page in result["pages"]] == list(range(1, 26))
+    assert result["page_count"] == 25 and result["text"].startswith("plumbing 1\fplumbing 2\f")
+    job = platform.job("job-g1")
+    assert (job["status"], job["page_count"], job["result"]) == ("COMPLETED", 25, f"s3://{BUCKET}/results/job-g1/result.json")
+    assert platform.keys("chunks/") == []
+
+
+def test_repeated_notifications_of_the_plan_or_a_chunk_change_nothing(platform: Platform, endpoint: EndpointApp) -> None:
+    _vl_job(platform, "job-g2", 12)
+    plan_note = _serve(platform, endpoint, f"s3://{BUCKET}/async/requests/job-g2.json", n=0)
+    assert platform.publish("success", plan_note) == {"outcomes": ["split"]}
+    assert platform.publish("success", plan_note) == {"outcomes": ["ignored"]}
+    sent = _chunk_requests(platform)
+    assert len(sent) == 2  # 10 + 2 pages, sent once
+
+    first = _serve(platform, endpoint, sent[0]["InputLocation"], n=1)
+    assert platform.publish("success", first) == {"outcomes": ["chunk_done"]}
+    assert platform.publish("success", first) == {"outcomes": ["ignored"]}
+    assert platform.job("job-g2")["pages_done"] == 10
+
+    assert platform.publish("success", _serve(platform, endpoint, sent[1]["InputLocation"], n=2)) == {"outcomes": ["completed"]}
+    assert platform.publish("success", first) == {"outcomes": ["ignored"]}
+    assert platform.job("job-g2")["status"] == "COMPLETED"
+    assert platform.read_json("results/job-g2/result.json")["page_count"] == 12
+
+
+def test_a_failed_chunk_request_fails_the_job_once_naming_its_pages(platform: Platform, endpoint: EndpointApp) -> None:
+    _vl_job(platform, "job-g3", 25, options={"explode_on_page": 14})
+    assert platform.publish("success", _serve(platform, endpoint, f"s3://{BUCKET}/async/requests/job-g3.json", n=0)) == {
+        "outcomes": ["split"]}
+    sent = _chunk_requests(platform)
+
+    assert platform.publish("success", _serve(platform, endpoint, sent[0]["InputLocation"], n=1)) == {"outcomes": ["chunk_done"]}
+    assert platform.publish("error", _serve(platform, endpoint, sent[1]["InputLocation"], n=2)) == {"outcomes": ["failed"]}
+    assert platform.publish("success", _serve(platform, endpoint, sent[2]["InputLocation"], n=3)) == {"outcomes": ["ignored"]}
+
+    job = platform.job("job-g3")
+    assert job["status"] == "FAILED"
+    assert job["error"]["code"] == "engine_failed"
+    assert job["error"]["message"].startswith("chunk 2 of 3 (pages 11-20): ")
+    assert "blew up on page 14" in job["error"]["message"]
+    assert platform.keys("results/job-g3/") == []
+
+
+def test_the_sweeper_settles_a_chunk_whose_notification_was_lost(platform: Platform, endpoint: EndpointApp) -> None:
+    from ocr_platform.job_recovery import settle_finished_inferences
+
+    _vl_job(platform, "job-g4", 15)
+    assert platform.publish("success", _serve(platform, endpoint, f"s3://{BUCKET}/async/requests/job-g4.json", n=0)) == {
+        "outcomes": ["split"]}
+    sent = _chunk_requests(platform)
+    assert platform.publish("success", _serve(platform, endpoint, sent[0]["InputLocation"], n=1)) == {"outcomes": ["chunk_done"]}
+    # The second chunk's output lands where SageMaker said it would; its notification never comes.
+    lost = S3Uri.parse(platform.job("job-g4")["chunk_requests"][1]["output_location"])
+    _, answer = endpoint.invoke(platform.s3.get_object(Bucket=BUCKET, Key=S3Uri.parse(sent[1]["InputLocation"]).key)["Body"].read())
+    platform.s3.put_object(Bucket=lost.bucket, Key=lost.key, Body=json.dumps(answer).encode())
+
+    svc = services()
+    assert settle_finished_inferences(svc.store, svc.s3, svc.layout, inference=svc.inference) == {}  # within the grace period
+    later = utc_now() + timedelta(hours=1)
+    assert settle_finished_inferences(svc.store, svc.s3, svc.layout, inference=svc.inference, now=later) == {"job-g4": "completed"}
+
+    job = platform.job("job-g4")
+    assert (job["status"], job["page_count"]) == ("COMPLETED", 15)
+    assert [p["page"] for p in platform.read_json("results/job-g4/result.json")["pages"]] == list(range(1, 16))
