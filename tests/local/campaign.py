@@ -57,12 +57,16 @@ from tests.local.stack_resources import ResourceSampler, StackUsage
 
 MODELS = ("pp-ocrv5", "pp-structurev3", "paddleocr-vl")
 PROCESSOR_TIMEOUT_SECONDS = 15
-#: The campaign splits documents of more than 3 pages: its 6- and 7-page documents run as 2 and 3 chunks,
-#: its 1- to 3-page ones in one invocation, so both paths run under faults.
+#: The campaign splits documents of more than 3 pages, on both routes: its 6- and 7-page documents run as 2
+#: and 3 chunks, its 1- to 3-page ones in one invocation (one request), so both paths run under faults.
 PAGES_PER_CHUNK = 3
+#: Chunks this small would leave the last chunk of a 2,000-page job waiting past the request TTL on one
+#: endpoint slot (the config refuses that); the campaign's documents have at most 7 pages.
+MAX_PAGES = 100
 #: The pages of the second chunk of the 7-page document, which the chunk faults hit.
 FAULTED_CHUNK = '"pages": "4-6"'
-CHUNK_FAULTS = ("chunk crash", "chunk timeout", "chunk delivered twice")
+#: The chunk faults that fail their job, whose error must name the chunk.
+FAILING_CHUNK_FAULTS = ("chunk crash", "chunk timeout", "chunk model error")
 #: The campaign's alarm period is 0.5 s for AWS's 60: the sweeper's settle grace (600 s deployed) scaled
 #: alike, so a parked notification's job is settled from S3 within the campaign.
 SETTLE_GRACE_SECONDS = 5
@@ -283,6 +287,13 @@ def plan(total: int = 54) -> tuple[list[PlannedJob], tuple[Fault, ...]]:
     # one of them merges.
     for model in ("pp-ocrv5", "pp-structurev3"):
         add("fan-in-race", model, "even6", done, fault="fan-in race")
+    # The GPU route: the endpoint splits the 7-page document; its second chunk request fails in the model, or
+    # that request's success notification is delivered twice. The first fails the job once, naming the chunk.
+    job = add("chunk-model-error", "paddleocr-vl", "long7", failed, "inference_failed", fault="chunk model error")
+    faults.append(Fault("endpoint", "model-error", match=(job, FAULTED_CHUNK)))
+    job = add("chunk-notification-twice", "paddleocr-vl", "long7", done, fault="chunk notification twice")
+    faults.append(Fault("success-topic", "duplicate", match=(job, ".c00001.json")))
+    add("gpu-split", "paddleocr-vl", "even6", done, fault="endpoint split")
     # The first two scale-outs are refused (the endpoint is "updating"): their messages come back later.
     faults.append(Fault("endpoint-capacity", "update-refused", count=2))
     # More work up to the total: good documents round-robin over models and documents, every 6th job
@@ -352,6 +363,7 @@ def run_campaign(
     }
     config = PlatformConfig(
         stage="local", engine_fallback=True, versioned_bucket=True, cpu_pages_per_chunk=PAGES_PER_CHUNK,
+        gpu_pages_per_chunk=PAGES_PER_CHUNK, max_pages=MAX_PAGES,
         settle_grace_seconds=SETTLE_GRACE_SECONDS,
     )
     options = LocalOptions(period_seconds=0.5, visibility_timeout_seconds=2, retry_delays_seconds=(0.2, 0.2), faults=faults,
@@ -521,7 +533,7 @@ def _check(stack: LocalStack, info: Any, client: OcrClient, jobs: list[PlannedJo
             message = (item.get("error") or {}).get("message", "")
             report.problems.append(f"{job.job_id}: {status} {code or ''} ({message}), expected {job.status} {job.code or ''} {tag}")
             continue
-        if job.fault in CHUNK_FAULTS[:2] and not (item.get("error") or {}).get("message", "").startswith("chunk 2 of 3 (pages 4-6): "):
+        if job.fault in FAILING_CHUNK_FAULTS and not (item.get("error") or {}).get("message", "").startswith("chunk 2 of 3 (pages 4-6): "):
             report.problems.append(f"{job.job_id}: its error does not name the failed chunk: {item.get('error')} {tag}")
         if job.job_id in first and {k: first[job.job_id].get(k) for k in ("status", "finished_at", "error", "result")} != {
             k: item.get(k) for k in ("status", "finished_at", "error", "result")

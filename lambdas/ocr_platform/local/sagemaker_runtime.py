@@ -377,7 +377,9 @@ class SageMakerAsyncRuntime:
         if request.custom_attributes:
             headers["X-Amzn-SageMaker-Custom-Attributes"] = request.custom_attributes
         try:
-            if self.faults.take("endpoint", "model-error", request.inference_id) is not None:
+            # The request's InferenceId and body, so a fault can hit one chunk request of a job.
+            subject = f"{request.inference_id} {payload.decode(errors='replace')}"
+            if self.faults.take("endpoint", "model-error", subject) is not None:
                 status, body, content_type = 500, b"Internal Server Error (injected model-error fault)", cast("str | None", "text/plain")
             else:
                 status, body, content_type = self._call("POST", "/invocations", payload, headers, timeout=request.timeout_seconds)
