@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -19,6 +20,9 @@ from ocr_platform.s3_layout import StorageLayout
 
 #: DeleteObjects takes up to 1,000 keys a call (it needs s3:DeleteObject on each).
 _DELETE_BATCH = 1000
+#: The merge reads the chunks' objects this many at a time (boto3 clients are thread-safe): one after another,
+#: the 668 GETs of a 2,000-page job would be most of its merge.
+_MERGE_READERS = 16
 
 
 def publish_result(s3: Any, layout: StorageLayout, result: OcrResult, raw: Any = None) -> str:
@@ -42,12 +46,11 @@ def publish_merged_result(s3: Any, layout: StorageLayout, job_id: str, chunk_cou
 
     Returns the merged result and its URI. The chunk objects stay until :func:`delete_chunk_results`.
     """
-    result = merge_chunk_results(
-        job_id, [_get_json(s3, layout.bucket, layout.chunk_result_key(job_id, i)) for i in range(chunk_count)]
-    )
-    raw = merge_raw_outputs(
-        [_get_json(s3, layout.bucket, layout.chunk_raw_key(job_id, i), missing_ok=True) for i in range(chunk_count)]
-    )
+    with ThreadPoolExecutor(max_workers=min(_MERGE_READERS, chunk_count)) as pool:
+        parts = pool.map(lambda i: _get_json(s3, layout.bucket, layout.chunk_result_key(job_id, i)), range(chunk_count))
+        raws = pool.map(lambda i: _get_json(s3, layout.bucket, layout.chunk_raw_key(job_id, i), missing_ok=True), range(chunk_count))
+        result = merge_chunk_results(job_id, list(parts))
+        raw = merge_raw_outputs(list(raws))
     return result, publish_result(s3, layout, result, raw)
 
 
