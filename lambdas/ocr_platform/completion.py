@@ -28,7 +28,7 @@ from ocr_platform.chunks import Chunk, InvalidChunkError, read_split_plan
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.fan_in import record_chunk_result
 from ocr_platform.jobs import TERMINAL_STATUSES, ChunkRequest, JobItem, JobStore
-from ocr_platform.messages import JobMessage
+from ocr_platform.messages import InvalidMessageError, parse_job_message
 from ocr_platform.result_store import publish_result
 from ocr_platform.results import validate_result
 from ocr_platform.s3_layout import S3Uri, StorageLayout
@@ -126,7 +126,9 @@ def finish_async_inference(
         document = _read_output(s3, notification)
         chunks = read_split_plan(document)
         if chunks is not None:
-            return _send_chunk_requests(job, chunks, store=store, inference=inference, attempt_id=attempt_id)
+            request_location = notification.input_location or str(layout.async_request_uri(job_id))
+            return _send_chunk_requests(job_id, chunks, request_location, store=store, s3=s3, inference=inference,
+                                        attempt_id=attempt_id)
         result = validate_result(document, job_id=job_id)
     except JobError as err:
         store.mark_failed(job_id, err)
@@ -140,21 +142,25 @@ def finish_async_inference(
 
 
 def _send_chunk_requests(
-    job: JobItem, chunks: list[Chunk], *, store: JobStore, inference: AsyncInference | None, attempt_id: str
+    job_id: str, chunks: list[Chunk], request_location: str, *, store: JobStore, s3: Any,
+    inference: AsyncInference | None, attempt_id: str,
 ) -> Outcome:
-    """Record the endpoint's split once, then send one async request per chunk and record where each lands."""
-    job_id = job["job_id"]
+    """Record the endpoint's split once, then send one async request per chunk and record where each lands.
+
+    Each chunk request is the job's own request (the message the invoker sent, read back from
+    ``request_location``: its options and language, whatever the item holds) plus the chunk.
+    """
     if inference is None:
         raise JobError(ErrorCode.INTERNAL_ERROR, "The endpoint split the job, but this function cannot send requests to it "
                        "(OCR_ENDPOINT_NAME is not set here).")
+    try:
+        message = parse_job_message(_read_s3_text(s3, request_location))
+    except (JobError, InvalidMessageError) as err:
+        raise JobError(ErrorCode.INTERNAL_ERROR, f"The job's request {request_location} cannot be read back: {err}") from None
     store.record_page_count(job_id, sum(len(chunk.pages) for chunk in chunks))
     if not store.start_chunks(job_id, len(chunks), attempt_id=attempt_id, step="finish"):
         logger.warning("Job %s was split by another notification; not sending its chunks again", job_id)
         return "ignored"
-    message = JobMessage(
-        job_id=job_id, model=job["model"], input=job["input"], language=job.get("language") or "en",
-        pages=job.get("pages") or None, options=dict(job.get("options") or {}),
-    )
     requests: list[ChunkRequest] = []
     for chunk in chunks:
         try:

@@ -39,7 +39,9 @@ def endpoint(platform: Platform) -> Iterator[EndpointApp]:
 def _vl_job(platform: Platform, job_id: str, pages: int, **extra: Any) -> dict[str, Any]:
     message = {"job_id": job_id, "model": "paddleocr-vl",
                "input": platform.put_document(job_id, "doc.pdf", blank_pdf(pages)), "language": "en", **extra}
-    platform.store.create(NewJob(job_id, "paddleocr-vl", message["input"], pages=extra.get("pages"), options=extra.get("options", {})))
+    # The item holds no options: chunk requests carry the job's own request's (a message sent to the queue
+    # without a registered job gets an item with only model, language and input).
+    platform.store.create(NewJob(job_id, "paddleocr-vl", message["input"]))
     platform.store.mark_processing(job_id, "sagemaker")
     request = platform.layout.async_request_uri(job_id)
     platform.s3.put_object(Bucket=BUCKET, Key=request.key, Body=json.dumps(message).encode())
