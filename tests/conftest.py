@@ -255,6 +255,7 @@ def platform(monkeypatch: pytest.MonkeyPatch) -> Iterator[Platform]:
             ENV.TABLE_NAME: TABLE,
             ENV.BUCKET_NAME: BUCKET,
             ENV.PROCESSOR_FUNCTION: PROCESSOR,
+            ENV.QUEUE_URL: queue_url,
             ENV.ENDPOINT_NAME: ENDPOINT,
             ENV.VARIANT_NAME: VARIANT,
             ENV.MAX_RECEIVE_COUNT: str(MAX_RECEIVES),

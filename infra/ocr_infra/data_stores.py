@@ -88,6 +88,12 @@ class DocumentBucket(Construct):
             lifecycle_rules=[async_rule, chunks_rule, housekeeping],
             **secure_bucket_props(retain=props.retain),
         )
+        # 3. EventBridge notifications, which the drop folder's rule reads ("Object Created" under inbox/). Set
+        #    on the bucket resource itself: CDK's notifications custom resource would add a Lambda function
+        #    with a wildcard s3:PutBucketNotification grant.
+        cfn_bucket = self._bucket.node.default_child
+        assert isinstance(cfn_bucket, s3.CfnBucket)
+        cfn_bucket.add_property_override("NotificationConfiguration.EventBridgeConfiguration.EventBridgeEnabled", True)
 
     @property
     def bucket(self) -> s3.Bucket:

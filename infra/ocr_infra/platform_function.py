@@ -37,6 +37,7 @@ COMPLETION_HANDLER = "ocr_platform.handlers.completion.handler"
 SCALE_IN_HANDLER = "ocr_platform.handlers.scale_in.handler"
 DLQ_CONSUMER_HANDLER = "ocr_platform.handlers.dlq_consumer.handler"
 SWEEPER_HANDLER = "ocr_platform.handlers.sweeper.handler"
+INGEST_HANDLER = "ocr_platform.handlers.ingest.handler"
 
 
 #: CloudWatch Logs retention periods by days (``PlatformConfig.log_retention_days``).

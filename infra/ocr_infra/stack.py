@@ -22,6 +22,7 @@ from ocr_infra.data_stores import (
     JobTable,
     JobTableProps,
 )
+from ocr_infra.drop_folder import DropFolder, DropFolderProps
 from ocr_infra.gpu_backend import GpuBackend, GpuBackendProps
 from ocr_infra.messaging import (
     JobQueue,
@@ -190,6 +191,9 @@ class OcrPlatformStack(Stack):
                 timeout_seconds=cfg.invoker_timeout_seconds,
             ),
         )
+
+        # 6b. Drop folder: an object written under inbox/<model>/ becomes a job (S3 -> EventBridge -> ingest).
+        self.drop_folder = DropFolder(self, "DropFolder", DropFolderProps(common=common, queue=self.queue.queue))
 
         # 7. Recovery: the DLQ consumer and the stuck-job sweeper end jobs nothing else would.
         self.recovery = JobRecovery(

@@ -84,10 +84,10 @@ def _parser() -> argparse.ArgumentParser:
     submit.add_argument("--timeout", type=float, default=900.0, help="seconds --wait polls before giving up")
 
     status = with_stack(commands.add_parser("status", help="print a job's DynamoDB item"))
-    status.add_argument("job_id")
+    status.add_argument("job_id", help="the job id, or the s3:// URI of a file dropped under inbox/")
 
     result = with_stack(commands.add_parser("result", help="print or save a completed job's result.json"))
-    result.add_argument("job_id")
+    result.add_argument("job_id", help="the job id, or the s3:// URI of a file dropped under inbox/")
     result.add_argument("--output", "-o", type=Path, help="write result.json here instead of stdout")
     return parser
 
@@ -269,6 +269,8 @@ def run_platform_command(args: argparse.Namespace) -> int:
             print(f"s3://{resources.bucket}/{key}")
         return ExitStatus.OK
     client = OcrClient(resources)
+    if args.command in ("status", "result") and args.job_id.startswith("s3://"):
+        args.job_id = client.inbox_job_id(args.job_id)
     if args.command == "submit":
         job = client.submit(args.file, model=args.model, language=args.lang, pages=args.pages)
         print(f"submitted job {job['job_id']} ({job['model']}, {args.file.name}) to the {target.source}", file=sys.stderr)

@@ -28,6 +28,7 @@ import botocore.exceptions
 
 from ocr_platform.client_errors import ExitStatus, PlatformClientError, describe_aws_error
 from ocr_platform.errors import ErrorCode, JobError
+from ocr_platform.inbox import InboxUpload
 from ocr_platform.jobs import TERMINAL_STATUSES, JobItem, JobStatus, JobStore
 from ocr_platform.messages import JobMessage, parse_job_message
 from ocr_platform.results import OcrResult
@@ -190,6 +191,21 @@ class OcrClient:
             self.store.mark_failed(job_id, JobError(ErrorCode.INTERNAL_ERROR, f"The job could not be enqueued: {err}"))
             raise
         return item
+
+    def inbox_job_id(self, uri: str) -> str:
+        """The job of a file dropped in the inbox (``s3://bucket/inbox/<model>/...``): its id comes from the
+        object's key and ETag or version (``ocr_platform.inbox``), read with one HeadObject."""
+        try:
+            location = S3Uri.parse(uri)
+            head = self.s3.head_object(Bucket=location.bucket, Key=location.key)
+        except ValueError as err:
+            raise PlatformClientError("invalid_uri", f"{err}", ExitStatus.USAGE) from None
+        except botocore.exceptions.ClientError as err:
+            raise PlatformClientError(
+                "job_not_found", f"No object {uri} to find the job of ({err.response.get('Error', {}).get('Code')}).",
+                ExitStatus.NOT_FOUND,
+            ) from None
+        return InboxUpload(location.bucket, location.key, etag=head.get("ETag", ""), version_id=head.get("VersionId")).job_id
 
     def status(self, job_id: str) -> JobItem:
         job = self.store.get(job_id)

@@ -145,6 +145,9 @@ SWEEPER_TIMEOUT_SECONDS = 300
 #: Lambda's retries of a failed asynchronous invocation of the functions SNS invokes (completion,
 #: scale-in) before their event is parked; the sweeper's schedule retries none (the next run sweeps again).
 ASYNC_RETRY_ATTEMPTS = 2
+#: It copies one object and writes one item and one message per event.
+INGEST_MEMORY_MB = 256
+INGEST_TIMEOUT_SECONDS = 60
 POWERTOOLS_LAYER_VERSION = 27
 
 # ----- queue, data and operations -----------------------------------------------------------------

@@ -14,6 +14,7 @@ class ErrorCode:
     """The error codes a FAILED job can carry."""
 
     INVALID_MESSAGE = "invalid_message"
+    INVALID_INBOX_KEY = "invalid_inbox_key"
     UNKNOWN_MODEL = "unknown_model"
     INPUT_NOT_FOUND = "input_not_found"
     UNSUPPORTED_TYPE = "unsupported_type"

@@ -3,6 +3,8 @@
 One bucket holds these areas (prefixes), so a lifecycle rule or an IAM statement can name each
 (docs/contracts.md, "S3 layout"):
 
+- ``inbox/<model>/[<language>/]<file>``: the drop folder; each object written there becomes a job
+  (``ocr_platform.inbox``), its document copied to ``documents/``.
 - ``documents/{job_id}/{file_name}``: uploaded inputs.
 - ``results/{job_id}/result.json`` (+ ``raw.json``): finished results, the public output contract.
 - ``models/``: the model archive cache used by cold starts.
@@ -25,6 +27,7 @@ import re
 from dataclasses import dataclass
 
 DOCUMENTS_PREFIX = "documents/"
+INBOX_PREFIX = "inbox/"
 RESULTS_PREFIX = "results/"
 MODELS_PREFIX = "models/"
 ASYNC_PREFIX = "async/"

@@ -23,6 +23,7 @@ class ENV:
     TABLE_NAME = "OCR_TABLE_NAME"
     BUCKET_NAME = "OCR_BUCKET_NAME"
     PROCESSOR_FUNCTION = "OCR_PROCESSOR_FUNCTION"
+    QUEUE_URL = "OCR_QUEUE_URL"
     ENDPOINT_NAME = "OCR_ENDPOINT_NAME"
     VARIANT_NAME = "OCR_VARIANT_NAME"
     MAX_RECEIVE_COUNT = "OCR_MAX_RECEIVE_COUNT"
@@ -121,6 +122,7 @@ class RuntimeSettings:
         table_name: the DynamoDB jobs table.
         bucket_name: the bucket for documents, results, model cache and async I/O.
         processor_function: name or ARN of the CPU processor Lambda (invoker only).
+        queue_url: the job queue, where the drop folder's ingest function sends each job's message.
         endpoint_name: the SageMaker async endpoint (invoker, scale-in).
         variant_name: the endpoint's production variant.
         max_receive_count: SQS receives before the DLQ; on the last one a retryable failure ends the job.
@@ -146,6 +148,7 @@ class RuntimeSettings:
     table_name: str = _resource(ENV.TABLE_NAME, required=True)
     bucket_name: str = _resource(ENV.BUCKET_NAME, required=True)
     processor_function: str = _resource(ENV.PROCESSOR_FUNCTION)
+    queue_url: str = _resource(ENV.QUEUE_URL)
     endpoint_name: str = _resource(ENV.ENDPOINT_NAME)
     variant_name: str = _setting(ENV.VARIANT_NAME, defaults.VARIANT_NAME)
     max_receive_count: int = _setting(ENV.MAX_RECEIVE_COUNT, defaults.MAX_RECEIVE_COUNT)

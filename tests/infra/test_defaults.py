@@ -57,6 +57,7 @@ def test_from_env_reads_every_variable_to_env_writes() -> None:
         table_name="jobs",
         bucket_name="documents",
         processor_function="processor",
+        queue_url="https://sqs.us-east-1.amazonaws.com/123456789012/jobs",
         endpoint_name="endpoint",
         variant_name="Blue",
         max_receive_count=5,
@@ -103,7 +104,7 @@ def test_deployed_function_environments_carry_the_config_and_the_runtime_fallbac
     }
     deployed: set[str] = set()
     environments = _function_environments(synthesis)
-    assert len(environments) == 6
+    assert len(environments) == 7
     for logical_id, environment in environments.items():
         assert environment[ENV.JOB_TTL_DAYS] == str(config.job_ttl_days), logical_id
         for variable, value in environment.items():

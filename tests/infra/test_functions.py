@@ -26,6 +26,7 @@ def _function(synthesis: Synthesis, name: str) -> dict[str, Any]:
         "processor": stack.cpu.function if stack.cpu else None,
         "dlq_consumer": stack.recovery.dlq_consumer_function,
         "sweeper": stack.recovery.sweeper_function,
+        "ingest": stack.drop_folder.function,
     }[name]
     assert construct is not None
     return synthesis.resource(construct)["Properties"]
@@ -35,8 +36,8 @@ def _env(props: dict[str, Any]) -> dict[str, Any]:
     return props["Environment"]["Variables"]
 
 
-def test_six_functions(template: Template) -> None:
-    template.resource_count_is("AWS::Lambda::Function", 6)
+def test_seven_functions(template: Template) -> None:
+    template.resource_count_is("AWS::Lambda::Function", 7)
 
 
 @pytest.mark.parametrize(
@@ -47,6 +48,7 @@ def test_six_functions(template: Template) -> None:
         ("scale_in", "ocr_platform.handlers.scale_in.handler", 128, 30),
         ("dlq_consumer", "ocr_platform.handlers.dlq_consumer.handler", 256, 60),
         ("sweeper", "ocr_platform.handlers.sweeper.handler", 512, 300),
+        ("ingest", "ocr_platform.handlers.ingest.handler", 256, 60),
     ],
 )
 def test_zip_functions_run_the_newest_python_with_powertools(
@@ -208,11 +210,11 @@ def test_completion_subscribes_to_success_and_error_topics_scale_in_to_its_topic
 
 def test_every_function_logs_to_its_own_group_with_retention(template: Template, synthesis: Synthesis) -> None:
     groups = template.find_resources("AWS::Logs::LogGroup")
-    assert len(groups) == 6
+    assert len(groups) == 7
     assert all(group["Properties"]["RetentionInDays"] == 30 for group in groups.values())
     used = {
         _function(synthesis, name)["LoggingConfig"]["LogGroup"]["Ref"]
-        for name in ("invoker", "completion", "scale_in", "processor", "dlq_consumer", "sweeper")
+        for name in ("invoker", "completion", "scale_in", "processor", "dlq_consumer", "sweeper", "ingest")
     }
     assert used == set(groups)
 
@@ -288,7 +290,8 @@ def test_sweeper_runs_every_fifteen_minutes_without_retries(template: Template, 
 def test_two_schedules_scale_in_recheck_and_sweeper(template: Template, synthesis: Synthesis) -> None:
     stack = synthesis.stack
     assert stack.gpu is not None
-    rules = template.find_resources("AWS::Events::Rule")
+    rules = {rule_id: rule for rule_id, rule in template.find_resources("AWS::Events::Rule").items()
+             if "ScheduleExpression" in rule["Properties"]}
     assert set(rules) == {
         synthesis.logical_id(stack.gpu.node.find_child("ScaleInRecheck")),
         synthesis.logical_id(stack.recovery.sweeper_rule),

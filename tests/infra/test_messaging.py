@@ -132,6 +132,7 @@ def test_every_asynchronously_invoked_function_parks_what_fails_its_retries(synt
         synthesis.logical_id(stack.completion.function): 2,
         synthesis.logical_id(stack.gpu.scale_in_function): 2,
         synthesis.logical_id(stack.recovery.sweeper_function): 0,
+        synthesis.logical_id(stack.drop_folder.function): 2,
     }
     configs = {
         config["Properties"]["FunctionName"]["Ref"]: config["Properties"]
@@ -155,7 +156,7 @@ def test_every_sns_subscription_and_eventbridge_target_has_a_dlq(synthesis: Synt
     for subscription in lambda_subscriptions:
         assert subscription["RedrivePolicy"] == {"deadLetterTargetArn": parked}
     rules = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::Events::Rule"]
-    assert len(rules) == 2  # the sweeper's schedule and the scale-in re-check
+    assert len(rules) == 3  # the sweeper's schedule, the scale-in re-check and the drop folder's S3 events
     for rule in rules:
         for target in rule["Targets"]:
             assert target["DeadLetterConfig"] == {"Arn": parked}

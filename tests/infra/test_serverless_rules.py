@@ -50,4 +50,4 @@ def test_no_finding_about_a_hand_over_that_has_no_destination_or_dlq(findings: l
     asynchronous invoker (two topics -> completion, topic + schedule -> scale-in, schedule -> sweeper)."""
     counts = Counter(m["Rule"]["Id"] for m in findings)
     assert counts["ES7000"] == counts["ES4000"] == 0
-    assert counts["ES1007"] == 5
+    assert counts["ES1007"] == 6  # and the S3 events rule -> ingest

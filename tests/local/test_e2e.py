@@ -259,6 +259,28 @@ def test_the_readmes_aws_cli_flow_runs_as_written(local: stack.StackInfo, tmp_pa
     assert (item["status"], item["result"]) == ("COMPLETED", f"s3://{local.bucket}/results/{result['job_id']}/result.json")
 
 
+def test_a_file_dropped_in_the_inbox_with_the_aws_cli_becomes_one_completed_job(client: OcrClient, local: stack.StackInfo) -> None:
+    """``aws s3 cp`` into ``inbox/pp-ocrv5/`` and nothing else: S3's EventBridge event, the stack's rule and the
+    ingest function make the job; its id is found from the object, as ``ocr-platform status s3://...`` does."""
+    aws = str(Path(sys.executable).parent / "aws")
+    dropped = f"s3://{local.bucket}/inbox/pp-ocrv5/invoice.pdf"
+    subprocess.run([aws, "s3", "cp", str(REPO / "samples" / "invoice.pdf"), dropped], check=True, capture_output=True, timeout=120)
+    job_id = client.inbox_job_id(dropped)
+    _wait_for(lambda: client.store.get(job_id) is not None, 60, "the dropped file's job")
+    done = _wait(client, job_id)
+
+    assert (done["status"], done["model"], done["file_name"]) == ("COMPLETED", "pp-ocrv5", "invoice.pdf")
+    assert done["input"] == f"s3://{local.bucket}/documents/{job_id}/invoice.pdf"
+    assert "Invoice 2026-0042" in client.result(job_id)["text"]
+
+    loose = f"s3://{local.bucket}/inbox/invoice.pdf"
+    subprocess.run([aws, "s3", "cp", str(REPO / "samples" / "invoice.pdf"), loose], check=True, capture_output=True, timeout=120)
+    loose_id = client.inbox_job_id(loose)
+    _wait_for(lambda: client.store.get(loose_id) is not None, 60, "the loose file's job")
+    failed = _wait(client, loose_id)
+    assert (failed["status"], failed["error"]["code"]) == ("FAILED", "invalid_inbox_key")
+
+
 def test_a_long_vl_job_is_split_into_chunk_requests_and_its_instance_stays_while_they_run(
     client: OcrClient, local: stack.StackInfo, tmp_path: Path
 ) -> None:

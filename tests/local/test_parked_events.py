@@ -127,7 +127,8 @@ def test_an_sns_delivery_the_lambda_service_refuses_goes_to_the_subscriptions_dl
 
 
 def test_the_stacks_async_functions_park_their_failed_events_as_deployed() -> None:
-    """Completion and scale-in (SNS) retry twice, the sweeper (a schedule) not at all; all park on one queue."""
+    """Completion and scale-in (SNS) and ingest (S3 events) retry twice, the sweeper (a schedule) not at all; all
+    park on one queue."""
     from ocr_infra.config import PlatformConfig
     from ocr_platform.local.function_specs import function_specs
     from ocr_platform.local.provisioning import resource_names
@@ -138,6 +139,6 @@ def test_the_stacks_async_functions_park_their_failed_events_as_deployed() -> No
     specs = {spec.name: spec for spec in function_specs(config, names)}
 
     parked = {name: spec.retry_attempts for name, spec in specs.items() if spec.on_failure_queue == names["parked_events"]}
-    assert parked == {names["completion"]: 2, names["scale_in"]: 2, names["sweeper"]: 0}
+    assert parked == {names["completion"]: 2, names["scale_in"]: 2, names["sweeper"]: 0, names["ingest"]: 2}
     assert names["parked_events"] == "ocr-local-parked-events"
     assert specs[names["sweeper"]].environment[ENV.SETTLE_GRACE_SECONDS] == "5"

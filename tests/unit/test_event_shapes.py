@@ -47,6 +47,9 @@ BUILT = {
         function_arn="arn:aws:lambda:us-east-1:123456789012:function:f",
     ),
     "sagemaker_async_success": lambda: json.loads(sagemaker_notification("j", endpoint="vl", input_location="s3://b/in", output_location="s3://b/out")),
+    "s3_eventbridge_object_created": lambda: events.s3_object_created_event(
+        bucket="b", key="inbox/pp-ocrv5/a b.pdf", size=5, etag="e", version_id="v", event_id="e-1", time_iso="t"
+    ),
     "sagemaker_async_error": lambda: json.loads(
         sagemaker_notification("j", endpoint="vl", input_location="s3://b/in", failure_reason="boom", failure_location="s3://b/err")
     ),

@@ -31,6 +31,10 @@ class Services:
         return _client("lambda")
 
     @property
+    def sqs(self) -> object:
+        return _client("sqs")
+
+    @property
     def capacity(self) -> EndpointCapacity:
         return EndpointCapacity(self.settings.endpoint_name, self.settings.variant_name, sagemaker=_client("sagemaker"))
 

@@ -1,4 +1,5 @@
-"""Lambda's SQS event source mappings and SNS's Lambda subscriptions, for the local Lambda runtime.
+"""Lambda's SQS event source mappings, SNS's Lambda subscriptions and EventBridge's Lambda targets, for
+the local Lambda runtime.
 
 Why a module of its own: moto keeps messages but invokes nothing. These loops do what the Lambda service
 does between a queue or topic and a function: poll a queue, invoke with a batch and delete what did not
@@ -12,11 +13,12 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ocr_platform.local.events import sns_event, sqs_event
+from ocr_platform.local.events import s3_object_created_event, sns_event, sqs_event
 from ocr_platform.local.faults import FaultInjector
 from ocr_platform.local.moto_account import moto_client
 
@@ -111,6 +113,25 @@ class EventSources:
                         self.lambdas.invoke_async(function, event)
                 sqs.delete_message(QueueUrl=tap_url, ReceiptHandle=message["ReceiptHandle"])
 
+    def s3_eventbridge_delivery(self, tap_url: str, function: str, target: str) -> None:
+        """EventBridge rule -> Lambda for the bucket's S3 events: each event the rule matched (moto evaluates
+        the pattern and puts the event on the rule's SQS tap) invokes ``function`` asynchronously, in the
+        shape S3 sends (``events.s3_object_created_event``: moto names the ETag ``eTag`` and leaves the key
+        unencoded). Twice under a ``duplicate`` fault on ``target``: EventBridge delivers at least once.
+        A hand-over that fails is parked, as the rule target's DLQ would take it.
+        """
+        sqs = moto_client("sqs", self.moto_url)
+        while not self.stop.is_set():
+            for message in sqs.receive_message(QueueUrl=tap_url, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
+                event = _as_s3_event(json.loads(message["Body"]))
+                try:
+                    self.lambdas.invoke_async(function, event)
+                    if self.faults.take(target, "duplicate", json.dumps(event)) is not None:
+                        self.lambdas.invoke_async(function, event)
+                except Exception as err:  # noqa: BLE001 - EventBridge parks what it could not deliver
+                    self._park_notification(sqs, json.dumps(event), err)
+                sqs.delete_message(QueueUrl=tap_url, ReceiptHandle=message["ReceiptHandle"])
+
     def _park_notification(self, sqs: Any, body: str, err: Exception) -> None:
         if self.parked_events_url is None:
             return
@@ -118,6 +139,19 @@ class EventSources:
             "ErrorCode": {"DataType": "String", "StringValue": "500"},
             "ErrorMessage": {"DataType": "String", "StringValue": str(err)},
         })
+
+
+def _as_s3_event(moto_event: dict[str, Any]) -> dict[str, Any]:
+    """moto's S3 -> EventBridge event in the shape S3 sends."""
+    detail = moto_event["detail"]
+    obj = detail["object"]
+    return s3_object_created_event(
+        bucket=detail["bucket"]["name"], key=obj["key"], size=int(obj.get("size") or 0),
+        etag=str(obj.get("etag") or obj.get("eTag") or ""), version_id=obj.get("version-id"),
+        event_id=str(moto_event.get("id") or uuid.uuid4()), time_iso=str(moto_event.get("time")),
+        reason=str(detail.get("reason") or "PutObject"), account=str(moto_event.get("account")),
+        region=str(moto_event.get("region")),
+    )
 
 
 def deliver_together(deliver: Callable[[list[dict[str, Any]]], None], batches: list[list[dict[str, Any]]], *, name: str) -> None:

@@ -1,7 +1,8 @@
 """The one source of the AWS event shapes the local stack delivers and the tests send.
 
 moto does not run the SQS event source, SNS -> Lambda delivery, CloudWatch alarm actions, EventBridge
-schedules, Lambda's on-failure destinations or SageMaker's async notifications; the local stack does,
+schedules and Lambda rule targets, Lambda's on-failure destinations or SageMaker's async notifications (and
+its S3 -> EventBridge event misnames ``etag``); the local stack does,
 and these builders give each the exact shape AWS uses. The handler tests build their events here too,
 and ``tests/events/`` holds AWS's documented sample of each shape, against which these builders are
 checked key for key.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote_plus
 
 REGION = "us-east-1"
 
@@ -204,3 +206,36 @@ def sagemaker_async_notification(
         message["responseParameters"] = {"contentType": response_content_type, "failureLocation": failure_location}
     message.update(inferenceId=inference_id, eventVersion="1.0", eventSource="aws:sagemaker", eventName="InferenceResult")
     return json.dumps(message)
+
+
+def s3_object_created_event(
+    *, bucket: str, key: str, size: int, etag: str, version_id: str | None = None, event_id: str, time_iso: str,
+    reason: str = "PutObject", sequencer: str = "0000000000000000", account: str = "123456789012", region: str = REGION,
+) -> dict[str, Any]:
+    """The EventBridge event S3 sends for a new object when the bucket's EventBridge notifications are on.
+
+    The key is URL-encoded as in S3's other event notifications (a space becomes ``+``), which is what
+    Powertools' ``S3EventBridgeNotificationObject.key`` decodes; ``version-id`` is there on a versioned bucket.
+    """
+    obj: dict[str, Any] = {"key": quote_plus(key, safe="/"), "size": size, "etag": etag.strip('"'), "sequencer": sequencer}
+    if version_id:
+        obj["version-id"] = version_id
+    return {
+        "version": "0",
+        "id": event_id,
+        "detail-type": "Object Created",
+        "source": "aws.s3",
+        "account": account,
+        "time": time_iso,
+        "region": region,
+        "resources": [f"arn:aws:s3:::{bucket}"],
+        "detail": {
+            "version": "0",
+            "bucket": {"name": bucket},
+            "object": obj,
+            "request-id": event_id.replace("-", "")[:16].upper(),
+            "requester": account,
+            "source-ip-address": "127.0.0.1",
+            "reason": reason,
+        },
+    }

@@ -10,7 +10,7 @@ from the same ``PlatformConfig``, so a handler cannot tell the local stack from 
 >>> config = PlatformConfig(stage="local")
 >>> [spec.name for spec in function_specs(config, resource_names(config))]  # doctest: +NORMALIZE_WHITESPACE
 ['ocr-local-invoker', 'ocr-local-processor', 'ocr-local-completion', 'ocr-local-scale-in',
- 'ocr-local-dlq-consumer', 'ocr-local-sweeper']
+ 'ocr-local-dlq-consumer', 'ocr-local-sweeper', 'ocr-local-ingest']
 """
 
 from __future__ import annotations
@@ -88,10 +88,10 @@ def processor_threads(concurrency: int) -> int:
 
 def function_specs(
     config: PlatformConfig, names: Mapping[str, str], *, processor_timeout_seconds: int | None = None,
-    processor_concurrency: int | None = None,
+    processor_concurrency: int | None = None, queue_url: str = "",
 ) -> list[FunctionSpec]:
     """The stage's functions, named as in ``names`` (``provisioning.resource_names``); the processor's timeout
-    and concurrency may be overridden (``LocalOptions``)."""
+    and concurrency may be overridden (``LocalOptions``). ``queue_url`` is the job queue's, once provisioned."""
     cfg = config
     processors = processor_concurrency or default_processor_concurrency()
     common: dict[str, Any] = {"table_name": names["table"], "bucket_name": names["bucket"], "job_ttl_days": cfg.job_ttl_days}
@@ -148,5 +148,10 @@ def function_specs(
                 **endpoint_requests),
             timeout_seconds=defaults.SWEEPER_TIMEOUT_SECONDS, memory_mb=defaults.SWEEPER_MEMORY_MB,
             retry_attempts=0, on_failure_queue=names["parked_events"],
+        ),
+        FunctionSpec(
+            names["ingest"], "ocr_platform.handlers.ingest.handler", env("ocr-ingest", queue_url=queue_url),
+            timeout_seconds=defaults.INGEST_TIMEOUT_SECONDS, memory_mb=defaults.INGEST_MEMORY_MB,
+            retry_attempts=defaults.ASYNC_RETRY_ATTEMPTS, on_failure_queue=names["parked_events"],
         ),
     ]

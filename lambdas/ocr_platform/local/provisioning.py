@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ocr_platform import defaults
+from ocr_platform.inbox import inbox_event_pattern
 from ocr_platform.jobs import STATUS_INDEX_NAME
 from ocr_platform.local.endpoint_capacity import set_desired_instances
 from ocr_platform.local.moto_account import ACCOUNT, REGION
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from ocr_infra.config import PlatformConfig
 
 #: The moto clients ``provision`` needs, by boto3 service name.
-SERVICES = ("s3", "sqs", "sns", "dynamodb", "sagemaker", "cloudwatch", "iam", "application-autoscaling")
+SERVICES = ("s3", "sqs", "sns", "dynamodb", "sagemaker", "cloudwatch", "iam", "application-autoscaling", "events")
 TOPICS = ("success", "error", "scale_in")
 
 
@@ -47,6 +48,8 @@ def resource_names(config: PlatformConfig) -> dict[str, str]:
         "scale_in": f"{prefix}-scale-in",
         "dlq_consumer": f"{prefix}-dlq-consumer",
         "sweeper": f"{prefix}-sweeper",
+        "ingest": f"{prefix}-ingest",
+        "inbox_rule": f"{prefix}-inbox-object-created",
         "idle_alarm": f"{prefix}-endpoint-idle",
         "capacity_alarm": f"{prefix}-endpoint-backlog-without-capacity",
     }
@@ -105,7 +108,20 @@ def provision(
     )
     # 5. The alarms: idle (scale-in, to the scale-in topic) and backlog without capacity (scale-out).
     _create_alarms(clients["cloudwatch"], config, names, scale_in_topic=resources["scale_in_topic"])
+    # 6. The drop folder: the bucket's EventBridge notifications and the stack's rule on them, whose target
+    #    here is an SQS tap the local EventBridge -> Lambda delivery reads (moto matches the rule's pattern).
+    resources["inbox_events_tap"] = _create_inbox_rule(clients, names)
     return resources
+
+
+def _create_inbox_rule(clients: Mapping[str, Any], names: Mapping[str, str]) -> str:
+    clients["s3"].put_bucket_notification_configuration(
+        Bucket=names["bucket"], NotificationConfiguration={"EventBridgeConfiguration": {}}
+    )
+    tap = clients["sqs"].create_queue(QueueName=f"{names['inbox_rule']}-delivery")["QueueUrl"]
+    clients["events"].put_rule(Name=names["inbox_rule"], EventPattern=json.dumps(inbox_event_pattern(names["bucket"])))
+    clients["events"].put_targets(Rule=names["inbox_rule"], Targets=[{"Id": "ingest", "Arn": _queue_arn(clients["sqs"], tap)}])
+    return str(tap)
 
 
 def _create_queues(sqs: Any, config: PlatformConfig, names: Mapping[str, str], visibility_timeout_seconds: int | None) -> dict[str, str]:

@@ -184,7 +184,7 @@ class LocalStack:
         }
         self.lambdas = LambdaRuntime(
             function_specs(cfg, names, processor_timeout_seconds=options.processor_timeout_seconds,
-                           processor_concurrency=options.processor_concurrency),
+                           processor_concurrency=options.processor_concurrency, queue_url=resources["queue_url"]),
             base_environment=base_env, port=lambda_port,
             retry_delays_seconds=options.retry_delays_seconds, faults=self.faults, sqs=moto_client("sqs", moto_url),
         )
@@ -219,6 +219,7 @@ class LocalStack:
         for topic, function in (("success_topic", "completion"), ("error_topic", "completion"), ("scale_in_topic", "scale_in")):
             target = topic.replace("_", "-")
             self._spawn(f"sns-{target}", sources.sns_delivery, resources[f"{topic}_tap"], resources[topic], names[function], target)
+        self._spawn("eventbridge-inbox", sources.s3_eventbridge_delivery, resources["inbox_events_tap"], names["ingest"], "inbox-events")
         alarms = EndpointAlarms(
             config=cfg, names=names, scale_in_topic=resources["scale_in_topic"],
             period_seconds=options.period_seconds, poll_seconds=options.poll_seconds,
