@@ -126,6 +126,35 @@ def _splits(bucket: str) -> set[str]:
     return {f"{bucket}/async/requests/*", f"{bucket}/chunks/*"}
 
 
+def test_ingest_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
+    fn = synthesis.stack.drop_folder.function
+    bucket = f"<{ids['bucket']}.Arn>"
+    assert grants(resources, _role_id(synthesis, fn)) == {
+        "logs:CreateLogStream": {_log_group(synthesis, fn)},
+        "logs:PutLogEvents": {_log_group(synthesis, fn)},
+        "s3:GetObject": {f"{bucket}/inbox/*"},
+        "s3:GetObjectVersion": {f"{bucket}/inbox/*"},
+        "s3:PutObject": {f"{bucket}/documents/*"},
+        "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
+        "dynamodb:PutItem": {f"<{ids['table']}.Arn>"},
+        "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
+        "sqs:SendMessage": {f"<{ids['queue']}.Arn>", f"<{ids['parked']}.Arn>"},
+        "sqs:GetQueueAttributes": {f"<{ids['parked']}.Arn>"},
+        "sqs:GetQueueUrl": {f"<{ids['parked']}.Arn>"},
+    }
+
+
+def test_drop_folder_rule_takes_only_this_buckets_objects_created_under_inbox(synthesis: Synthesis, ids: dict[str, str]) -> None:
+    rule = synthesis.resource(synthesis.stack.drop_folder.rule)["Properties"]
+    assert rule["EventPattern"] == {
+        "source": ["aws.s3"],
+        "detail-type": ["Object Created"],
+        "detail": {"bucket": {"name": [{"Ref": ids["bucket"]}]}, "object": {"key": [{"prefix": "inbox/"}]}},
+    }
+    [target] = rule["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": [synthesis.logical_id(synthesis.stack.drop_folder.function), "Arn"]}
+
+
 def test_scale_in_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
     fn = synthesis.stack.gpu.scale_in_function
     assert grants(resources, _role_id(synthesis, fn)) == {

@@ -115,3 +115,9 @@ def test_jobs_table_on_demand_pitr_ttl_and_status_index(template: Template, synt
             "Projection": {"ProjectionType": "ALL"},
         }
     ]
+
+
+def test_the_platform_bucket_sends_its_events_to_eventbridge_without_a_custom_resource(template: Template, synthesis: Synthesis) -> None:
+    bucket = synthesis.resource(synthesis.stack.documents.bucket)["Properties"]
+    assert bucket["NotificationConfiguration"] == {"EventBridgeConfiguration": {"EventBridgeEnabled": True}}
+    assert template.find_resources("Custom::S3BucketNotifications") == {}
