@@ -22,7 +22,8 @@ from moto import mock_aws
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "OcrPlatform/test")
 
 from ocr_platform.handlers import _services  # noqa: E402
-from ocr_platform.jobs import STATUS_INDEX_NAME, JobStore
+from ocr_platform.jobs import JobStore
+from ocr_platform.local.provisioning import create_jobs_table
 from ocr_platform.local.supervisor import STATE_DIR_ENV
 from ocr_platform.s3_layout import StorageLayout
 from ocr_platform.settings import ENV
@@ -177,27 +178,7 @@ def platform(monkeypatch: pytest.MonkeyPatch) -> Iterator[Platform]:
         s3 = boto3.client("s3", region_name=REGION)
         s3.create_bucket(Bucket=BUCKET)
 
-        ddb = boto3.client("dynamodb", region_name=REGION)
-        ddb.create_table(
-            TableName=TABLE,
-            BillingMode="PAY_PER_REQUEST",
-            AttributeDefinitions=[
-                {"AttributeName": "job_id", "AttributeType": "S"},
-                {"AttributeName": "status", "AttributeType": "S"},
-                {"AttributeName": "created_at", "AttributeType": "S"},
-            ],
-            KeySchema=[{"AttributeName": "job_id", "KeyType": "HASH"}],
-            GlobalSecondaryIndexes=[
-                {
-                    "IndexName": STATUS_INDEX_NAME,
-                    "KeySchema": [
-                        {"AttributeName": "status", "KeyType": "HASH"},
-                        {"AttributeName": "created_at", "KeyType": "RANGE"},
-                    ],
-                    "Projection": {"ProjectionType": "ALL"},
-                }
-            ],
-        )
+        create_jobs_table(boto3.client("dynamodb", region_name=REGION), TABLE)  # as the stack defines it
 
         sqs = boto3.client("sqs", region_name=REGION)
         dlq_url = sqs.create_queue(QueueName="ocr-test-dlq")["QueueUrl"]

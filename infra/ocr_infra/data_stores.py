@@ -12,6 +12,9 @@ from constructs import Construct
 from ocr_infra.secure_defaults import removal_policy, secure_bucket_props
 from ocr_platform import defaults
 from ocr_platform.jobs import (
+    OWNER_INDEX_NAME,
+    OWNER_INDEX_PARTITION_KEY,
+    OWNER_INDEX_SORT_KEY,
     PARTITION_KEY,
     STATUS_INDEX_NAME,
     STATUS_INDEX_PARTITION_KEY,
@@ -145,10 +148,22 @@ class JobTable(Construct):
             sort_key=dynamodb.Attribute(name=STATUS_INDEX_SORT_KEY, type=dynamodb.AttributeType.STRING),
             projection_type=dynamodb.ProjectionType.ALL,
         )
+        # 3. Owner index: the jobs API lists a user's own jobs, newest first (items without an owner stay out).
+        self._table.add_global_secondary_index(
+            index_name=OWNER_INDEX_NAME,
+            partition_key=dynamodb.Attribute(name=OWNER_INDEX_PARTITION_KEY, type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name=OWNER_INDEX_SORT_KEY, type=dynamodb.AttributeType.STRING),
+            projection_type=dynamodb.ProjectionType.ALL,
+        )
 
     @property
     def table(self) -> dynamodb.Table:
         return self._table
+
+    @property
+    def owner_index_arn(self) -> str:
+        """ARN of the owner/time GSI (the jobs API's Query grant names it)."""
+        return f"{self._table.table_arn}/index/{OWNER_INDEX_NAME}"
 
     @property
     def status_index_arn(self) -> str:

@@ -15,7 +15,7 @@ from ocr_infra.platform_function import INGEST_HANDLER, CommonFunctionProps, Pla
 from ocr_infra.secure_defaults import allow
 from ocr_platform import defaults
 from ocr_platform.inbox import inbox_event_pattern
-from ocr_platform.s3_layout import DOCUMENTS_PREFIX, INBOX_PREFIX
+from ocr_platform.s3_layout import DOCUMENTS_PREFIX, INBOX_PREFIX, UPLOADS_PREFIX
 from ocr_platform.settings import ENV
 
 
@@ -38,7 +38,8 @@ class DropFolderProps:
 
 
 class DropFolder(Construct):
-    """S3 "Object Created" events under ``inbox/`` -> EventBridge rule -> the ingest function -> a job.
+    """S3 "Object Created" events under ``inbox/`` (and ``uploads/``, the jobs API's) -> EventBridge rule ->
+    the ingest function -> a job.
 
     The ingest function copies the object to ``documents/{job_id}/``, creates the job item ``QUEUED`` and
     sends its message to the job queue; from there the job runs as any other. The job id comes from the
@@ -69,8 +70,9 @@ class DropFolder(Construct):
         allow(
             role,
             ["s3:GetObject", "s3:GetObjectVersion"],
-            [bucket.arn_for_objects(f"{INBOX_PREFIX}*")],
-            reason="Key-prefix scope: any object a user drops under inbox/ is read once, to copy it.",
+            [bucket.arn_for_objects(f"{INBOX_PREFIX}*"), bucket.arn_for_objects(f"{UPLOADS_PREFIX}*")],
+            reason="Key-prefix scope: any object a user drops under inbox/, or uploads for a jobs API job under "
+            "uploads/, is read once, to copy it.",
         )
         allow(
             role,

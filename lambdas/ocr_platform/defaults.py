@@ -145,6 +145,13 @@ SWEEPER_TIMEOUT_SECONDS = 300
 #: Lambda's retries of a failed asynchronous invocation of the functions SNS invokes (completion,
 #: scale-in) before their event is parked; the sweeper's schedule retries none (the next run sweeps again).
 ASYNC_RETRY_ATTEMPTS = 2
+#: The largest document intake reads, and so the largest upload the jobs API's presigned POST admits.
+MAX_DOCUMENT_BYTES = 200 * 1024 * 1024
+#: How long a jobs API upload form (presigned POST) and a result link (presigned GET) stay valid.
+UPLOAD_URL_SECONDS = 900
+RESULT_URL_SECONDS = 300
+API_MEMORY_MB = 256
+API_TIMEOUT_SECONDS = 10
 #: It copies one object and writes one item and one message per event.
 INGEST_MEMORY_MB = 256
 INGEST_TIMEOUT_SECONDS = 60

@@ -1,5 +1,6 @@
 """The drop folder: an object written under ``inbox/<model>/`` (or ``inbox/<model>/<language>/``) becomes a
-job, with no other call.
+job, with no other call. The same events start the jobs API's jobs, whose file arrives under
+``uploads/{job_id}/`` (``ocr_platform.jobs_api``).
 
 S3 reports each new object (an EventBridge "Object Created" event); :func:`ingest_upload` turns it into a
 job the same way a client's ``submit`` does: the document is copied to ``documents/{job_id}/``, the job item
@@ -33,7 +34,7 @@ from botocore.exceptions import ClientError
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.jobs import TERMINAL_STATUSES, JobAlreadyExistsError, JobStatus, JobStore, NewJob
 from ocr_platform.messages import InvalidMessageError, parse_job_message
-from ocr_platform.s3_layout import INBOX_PREFIX, StorageLayout
+from ocr_platform.s3_layout import INBOX_PREFIX, UPLOADS_PREFIX, S3Uri, StorageLayout, is_valid_job_id
 
 logger = logging.getLogger(__name__)
 
@@ -41,12 +42,12 @@ IngestOutcome = Literal["queued", "duplicate", "failed", "ignored"]
 
 
 def inbox_event_pattern(bucket: str) -> dict[str, Any]:
-    """The EventBridge pattern of the drop folder's rule: ``bucket``'s "Object Created" events under ``inbox/``
-    (the stack's rule and the local stack's both use it)."""
+    """The EventBridge pattern of the ingest rule: ``bucket``'s "Object Created" events under ``inbox/`` (the
+    drop folder) and ``uploads/`` (the jobs API's uploads); the stack's rule and the local stack's both use it."""
     return {
         "source": ["aws.s3"],
         "detail-type": ["Object Created"],
-        "detail": {"bucket": {"name": [bucket]}, "object": {"key": [{"prefix": INBOX_PREFIX}]}},
+        "detail": {"bucket": {"name": [bucket]}, "object": {"key": [{"prefix": INBOX_PREFIX}, {"prefix": UPLOADS_PREFIX}]}},
     }
 
 
@@ -102,6 +103,8 @@ def ingest_upload(
     """
     if upload.key.endswith("/"):
         return "ignored"
+    if upload.key.startswith(UPLOADS_PREFIX):
+        return _start_api_job(upload, store=store, s3=s3, sqs=sqs, queue_url=queue_url)
     job_id = upload.job_id
     try:
         model, language, file_name = parse_inbox_key(upload.key)
@@ -119,14 +122,7 @@ def ingest_upload(
         message = parse_job_message(body)
     except InvalidMessageError as err:
         return _fail(store, job_id, JobError(ErrorCode.INVALID_MESSAGE, f"The inbox key {upload.key!r} is invalid: {err}"), upload, model)
-    copy_source: dict[str, str] = {"Bucket": upload.bucket, "Key": upload.key}
-    if upload.version_id:
-        copy_source["VersionId"] = upload.version_id
-    try:
-        s3.copy_object(Bucket=document.bucket, Key=document.key, CopySource=copy_source)
-    except ClientError as err:
-        if err.response.get("Error", {}).get("Code") not in {"NoSuchKey", "404", "NoSuchVersion"}:
-            raise
+    if not _copy(s3, upload, document):
         return _fail(store, job_id, JobError(
             ErrorCode.INPUT_NOT_FOUND, f"s3://{upload.bucket}/{upload.key} was deleted before it could be read."
         ), upload, model)
@@ -137,6 +133,41 @@ def ingest_upload(
     sqs.send_message(QueueUrl=queue_url, MessageBody=message.to_json())
     logger.info("Inbox object s3://%s/%s queued as job %s", upload.bucket, upload.key, job_id)
     return "queued"
+
+
+def _start_api_job(upload: InboxUpload, *, store: JobStore, s3: Any, sqs: Any, queue_url: str) -> IngestOutcome:
+    """The file of a jobs API job arrived at ``uploads/{job_id}/{file}``: copy it to the job's input and send
+    its message (built from the item the API wrote). An upload no API job waits for is ignored."""
+    job_id = upload.key[len(UPLOADS_PREFIX):].split("/", 1)[0]
+    job = store.get(job_id) if is_valid_job_id(job_id) else None
+    if job is None or not job.get("owner"):
+        logger.warning("Upload s3://%s/%s is for no job of the jobs API; ignored", upload.bucket, upload.key)
+        return "ignored"
+    if job.get("status") != JobStatus.QUEUED:
+        return "duplicate"
+    message = parse_job_message({
+        name: job[name] for name in ("job_id", "model", "input", "language", "pages", "options") if job.get(name)
+    })
+    if not _copy(s3, upload, S3Uri.parse(message.input)):
+        store.mark_failed(job_id, JobError(ErrorCode.INPUT_NOT_FOUND, f"The upload s3://{upload.bucket}/{upload.key} was deleted before it could be read."))
+        return "failed"
+    sqs.send_message(QueueUrl=queue_url, MessageBody=message.to_json())
+    logger.info("Upload s3://%s/%s started job %s", upload.bucket, upload.key, job_id)
+    return "queued"
+
+
+def _copy(s3: Any, upload: InboxUpload, target: S3Uri) -> bool:
+    """Copy the uploaded version to ``target``; ``False`` when it is gone."""
+    copy_source: dict[str, str] = {"Bucket": upload.bucket, "Key": upload.key}
+    if upload.version_id and upload.version_id != "null":
+        copy_source["VersionId"] = upload.version_id
+    try:
+        s3.copy_object(Bucket=target.bucket, Key=target.key, CopySource=copy_source)
+    except ClientError as err:
+        if err.response.get("Error", {}).get("Code") not in {"NoSuchKey", "404", "NoSuchVersion"}:
+            raise
+        return False
+    return True
 
 
 def _fail(store: JobStore, job_id: str, error: JobError, upload: InboxUpload, model: str | None = None) -> IngestOutcome:

@@ -61,7 +61,7 @@ class IntakeLimits:
         max_image_pixels: a raster image header claiming more pixels than this is refused undecoded.
     """
 
-    max_bytes: int = 200 * 1024 * 1024
+    max_bytes: int = defaults.MAX_DOCUMENT_BYTES
     max_pages: int = defaults.MAX_PAGES
     render_scale: float = 2.0
     max_page_pixels: int = 25_000_000

@@ -53,6 +53,10 @@ PARTITION_KEY = "job_id"
 STATUS_INDEX_NAME = "status-created_at-index"
 STATUS_INDEX_PARTITION_KEY = "status"
 STATUS_INDEX_SORT_KEY = "created_at"
+#: The jobs API lists a user's jobs, newest first, through this index (only items with an ``owner`` are in it).
+OWNER_INDEX_NAME = "owner-created_at-index"
+OWNER_INDEX_PARTITION_KEY = "owner"
+OWNER_INDEX_SORT_KEY = "created_at"
 TTL_ATTRIBUTE = "expires_at"
 
 _DESERIALIZE = TypeDeserializer()
@@ -116,6 +120,7 @@ class JobItem(TypedDict, total=False):
     pages: str
     options: dict[str, Any]
     file_name: str
+    owner: str
     backend: Backend
     created_at: str
     updated_at: str
@@ -152,6 +157,7 @@ class NewJob:
     pages: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     file_name: str | None = None
+    owner: str | None = None
 
 
 class JobAlreadyExistsError(Exception):
@@ -246,6 +252,8 @@ class JobStore:
             item["options"] = job.options
         if job.file_name:
             item["file_name"] = job.file_name
+        if job.owner:
+            item["owner"] = job.owner
         if self.ttl_days:
             item["expires_at"] = int((now + timedelta(days=self.ttl_days)).timestamp())
         try:
@@ -480,6 +488,20 @@ class JobStore:
             if "LastEvaluatedKey" not in page:
                 return
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def list_by_owner(
+        self, owner: str, *, limit: int, start_after: dict[str, Any] | None = None
+    ) -> tuple[list[JobItem], dict[str, Any] | None]:
+        """One page of ``owner``'s jobs, newest first, through the owner/time GSI: the jobs and the key to
+        pass as ``start_after`` for the next page (``None`` after the last)."""
+        kwargs: dict[str, Any] = {
+            "IndexName": OWNER_INDEX_NAME, "KeyConditionExpression": Key(OWNER_INDEX_PARTITION_KEY).eq(owner),
+            "ScanIndexForward": False, "Limit": limit,
+        }
+        if start_after:
+            kwargs["ExclusiveStartKey"] = start_after
+        page = self.table.query(**kwargs)
+        return [_plain(item) for item in page.get("Items", [])], page.get("LastEvaluatedKey")
 
     def list_in_flight(self, backend: Backend, *, window_seconds: int) -> list[JobItem]:
         """PROCESSING jobs on ``backend`` that started within the last ``window_seconds``.

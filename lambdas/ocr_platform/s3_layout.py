@@ -5,6 +5,8 @@ One bucket holds these areas (prefixes), so a lifecycle rule or an IAM statement
 
 - ``inbox/<model>/[<language>/]<file>``: the drop folder; each object written there becomes a job
   (``ocr_platform.inbox``), its document copied to ``documents/``.
+- ``uploads/{job_id}/{file_name}``: where a jobs API user's presigned POST puts the file; its arrival
+  starts the job (copied to ``documents/`` like a dropped file).
 - ``documents/{job_id}/{file_name}``: uploaded inputs.
 - ``results/{job_id}/result.json`` (+ ``raw.json``): finished results, the public output contract.
 - ``models/``: the model archive cache used by cold starts.
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 
 DOCUMENTS_PREFIX = "documents/"
 INBOX_PREFIX = "inbox/"
+UPLOADS_PREFIX = "uploads/"
 RESULTS_PREFIX = "results/"
 MODELS_PREFIX = "models/"
 ASYNC_PREFIX = "async/"
@@ -116,6 +119,10 @@ class StorageLayout:
 
     def document_uri(self, job_id: str, file_name: str) -> S3Uri:
         return S3Uri(self.bucket, f"{DOCUMENTS_PREFIX}{self._checked(job_id)}/{safe_file_name(file_name)}")
+
+    def upload_uri(self, job_id: str, file_name: str) -> S3Uri:
+        """Where the jobs API's presigned POST uploads a job's file."""
+        return S3Uri(self.bucket, f"{UPLOADS_PREFIX}{self._checked(job_id)}/{safe_file_name(file_name)}")
 
     def result_key(self, job_id: str) -> str:
         return f"{RESULTS_PREFIX}{self._checked(job_id)}/result.json"

@@ -132,8 +132,8 @@ def test_ingest_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dic
     assert grants(resources, _role_id(synthesis, fn)) == {
         "logs:CreateLogStream": {_log_group(synthesis, fn)},
         "logs:PutLogEvents": {_log_group(synthesis, fn)},
-        "s3:GetObject": {f"{bucket}/inbox/*"},
-        "s3:GetObjectVersion": {f"{bucket}/inbox/*"},
+        "s3:GetObject": {f"{bucket}/inbox/*", f"{bucket}/uploads/*"},
+        "s3:GetObjectVersion": {f"{bucket}/inbox/*", f"{bucket}/uploads/*"},
         "s3:PutObject": {f"{bucket}/documents/*"},
         "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
         "dynamodb:PutItem": {f"<{ids['table']}.Arn>"},
@@ -149,7 +149,7 @@ def test_drop_folder_rule_takes_only_this_buckets_objects_created_under_inbox(sy
     assert rule["EventPattern"] == {
         "source": ["aws.s3"],
         "detail-type": ["Object Created"],
-        "detail": {"bucket": {"name": [{"Ref": ids["bucket"]}]}, "object": {"key": [{"prefix": "inbox/"}]}},
+        "detail": {"bucket": {"name": [{"Ref": ids["bucket"]}]}, "object": {"key": [{"prefix": "inbox/"}, {"prefix": "uploads/"}]}},
     }
     [target] = rule["Targets"]
     assert target["Arn"] == {"Fn::GetAtt": [synthesis.logical_id(synthesis.stack.drop_folder.function), "Arn"]}

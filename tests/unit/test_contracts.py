@@ -198,7 +198,7 @@ def test_every_attribute_the_job_store_writes_is_typed_and_documented(platform: 
     """Drive every JobStore write, including the ``if_not_exists`` paths, and read back what DynamoDB holds."""
     store = platform.store
     warning = engine_fallback_warning(requested="PP-StructureV3", ran="PP-OCRv5", reason="no weights")
-    store.create(NewJob("full", "pp-ocrv5", "s3://b/documents/full/a.pdf", "de", "1-2", {"dpi": 200}, file_name="a.pdf"))
+    store.create(NewJob("full", "pp-ocrv5", "s3://b/documents/full/a.pdf", "de", "1-2", {"dpi": 200}, file_name="a.pdf", owner="u-1"))
     assert store.claim_dispatch("full", "lambda", attempt_id="delivery-1", lease_seconds=60).acquired
     assert store.mark_dispatched("full", attempt_id="delivery-1", output_location="s3://b/async/outputs/o.out", failure_location="s3://b/async/failures/o-error.out")
     assert store.claim_step("full", "run", attempt_id="run-1", lease_seconds=900).acquired

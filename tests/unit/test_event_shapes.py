@@ -50,6 +50,11 @@ BUILT = {
     "s3_eventbridge_object_created": lambda: events.s3_object_created_event(
         bucket="b", key="inbox/pp-ocrv5/a b.pdf", size=5, etag="e", version_id="v", event_id="e-1", time_iso="t"
     ),
+    "http_api_jwt_event": lambda: events.http_api_event(
+        "GET", "/jobs/8f2c", route_key="GET /jobs/{job_id}", claims={"sub": "u", "token_use": "id"}, body="",
+        query={"limit": "5"}, path_parameters={"job_id": "8f2c"}, headers={"Accept": "application/json", "Authorization": "Bearer x"},
+        request_id="r", time_epoch_ms=0,
+    ),
     "sagemaker_async_error": lambda: json.loads(
         sagemaker_notification("j", endpoint="vl", input_location="s3://b/in", failure_reason="boom", failure_location="s3://b/err")
     ),

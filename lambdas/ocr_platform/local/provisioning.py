@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ocr_platform import defaults
 from ocr_platform.inbox import inbox_event_pattern
-from ocr_platform.jobs import STATUS_INDEX_NAME
+from ocr_platform.jobs import OWNER_INDEX_NAME, STATUS_INDEX_NAME
 from ocr_platform.local.endpoint_capacity import set_desired_instances
 from ocr_platform.local.moto_account import ACCOUNT, REGION
 
@@ -56,16 +56,16 @@ def resource_names(config: PlatformConfig) -> dict[str, str]:
 
 
 def create_jobs_table(dynamodb: Any, name: str) -> None:
-    """The jobs table as the stack defines it: on-demand, key ``job_id``, the status/time GSI, TTL."""
+    """The jobs table as the stack defines it: on-demand, key ``job_id``, the status/time and owner/time GSIs, TTL."""
     dynamodb.create_table(
         TableName=name, BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("job_id", "status", "created_at")],
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("job_id", "status", "created_at", "owner")],
         KeySchema=[{"AttributeName": "job_id", "KeyType": "HASH"}],
         GlobalSecondaryIndexes=[{
-            "IndexName": STATUS_INDEX_NAME,
-            "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}, {"AttributeName": "created_at", "KeyType": "RANGE"}],
+            "IndexName": index,
+            "KeySchema": [{"AttributeName": partition, "KeyType": "HASH"}, {"AttributeName": "created_at", "KeyType": "RANGE"}],
             "Projection": {"ProjectionType": "ALL"},
-        }],
+        } for index, partition in ((STATUS_INDEX_NAME, "status"), (OWNER_INDEX_NAME, "owner"))],
     )
     dynamodb.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})
 

@@ -1,0 +1,92 @@
+"""Jobs API Lambda (API Gateway HTTP API, payload 2.0): the routes a browser calls, over ``ocr_platform.jobs_api``.
+
+Every route sits behind the API's JWT authorizer (the Cognito user pool); the caller is the token's ``sub``,
+which API Gateway passes in ``requestContext.authorizer.jwt.claims``. A request without it is refused 401
+here too. Bodies and query strings are validated by Powertools' event handler (422 with the field that failed).
+
+- ``POST /jobs`` ``{"filename", "model", "language"?, "pages"?}`` -> 201 ``{"job_id", "status", "upload": {url, fields}}``
+- ``GET /jobs?limit=&next=`` -> ``{"jobs": [...], "next"}``, newest first
+- ``GET /jobs/{job_id}`` -> the job's public attributes, progress included
+- ``GET /jobs/{job_id}/result`` -> ``{"result": <presigned URL>, "expires_in"}``; 409 until it is COMPLETED
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, CORSConfig, Response
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, Field
+
+from ocr_platform.handlers._services import services
+from ocr_platform.jobs_api import ApiError, JobsApi
+from ocr_platform.settings import ENV
+
+logger = Logger(service="ocr-api")
+
+
+def _cors() -> CORSConfig | None:
+    """Cross-origin answers only for the console's origins (``OCR_CONSOLE_ORIGINS``); none when unset."""
+    origins = [origin for origin in os.environ.get(ENV.CONSOLE_ORIGINS, "").split(",") if origin]
+    if not origins:
+        return None
+    return CORSConfig(allow_origin=origins[0], extra_origins=origins[1:], max_age=600, allow_credentials=False)
+
+
+app = APIGatewayHttpResolver(enable_validation=True, cors=_cors())
+
+
+class CreateJobRequest(BaseModel):
+    """The body of ``POST /jobs``."""
+
+    filename: str = Field(min_length=1, max_length=200)
+    model: str = Field(min_length=1, max_length=64)
+    language: str = Field(default="en", min_length=2, max_length=20)
+    pages: str | None = Field(default=None, max_length=200)
+
+
+def _api() -> JobsApi:
+    svc = services()
+    return JobsApi(svc.store, svc.s3, svc.layout)
+
+
+def _caller() -> str:
+    claims = (app.current_event.raw_event.get("requestContext", {}).get("authorizer") or {}).get("jwt", {}).get("claims", {})
+    owner = claims.get("sub") if isinstance(claims, dict) else None
+    if not isinstance(owner, str) or not owner:
+        raise ApiError(401, "unauthorized", "Sign in: the request carries no verified user.")
+    return owner
+
+
+@app.exception_handler(ApiError)
+def _refused(err: ApiError) -> Response[Any]:
+    return Response(status_code=err.status, content_type="application/json", body=err.as_body())
+
+
+@app.post("/jobs")
+def create_job(request: CreateJobRequest) -> Response[Any]:
+    created = _api().create(_caller(), file_name=request.filename, model=request.model, language=request.language, pages=request.pages)
+    return Response(status_code=201, content_type="application/json", body=created)
+
+
+@app.get("/jobs")
+def list_jobs(limit: Annotated[int, Query(ge=1, le=100)] = 20, next: Annotated[str | None, Query(max_length=2048)] = None) -> dict[str, Any]:  # noqa: A002 - the query parameter's name
+    return _api().list(_caller(), limit=limit, next_token=next)
+
+
+@app.get("/jobs/<job_id>")
+def get_job(job_id: str) -> dict[str, Any]:
+    return _api().get(_caller(), job_id)
+
+
+@app.get("/jobs/<job_id>/result")
+def get_result(job_id: str) -> dict[str, Any]:
+    return _api().result_links(_caller(), job_id)
+
+
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

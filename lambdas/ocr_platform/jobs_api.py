@@ -1,0 +1,155 @@
+"""The jobs API a browser calls: create a job and get an upload form for it, read one's own jobs and results.
+
+Plain Python over the job store and S3; ``ocr_platform.handlers.api`` maps HTTP routes onto it. Every call
+names the signed-in user (``owner``: the token's ``sub``). A job belongs to the user who created it, and
+another user's job is answered exactly as a job that does not exist (404), so ids cannot be probed.
+
+The upload starts the job: ``create`` writes the item ``QUEUED`` with its owner and returns a presigned POST
+for ``uploads/{job_id}/{file_name}`` only (its size and content type fixed in the signed policy); S3's
+"Object Created" event for that key reaches the ingest function (``ocr_platform.inbox``), which sends the
+job's message.
+
+>>> content_type_of("Scan 1.PDF")
+'application/pdf'
+>>> content_type_of("notes.txt") is None
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from ocr_platform import defaults
+from ocr_platform.errors import ErrorCode
+from ocr_platform.jobs import JobItem, JobStatus, JobStore, NewJob
+from ocr_platform.messages import InvalidMessageError, parse_job_message
+from ocr_platform.routing import MODEL_TABLE
+from ocr_platform.s3_layout import S3Uri, StorageLayout
+
+#: The file types intake reads, by extension, and the Content-Type the upload must declare.
+UPLOAD_CONTENT_TYPES = {
+    ".pdf": "application/pdf", ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+    ".tif": "image/tiff", ".tiff": "image/tiff", ".bmp": "image/bmp", ".webp": "image/webp",
+}
+#: Job item attributes a user sees; claims, leases and S3 locations of the backends stay internal.
+PUBLIC_ATTRIBUTES = (
+    "job_id", "status", "model", "language", "pages", "file_name", "created_at", "updated_at", "started_at",
+    "finished_at", "page_count", "pages_done", "chunk_count", "warnings", "error",
+)
+
+
+class ApiError(Exception):
+    """A request the API refuses: an HTTP status and a ``{code, message}`` body."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+    def as_body(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+def content_type_of(file_name: str) -> str | None:
+    """The Content-Type an upload of ``file_name`` must declare; ``None`` for a type intake does not read."""
+    dot = file_name.rfind(".")
+    return UPLOAD_CONTENT_TYPES.get(file_name[dot:].lower()) if dot > 0 else None
+
+
+@dataclass(frozen=True)
+class JobsApi:
+    """The jobs API over one platform.
+
+    Attributes:
+        store / s3 / layout: the platform's job store, S3 client and bucket layout.
+        max_upload_bytes: the largest upload the presigned POST admits (intake's limit, 200 MiB).
+        upload_expiry_seconds: how long the upload form is valid.
+        result_url_seconds: how long a presigned result URL is valid.
+    """
+
+    store: JobStore
+    s3: Any
+    layout: StorageLayout
+    max_upload_bytes: int = defaults.MAX_DOCUMENT_BYTES
+    upload_expiry_seconds: int = defaults.UPLOAD_URL_SECONDS
+    result_url_seconds: int = defaults.RESULT_URL_SECONDS
+
+    def create(self, owner: str, *, file_name: str, model: str, language: str = "en", pages: str | None = None) -> dict[str, Any]:
+        """A new ``QUEUED`` job of ``owner`` and the presigned POST that uploads its file (and starts it)."""
+        if model not in MODEL_TABLE:
+            raise ApiError(400, ErrorCode.UNKNOWN_MODEL, f"Unknown model {model!r}; use one of {', '.join(MODEL_TABLE)}.")
+        content_type = content_type_of(file_name)
+        if content_type is None or "/" in file_name or "\\" in file_name or len(file_name) > 200:
+            raise ApiError(400, "invalid_file_name", f"{file_name!r} must be a file name (no path, at most 200 characters) "
+                           f"ending in one of {', '.join(sorted(UPLOAD_CONTENT_TYPES))}.")
+        job_id = uuid.uuid4().hex
+        upload, document = self.layout.upload_uri(job_id, file_name), self.layout.document_uri(job_id, file_name)
+        body: dict[str, Any] = {"job_id": job_id, "model": model, "input": str(document), "language": language}
+        if pages is not None:
+            body["pages"] = pages
+        try:
+            message = parse_job_message(body)
+        except InvalidMessageError as err:
+            raise ApiError(400, ErrorCode.INVALID_MESSAGE, str(err)) from None
+        self.store.create(NewJob(
+            job_id, model, message.input, language=message.language, pages=message.pages, file_name=file_name, owner=owner,
+        ))
+        form = self.s3.generate_presigned_post(
+            Bucket=upload.bucket, Key=upload.key, Fields={"Content-Type": content_type},
+            Conditions=[{"Content-Type": content_type}, ["content-length-range", 1, self.max_upload_bytes]],
+            ExpiresIn=self.upload_expiry_seconds,
+        )
+        return {"job_id": job_id, "status": JobStatus.QUEUED, "upload": {"url": form["url"], "fields": form["fields"]}}
+
+    def get(self, owner: str, job_id: str) -> dict[str, Any]:
+        """``owner``'s job (its public attributes); 404 for another user's job as for a missing one."""
+        return public_view(self._own(owner, job_id))
+
+    def list(self, owner: str, *, limit: int = 20, next_token: str | None = None) -> dict[str, Any]:
+        """One page of ``owner``'s jobs, newest first, and the token of the next page (``None`` after the last)."""
+        start = _decode_token(next_token, owner) if next_token else None
+        jobs, last = self.store.list_by_owner(owner, limit=limit, start_after=start)
+        return {"jobs": [public_view(job) for job in jobs], "next": _encode_token(last) if last else None}
+
+    def result_links(self, owner: str, job_id: str) -> dict[str, Any]:
+        """Short-lived presigned URLs of a ``COMPLETED`` job's ``result.json``; 409 until it is."""
+        job = self._own(owner, job_id)
+        if job.get("status") != JobStatus.COMPLETED:
+            raise ApiError(409, "result_not_ready", f"Job {job_id} is {job.get('status')}; a result exists once it is COMPLETED.")
+        result = S3Uri.parse(str(job["result"]))
+        url = self.s3.generate_presigned_url(
+            "get_object", Params={"Bucket": result.bucket, "Key": result.key}, ExpiresIn=self.result_url_seconds
+        )
+        return {"job_id": job_id, "result": url, "expires_in": self.result_url_seconds}
+
+    def _own(self, owner: str, job_id: str) -> JobItem:
+        job = self.store.get(job_id) if job_id and len(job_id) <= 64 else None
+        if job is None or job.get("owner") != owner:
+            raise ApiError(404, "job_not_found", f"No job {job_id!r}.")
+        return job
+
+
+def public_view(job: JobItem) -> dict[str, Any]:
+    """The attributes of a job item a user sees."""
+    return {name: job[name] for name in PUBLIC_ATTRIBUTES if name in job}  # type: ignore[literal-required]
+
+
+def _encode_token(key: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(key, sort_keys=True).encode()).decode()
+
+
+def _decode_token(token: str, owner: str) -> dict[str, Any]:
+    """A ``next`` token back into the index key; refused unless it continues ``owner``'s own listing."""
+    try:
+        key = json.loads(base64.urlsafe_b64decode(token.encode()))
+    except ValueError:
+        key = None
+    if not isinstance(key, dict) or key.get("owner") != owner:
+        raise ApiError(400, "invalid_token", "The 'next' token is not one this listing returned.")
+    return key
+

@@ -1,0 +1,124 @@
+"""The jobs API against moto: each route as API Gateway's HTTP API delivers it (payload 2.0, the JWT
+authorizer's verified claims in ``requestContext``), through the upload that starts the job.
+
+API Gateway itself (the authorizer refusing a missing or expired token before the function runs) is the
+stack's; here the function's own checks are tested: a request without a verified user is refused, another
+user's job is not found, the upload form is limited to the job's key, type and size.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from typing import Any
+
+import pytest
+import requests
+
+from ocr_platform.handlers import api, ingest
+from ocr_platform.local.events import http_api_event, s3_object_created_event
+from tests.aws_events import FakeLambdaContext
+from tests.conftest import BUCKET, Platform
+from tests.documents import tiny_png
+
+ALICE, BOB = "alice-sub-0001", "bob-sub-0002"
+
+
+def call(method: str, path: str, user: str | None, *, body: Any = None, query: dict[str, str] | None = None) -> tuple[int, Any]:
+    """One request through the API's handler; returns the status and the decoded JSON body."""
+    route = "GET /jobs/{job_id}/result" if path.endswith("/result") else ("GET /jobs/{job_id}" if path.count("/") == 2 else f"{method} /jobs")
+    event = http_api_event(
+        method, path, route_key=route, claims={"sub": user, "token_use": "id"} if user else None,
+        body=None if body is None else (body if isinstance(body, str) else json.dumps(body)), query=query,
+        headers={"content-type": "application/json"}, request_id=str(uuid.uuid4()), time_epoch_ms=int(time.time() * 1000),
+    )
+    response = api.handler(event, FakeLambdaContext(function_name="ocr-api"))
+    return response["statusCode"], json.loads(response["body"]) if response.get("body") else None
+
+
+def upload(platform: Platform, created: dict[str, Any], data: bytes, content_type: str | None = None) -> requests.Response:
+    form = created["upload"]
+    fields = dict(form["fields"])
+    if content_type:
+        fields["Content-Type"] = content_type
+    return requests.post(form["url"], data=fields, files={"file": ("scan.png", data)}, timeout=30)
+
+
+def arrival(platform: Platform, key: str) -> dict[str, Any]:
+    """What S3 then reports to the ingest function."""
+    head = platform.s3.head_object(Bucket=BUCKET, Key=key)
+    event = s3_object_created_event(bucket=BUCKET, key=key, size=head["ContentLength"], etag=head["ETag"],
+                                    event_id=str(uuid.uuid4()), time_iso="2026-11-22T07:00:00Z")
+    return ingest.handler(event, FakeLambdaContext(function_name="ocr-ingest"))
+
+
+def test_create_upload_and_the_job_starts_and_is_its_owners(platform: Platform) -> None:
+    status, created = call("POST", "/jobs", ALICE, body={"filename": "scan.png", "model": "pp-ocrv5", "language": "fr", "pages": "1"})
+    assert status == 201 and created["status"] == "QUEUED"
+    job_id = created["job_id"]
+    assert created["upload"]["fields"]["key"] == f"uploads/{job_id}/scan.png"
+
+    assert upload(platform, created, tiny_png()).status_code == 204
+    assert arrival(platform, f"uploads/{job_id}/scan.png")["outcome"] == "queued"
+    [message] = [json.loads(m["Body"]) for m in platform.sqs.receive_message(QueueUrl=platform.queue_url, MaxNumberOfMessages=10)["Messages"]]
+    assert message == {"job_id": job_id, "model": "pp-ocrv5", "input": f"s3://{BUCKET}/documents/{job_id}/scan.png", "language": "fr", "pages": "1"}
+    assert platform.s3.get_object(Bucket=BUCKET, Key=f"documents/{job_id}/scan.png")["Body"].read() == tiny_png()
+
+    status, job = call("GET", f"/jobs/{job_id}", ALICE)
+    assert status == 200
+    assert (job["job_id"], job["status"], job["model"], job["file_name"]) == (job_id, "QUEUED", "pp-ocrv5", "scan.png")
+    assert "owner" not in job and "input" not in job  # internals stay internal
+    assert call("GET", f"/jobs/{job_id}", BOB) == (404, {"error": {"code": "job_not_found", "message": f"No job {job_id!r}."}})
+    assert call("GET", f"/jobs/{job_id}/result", BOB)[0] == 404
+    assert call("GET", f"/jobs/{job_id}/result", ALICE)[1]["error"]["code"] == "result_not_ready"
+
+
+def test_the_upload_form_is_limited_to_the_jobs_key_type_and_size(platform: Platform) -> None:
+    _, created = call("POST", "/jobs", ALICE, body={"filename": "scan.png", "model": "pp-ocrv5"})
+    policy = json.loads(base64.b64decode(created["upload"]["fields"]["policy"]))
+    conditions = policy["conditions"]
+    assert {"key": f"uploads/{created['job_id']}/scan.png"} in conditions
+    assert {"Content-Type": "image/png"} in conditions
+    assert ["content-length-range", 1, 200 * 1024 * 1024] in conditions
+    assert {"bucket": BUCKET} in conditions
+
+
+def test_listing_shows_only_the_callers_jobs_newest_first_in_pages(platform: Platform) -> None:
+    mine = [call("POST", "/jobs", ALICE, body={"filename": f"p{i}.pdf", "model": "pp-ocrv5"})[1]["job_id"] for i in range(3)]
+    call("POST", "/jobs", BOB, body={"filename": "b.pdf", "model": "pp-ocrv5"})
+
+    status, first = call("GET", "/jobs", ALICE, query={"limit": "2"})
+    assert status == 200 and len(first["jobs"]) == 2 and first["next"]
+    _, second = call("GET", "/jobs", ALICE, query={"limit": "2", "next": first["next"]})
+    listed = [job["job_id"] for job in first["jobs"] + second["jobs"]]
+    assert sorted(listed) == sorted(mine) and second["next"] is None
+    created = [job["created_at"] for job in first["jobs"] + second["jobs"]]
+    assert created == sorted(created, reverse=True)
+    assert call("GET", "/jobs", BOB, query={"next": first["next"]})[1]["error"]["code"] == "invalid_token"
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ({"filename": "scan.png", "model": "tesseract"}, 400, "unknown_model"),
+        ({"filename": "scan.png", "model": "pp-ocrv5", "pages": "0-3"}, 400, "invalid_message"),
+        ({"filename": "scan.png", "model": "pp-ocrv5", "language": "FR!"}, 400, "invalid_message"),
+        ({"filename": "../etc/passwd.png", "model": "pp-ocrv5"}, 400, "invalid_file_name"),
+        ({"filename": "notes.txt", "model": "pp-ocrv5"}, 400, "invalid_file_name"),
+        ({"model": "pp-ocrv5"}, 422, None),
+        ("not json", 422, None),
+    ],
+)
+def test_bad_requests_are_refused_with_the_reason_and_create_nothing(platform: Platform, body: Any, status: int, code: str | None) -> None:
+    got, answer = call("POST", "/jobs", ALICE, body=body)
+    assert got == status
+    if code:
+        assert answer["error"]["code"] == code
+    assert call("GET", "/jobs", ALICE)[1]["jobs"] == []
+
+
+def test_a_request_without_a_verified_user_is_refused(platform: Platform) -> None:
+    assert call("GET", "/jobs", None)[0] == 401
+    assert call("POST", "/jobs", None, body={"filename": "scan.png", "model": "pp-ocrv5"})[0] == 401
