@@ -138,6 +138,8 @@ class PlatformConfig:
             Set as ``OCR_SETTLE_GRACE_SECONDS``.
         failed_job_rate_percent: the failed-job-rate alarm goes off when more than this share (1..100) of
             the jobs finished in a 5-minute period failed, in 2 of 3 periods.
+        console_origins: browser origins (``https://host[:port]``) the jobs API answers cross-origin requests
+            from; none by default (``-c ocr:console_origins=https://ocr.example.com``).
         failed_job_rate_min_jobs: periods with fewer finished jobs never count as failing (one bad file
             among three jobs is not an incident).
     """
@@ -192,6 +194,7 @@ class PlatformConfig:
     settle_grace_seconds: int = defaults.SETTLE_GRACE_SECONDS
     failed_job_rate_percent: int = defaults.FAILED_JOB_RATE_PERCENT
     failed_job_rate_min_jobs: int = defaults.FAILED_JOB_RATE_MIN_JOBS
+    console_origins: tuple[str, ...] = defaults.CONSOLE_ORIGINS
 
     def __post_init__(self) -> None:
         problems = self._problems()
@@ -216,6 +219,9 @@ class PlatformConfig:
             problems.append(f"models {unknown} are not in the model table ({', '.join(MODEL_TABLE)})")
         if len(set(self.models)) != len(self.models):
             problems.append("models lists a model twice")
+        bad_origins = [o for o in self.console_origins if not re.match(r"^https?://[A-Za-z0-9.-]+(:\d+)?$", o)]
+        if bad_origins:
+            problems.append(f"console_origins {bad_origins} must be origins such as https://ocr.example.com (no path)")
         if self.endpoint_vl_backend not in defaults.VL_BACKEND_MAX_CONCURRENCY:
             problems.append(f"endpoint_vl_backend={self.endpoint_vl_backend!r} must be 'native' or 'vllm'")
         elif self.max_concurrent_invocations_per_instance > (most := defaults.VL_BACKEND_MAX_CONCURRENCY[self.endpoint_vl_backend]):

@@ -38,6 +38,7 @@ SCALE_IN_HANDLER = "ocr_platform.handlers.scale_in.handler"
 DLQ_CONSUMER_HANDLER = "ocr_platform.handlers.dlq_consumer.handler"
 SWEEPER_HANDLER = "ocr_platform.handlers.sweeper.handler"
 INGEST_HANDLER = "ocr_platform.handlers.ingest.handler"
+API_HANDLER = "ocr_platform.handlers.api.handler"
 
 
 #: CloudWatch Logs retention periods by days (``PlatformConfig.log_retention_days``).

@@ -24,6 +24,7 @@ from ocr_infra.data_stores import (
 )
 from ocr_infra.drop_folder import DropFolder, DropFolderProps
 from ocr_infra.gpu_backend import GpuBackend, GpuBackendProps
+from ocr_infra.jobs_api import JobsApi, JobsApiProps
 from ocr_infra.messaging import (
     JobQueue,
     JobQueueProps,
@@ -195,6 +196,13 @@ class OcrPlatformStack(Stack):
         # 6b. Drop folder: an object written under inbox/<model>/ becomes a job (S3 -> EventBridge -> ingest).
         self.drop_folder = DropFolder(self, "DropFolder", DropFolderProps(common=common, queue=self.queue.queue))
 
+        # 6c. Jobs API: Cognito users, an HTTP API with a JWT authorizer on every route, its function.
+        self.jobs_api = JobsApi(
+            self, "JobsApi",
+            JobsApiProps(common=common, owner_index_arn=self.jobs.owner_index_arn, retain=cfg.retain_data,
+                         console_origins=cfg.console_origins),
+        )
+
         # 7. Recovery: the DLQ consumer and the stuck-job sweeper end jobs nothing else would.
         self.recovery = JobRecovery(
             self,
@@ -241,6 +249,9 @@ class OcrPlatformStack(Stack):
             self._output(OUTPUT_ENDPOINT_NAME, self.gpu.endpoint_name, "SageMaker async endpoint serving paddleocr-vl")
         self._output(OUTPUT_DLQ_URL, self.queue.dead_letter_queue.queue_url, "Dead-letter queue of the job queue")
         self._output("Models", ",".join(cfg.models), "Routing keys this stage accepts")
+        self._output("ApiUrl", self.jobs_api.api.api_endpoint, "Jobs API (every route needs a user pool ID token)")
+        self._output("UserPoolId", self.jobs_api.user_pool.user_pool_id, "Cognito user pool of the jobs API's users")
+        self._output("UserPoolClientId", self.jobs_api.user_pool_client.user_pool_client_id, "The console's app client")
         if self.cpu:
             self._output("ProcessorFunctionName", self.cpu.function.function_name, "CPU processor Lambda")
         self._output(

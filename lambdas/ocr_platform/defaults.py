@@ -152,6 +152,11 @@ UPLOAD_URL_SECONDS = 900
 RESULT_URL_SECONDS = 300
 API_MEMORY_MB = 256
 API_TIMEOUT_SECONDS = 10
+#: The jobs API's default stage: requests per second, and the burst, across all callers.
+API_THROTTLE_RATE = 50
+API_THROTTLE_BURST = 100
+#: Browser origins the jobs API answers cross-origin requests from: none until a console is deployed.
+CONSOLE_ORIGINS: tuple[str, ...] = ()
 #: It copies one object and writes one item and one message per event.
 INGEST_MEMORY_MB = 256
 INGEST_TIMEOUT_SECONDS = 60

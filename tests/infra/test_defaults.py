@@ -104,7 +104,7 @@ def test_deployed_function_environments_carry_the_config_and_the_runtime_fallbac
     }
     deployed: set[str] = set()
     environments = _function_environments(synthesis)
-    assert len(environments) == 7
+    assert len(environments) == 8
     for logical_id, environment in environments.items():
         assert environment[ENV.JOB_TTL_DAYS] == str(config.job_ttl_days), logical_id
         for variable, value in environment.items():

@@ -27,6 +27,7 @@ def _function(synthesis: Synthesis, name: str) -> dict[str, Any]:
         "dlq_consumer": stack.recovery.dlq_consumer_function,
         "sweeper": stack.recovery.sweeper_function,
         "ingest": stack.drop_folder.function,
+        "api": stack.jobs_api.function,
     }[name]
     assert construct is not None
     return synthesis.resource(construct)["Properties"]
@@ -36,8 +37,8 @@ def _env(props: dict[str, Any]) -> dict[str, Any]:
     return props["Environment"]["Variables"]
 
 
-def test_seven_functions(template: Template) -> None:
-    template.resource_count_is("AWS::Lambda::Function", 7)
+def test_eight_functions(template: Template) -> None:
+    template.resource_count_is("AWS::Lambda::Function", 8)
 
 
 @pytest.mark.parametrize(
@@ -49,6 +50,7 @@ def test_seven_functions(template: Template) -> None:
         ("dlq_consumer", "ocr_platform.handlers.dlq_consumer.handler", 256, 60),
         ("sweeper", "ocr_platform.handlers.sweeper.handler", 512, 300),
         ("ingest", "ocr_platform.handlers.ingest.handler", 256, 60),
+        ("api", "ocr_platform.handlers.api.handler", 256, 10),
     ],
 )
 def test_zip_functions_run_the_newest_python_with_powertools(
@@ -210,13 +212,13 @@ def test_completion_subscribes_to_success_and_error_topics_scale_in_to_its_topic
 
 def test_every_function_logs_to_its_own_group_with_retention(template: Template, synthesis: Synthesis) -> None:
     groups = template.find_resources("AWS::Logs::LogGroup")
-    assert len(groups) == 7
+    assert len(groups) == 9  # eight functions and the jobs API's access log
     assert all(group["Properties"]["RetentionInDays"] == 30 for group in groups.values())
     used = {
         _function(synthesis, name)["LoggingConfig"]["LogGroup"]["Ref"]
-        for name in ("invoker", "completion", "scale_in", "processor", "dlq_consumer", "sweeper", "ingest")
+        for name in ("invoker", "completion", "scale_in", "processor", "dlq_consumer", "sweeper", "ingest", "api")
     }
-    assert used == set(groups)
+    assert used | {synthesis.logical_id(synthesis.stack.jobs_api.node.find_child("AccessLogs"))} == set(groups)
 
 
 def test_dlq_consumer_reads_the_dead_letter_queue_with_partial_failures(template: Template, synthesis: Synthesis) -> None:

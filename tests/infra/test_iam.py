@@ -49,7 +49,7 @@ def _log_group(synthesis: Synthesis, fn: Any) -> str:
 
 def test_roles_have_no_managed_policies(resources: dict[str, Any]) -> None:
     roles = {k: r for k, r in resources.items() if r["Type"] == "AWS::IAM::Role"}
-    assert len(roles) == 8  # seven functions + the SageMaker execution role
+    assert len(roles) == 9  # eight functions + the SageMaker execution role
     for name, role in roles.items():
         assert "ManagedPolicyArns" not in role["Properties"], name
     assert not [r for r in resources.values() if r["Type"] == "AWS::IAM::ManagedPolicy"]

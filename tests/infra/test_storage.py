@@ -103,17 +103,19 @@ def test_jobs_table_on_demand_pitr_ttl_and_status_index(template: Template, synt
     assert sorted(props["AttributeDefinitions"], key=lambda a: a["AttributeName"]) == [
         {"AttributeName": STATUS_INDEX_SORT_KEY, "AttributeType": "S"},
         {"AttributeName": PARTITION_KEY, "AttributeType": "S"},
+        {"AttributeName": "owner", "AttributeType": "S"},
         {"AttributeName": STATUS_INDEX_PARTITION_KEY, "AttributeType": "S"},
     ]
     assert props["GlobalSecondaryIndexes"] == [
         {
-            "IndexName": STATUS_INDEX_NAME,
+            "IndexName": index,
             "KeySchema": [
-                {"AttributeName": STATUS_INDEX_PARTITION_KEY, "KeyType": "HASH"},
+                {"AttributeName": partition, "KeyType": "HASH"},
                 {"AttributeName": STATUS_INDEX_SORT_KEY, "KeyType": "RANGE"},
             ],
             "Projection": {"ProjectionType": "ALL"},
         }
+        for index, partition in ((STATUS_INDEX_NAME, STATUS_INDEX_PARTITION_KEY), ("owner-created_at-index", "owner"))
     ]
 
 

@@ -10,7 +10,7 @@ from the same ``PlatformConfig``, so a handler cannot tell the local stack from 
 >>> config = PlatformConfig(stage="local")
 >>> [spec.name for spec in function_specs(config, resource_names(config))]  # doctest: +NORMALIZE_WHITESPACE
 ['ocr-local-invoker', 'ocr-local-processor', 'ocr-local-completion', 'ocr-local-scale-in',
- 'ocr-local-dlq-consumer', 'ocr-local-sweeper', 'ocr-local-ingest']
+ 'ocr-local-dlq-consumer', 'ocr-local-sweeper', 'ocr-local-ingest', 'ocr-local-api']
 """
 
 from __future__ import annotations
@@ -153,5 +153,10 @@ def function_specs(
             names["ingest"], "ocr_platform.handlers.ingest.handler", env("ocr-ingest", queue_url=queue_url),
             timeout_seconds=defaults.INGEST_TIMEOUT_SECONDS, memory_mb=defaults.INGEST_MEMORY_MB,
             retry_attempts=defaults.ASYNC_RETRY_ATTEMPTS, on_failure_queue=names["parked_events"],
+        ),
+        FunctionSpec(
+            names["api"], "ocr_platform.handlers.api.handler",
+            {**env("ocr-api"), ENV.CONSOLE_ORIGINS: ",".join(cfg.console_origins)},
+            timeout_seconds=defaults.API_TIMEOUT_SECONDS, memory_mb=defaults.API_MEMORY_MB,
         ),
     ]

@@ -49,6 +49,7 @@ def resource_names(config: PlatformConfig) -> dict[str, str]:
         "dlq_consumer": f"{prefix}-dlq-consumer",
         "sweeper": f"{prefix}-sweeper",
         "ingest": f"{prefix}-ingest",
+        "api": f"{prefix}-api",
         "inbox_rule": f"{prefix}-inbox-object-created",
         "idle_alarm": f"{prefix}-endpoint-idle",
         "capacity_alarm": f"{prefix}-endpoint-backlog-without-capacity",

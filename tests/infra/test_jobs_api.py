@@ -1,0 +1,99 @@
+"""The jobs API as synthesized: every route behind the user pool's JWT, the function's least privilege, CORS
+only for the console, access logs and throttling on the stage, and the outputs a frontend reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk.assertions import Template
+
+from ocr_infra.config import PlatformConfig
+from ocr_infra.stack import OcrPlatformStack
+from tests.infra.conftest import Synthesis
+from tests.infra.template_helpers import grants
+from tests.infra.test_config import _app
+
+
+def _of_type(resources: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [r["Properties"] for r in resources.values() if r["Type"] == kind]
+
+
+def test_every_route_needs_a_token_from_the_platforms_user_pool(synthesis: Synthesis, resources: dict[str, Any]) -> None:
+    jobs_api = synthesis.stack.jobs_api
+    routes = _of_type(resources, "AWS::ApiGatewayV2::Route")
+    assert sorted(route["RouteKey"] for route in routes) == ["GET /jobs", "GET /jobs/{job_id}", "GET /jobs/{job_id}/result", "POST /jobs"]
+    [authorizer] = _of_type(resources, "AWS::ApiGatewayV2::Authorizer")
+    assert {route["AuthorizationType"] for route in routes} == {"JWT"}
+    assert authorizer["AuthorizerType"] == "JWT"
+    assert authorizer["IdentitySource"] == ["$request.header.Authorization"]
+    pool, client = synthesis.logical_id(jobs_api.user_pool), synthesis.logical_id(jobs_api.user_pool_client)
+    assert authorizer["JwtConfiguration"]["Audience"] == [{"Ref": client}]
+    issuer = authorizer["JwtConfiguration"]["Issuer"]["Fn::Join"][1]
+    assert issuer[0] == "https://cognito-idp." and {"Ref": pool} in issuer
+
+
+def test_the_user_pool_admits_invited_users_with_strong_passwords(synthesis: Synthesis) -> None:
+    pool = synthesis.resource(synthesis.stack.jobs_api.user_pool)["Properties"]
+    assert pool["AdminCreateUserConfig"]["AllowAdminCreateUserOnly"] is True
+    assert pool["UsernameAttributes"] == ["email"]
+    assert pool["Policies"]["PasswordPolicy"]["MinimumLength"] == 12
+    assert pool["MfaConfiguration"] == "OPTIONAL"
+    client = synthesis.resource(synthesis.stack.jobs_api.user_pool_client)["Properties"]
+    assert client["GenerateSecret"] is False and client["PreventUserExistenceErrors"] == "ENABLED"
+
+
+def test_the_api_function_may_read_the_table_and_index_and_sign_only_uploads_and_result_links(
+    synthesis: Synthesis, resources: dict[str, Any]
+) -> None:
+    stack = synthesis.stack
+    fn = stack.jobs_api.function
+    table, bucket = synthesis.logical_id(stack.jobs.table), synthesis.logical_id(stack.documents.bucket)
+    log_group = "<{}.Arn>".format(synthesis.resource(fn)["Properties"]["LoggingConfig"]["LogGroup"]["Ref"])
+    assert grants(resources, synthesis.logical_id(fn.role)) == {
+        "logs:CreateLogStream": {log_group},
+        "logs:PutLogEvents": {log_group},
+        "dynamodb:GetItem": {f"<{table}.Arn>"},
+        "dynamodb:PutItem": {f"<{table}.Arn>"},
+        "dynamodb:Query": {f"<{table}.Arn>/index/owner-created_at-index"},
+        "s3:PutObject": {f"<{bucket}.Arn>/uploads/*"},
+        "s3:GetObject": {f"<{bucket}.Arn>/results/*"},
+    }
+
+
+def test_the_stage_logs_every_request_and_is_throttled(synthesis: Synthesis, resources: dict[str, Any]) -> None:
+    [stage] = _of_type(resources, "AWS::ApiGatewayV2::Stage")
+    assert stage["AccessLogSettings"]["DestinationArn"]["Fn::GetAtt"][0] == synthesis.logical_id(
+        synthesis.stack.jobs_api.node.find_child("AccessLogs")
+    )
+    assert '"sub":"$context.authorizer.claims.sub"' in stage["AccessLogSettings"]["Format"]
+    assert stage["DefaultRouteSettings"] == {"ThrottlingBurstLimit": 100, "ThrottlingRateLimit": 50}
+
+
+def test_cors_only_for_the_consoles_origin(synthesis: Synthesis, resources: dict[str, Any]) -> None:
+    [api] = _of_type(resources, "AWS::ApiGatewayV2::Api")
+    assert "CorsConfiguration" not in api  # no console deployed: no cross-origin answers
+    stack = OcrPlatformStack(_app(), "WithConsole", config=PlatformConfig(console_origins=("https://ocr.example.com",)))
+    [with_console] = Template.from_stack(stack).find_resources("AWS::ApiGatewayV2::Api").values()
+    cors = with_console["Properties"]["CorsConfiguration"]
+    assert cors["AllowOrigins"] == ["https://ocr.example.com"]
+    assert sorted(cors["AllowMethods"]) == ["GET", "POST"]
+
+
+def test_outputs_name_the_api_and_its_user_pool(template: Template) -> None:
+    outputs = template.to_json()["Outputs"]
+    assert {"ApiUrl", "UserPoolId", "UserPoolClientId"} <= set(outputs)
+
+
+def test_a_console_origin_must_be_an_origin() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="console_origins"):
+        PlatformConfig(console_origins=("https://ocr.example.com/app",))
+    assert PlatformConfig.from_context(_app_with({"ocr:console_origins": "https://a.example.com,http://localhost:8080"})).console_origins == (
+        "https://a.example.com", "http://localhost:8080")
+
+
+def _app_with(context: dict[str, str]) -> Any:
+    from aws_cdk import App
+
+    return App(context=context)
