@@ -281,6 +281,76 @@ def test_a_file_dropped_in_the_inbox_with_the_aws_cli_becomes_one_completed_job(
     assert (failed["status"], failed["error"]["code"]) == ("FAILED", "invalid_inbox_key")
 
 
+PASSWORD = "Correct-Horse-42!"
+
+
+def _id_token(local: stack.StackInfo, email: str) -> str:
+    """An invited user of the stack's pool, signed in: their ID token."""
+    cognito = boto3.client("cognito-idp")
+    cognito.admin_create_user(UserPoolId=local.user_pool_id, Username=email)
+    cognito.admin_set_user_password(UserPoolId=local.user_pool_id, Username=email, Password=PASSWORD, Permanent=True)
+    answer = cognito.initiate_auth(ClientId=local.user_pool_client_id, AuthFlow="USER_PASSWORD_AUTH",
+                                   AuthParameters={"USERNAME": email, "PASSWORD": PASSWORD})
+    return str(answer["AuthenticationResult"]["IdToken"])
+
+
+def _expired(token: str) -> str:
+    """The same token, expired an hour ago, signed with the key that signed it (moto's)."""
+    import gzip
+
+    import moto.cognitoidp
+    from joserfc import jwt
+    from joserfc.jwk import RSAKey
+
+    private = (Path(moto.cognitoidp.__file__).parent / "resources" / "jwks-private.json.gz").read_bytes()
+    key = RSAKey.import_key(json.loads(gzip.decompress(private)))
+    claims = {**jwt.decode(token, key).claims, "exp": int(time.time()) - 3600}
+    return jwt.encode({"alg": "RS256", "kid": "dummy"}, claims, key)
+
+
+def test_the_jobs_api_runs_a_users_upload_and_shows_it_to_that_user_only(local: stack.StackInfo) -> None:
+    """Through the local HTTP API and its JWT authorizer: sign in, create a job, upload with the presigned
+    form, watch it complete, fetch the result link; the other user and bad tokens get nothing."""
+    import requests
+
+    api = local.api_url
+    alice, bob = _id_token(local, "alice@example.com"), _id_token(local, "bob@example.com")
+
+    def bearer(token: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token}"}
+
+    for headers in ({}, bearer("not-a-token"), bearer(_expired(alice))):
+        refused = requests.get(f"{api}/jobs", headers=headers, timeout=30)
+        assert (refused.status_code, refused.json()) == (401, {"message": "Unauthorized"})
+
+    created = requests.post(f"{api}/jobs", json={"filename": "invoice.pdf", "model": "pp-ocrv5"}, headers=bearer(alice), timeout=30)
+    assert created.status_code == 201, created.text
+    job_id, form = created.json()["job_id"], created.json()["upload"]
+    document = (REPO / "samples" / "invoice.pdf").read_bytes()
+    # The form holds only for its key, type and size, as S3 enforces it.
+    for tampered, size, status in (({"key": "documents/elsewhere.pdf"}, 1, 403), ({"Content-Type": "text/html"}, 1, 403),
+                                   ({}, 201 * 1024 * 1024, 400)):
+        refused = requests.post(form["url"], data={**form["fields"], **tampered}, timeout=120,
+                                files={"file": ("invoice.pdf", document if size == 1 else b"\0" * size)})
+        assert refused.status_code == status, (tampered, refused.text)
+    assert boto3.client("s3").list_objects_v2(Bucket=local.bucket, Prefix="documents/elsewhere").get("KeyCount") == 0
+    uploaded = requests.post(form["url"], data=form["fields"], timeout=60, files={"file": ("invoice.pdf", document)})
+    assert uploaded.status_code == 204, uploaded.text
+
+    deadline = time.monotonic() + 180
+    while (job := requests.get(f"{api}/jobs/{job_id}", headers=bearer(alice), timeout=30).json())["status"] not in ("COMPLETED", "FAILED"):
+        assert time.monotonic() < deadline, f"the API job is still {job['status']}"
+        time.sleep(0.5)
+    assert (job["status"], job["file_name"], job["page_count"]) == ("COMPLETED", "invoice.pdf", 1)
+    link = requests.get(f"{api}/jobs/{job_id}/result", headers=bearer(alice), timeout=30).json()
+    assert "Invoice 2026-0042" in requests.get(link["result"], timeout=30).json()["text"]
+
+    assert [j["job_id"] for j in requests.get(f"{api}/jobs", headers=bearer(alice), timeout=30).json()["jobs"]] == [job_id]
+    assert requests.get(f"{api}/jobs", headers=bearer(bob), timeout=30).json() == {"jobs": [], "next": None}
+    for path in (f"/jobs/{job_id}", f"/jobs/{job_id}/result"):
+        assert requests.get(f"{api}{path}", headers=bearer(bob), timeout=30).status_code == 404
+
+
 def test_a_long_vl_job_is_split_into_chunk_requests_and_its_instance_stays_while_they_run(
     client: OcrClient, local: stack.StackInfo, tmp_path: Path
 ) -> None:

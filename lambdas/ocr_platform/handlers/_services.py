@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import cache
 
 import boto3
+from botocore.config import Config
 
 from ocr_platform.dispatch import JobDispatcher
 from ocr_platform.jobs import JobStore
@@ -66,6 +67,8 @@ class Services:
 
 @cache
 def _client(service: str) -> object:
+    if service == "s3":  # presigned URLs and POST forms signed with SigV4, the only version new buckets accept
+        return boto3.client("s3", config=Config(signature_version="s3v4"))
     return boto3.client(service)
 
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ocr_infra.config import PlatformConfig
 
 #: The moto clients ``provision`` needs, by boto3 service name.
-SERVICES = ("s3", "sqs", "sns", "dynamodb", "sagemaker", "cloudwatch", "iam", "application-autoscaling", "events")
+SERVICES = ("s3", "sqs", "sns", "dynamodb", "sagemaker", "cloudwatch", "iam", "application-autoscaling", "events", "cognito-idp")
 TOPICS = ("success", "error", "scale_in")
 
 
@@ -50,6 +50,7 @@ def resource_names(config: PlatformConfig) -> dict[str, str]:
         "sweeper": f"{prefix}-sweeper",
         "ingest": f"{prefix}-ingest",
         "api": f"{prefix}-api",
+        "user_pool": f"{prefix}-users",
         "inbox_rule": f"{prefix}-inbox-object-created",
         "idle_alarm": f"{prefix}-endpoint-idle",
         "capacity_alarm": f"{prefix}-endpoint-backlog-without-capacity",
@@ -112,7 +113,23 @@ def provision(
     # 6. The drop folder: the bucket's EventBridge notifications and the stack's rule on them, whose target
     #    here is an SQS tap the local EventBridge -> Lambda delivery reads (moto matches the rule's pattern).
     resources["inbox_events_tap"] = _create_inbox_rule(clients, names)
+    # 7. The jobs API's users: the user pool (invited users, e-mail sign-in) and the console's app client.
+    resources.update(_create_user_pool(clients["cognito-idp"], names))
     return resources
+
+
+def _create_user_pool(cognito: Any, names: Mapping[str, str]) -> dict[str, str]:
+    pool = cognito.create_user_pool(
+        PoolName=names["user_pool"], UsernameAttributes=["email"], MfaConfiguration="OPTIONAL",
+        AdminCreateUserConfig={"AllowAdminCreateUserOnly": True},
+        Policies={"PasswordPolicy": {"MinimumLength": 12, "RequireUppercase": True, "RequireLowercase": True,
+                                     "RequireNumbers": True, "RequireSymbols": True}},
+    )["UserPool"]
+    client = cognito.create_user_pool_client(
+        UserPoolId=pool["Id"], ClientName="Console", GenerateSecret=False, PreventUserExistenceErrors="ENABLED",
+        ExplicitAuthFlows=["ALLOW_USER_SRP_AUTH", "ALLOW_USER_PASSWORD_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"],
+    )["UserPoolClient"]
+    return {"user_pool_id": pool["Id"], "user_pool_client_id": client["ClientId"]}
 
 
 def _create_inbox_rule(clients: Mapping[str, Any], names: Mapping[str, str]) -> str:

@@ -40,9 +40,11 @@ from ocr_platform.local.event_sources import EventSources
 from ocr_platform.local.events import iso_millis
 from ocr_platform.local.faults import Fault, FaultInjector
 from ocr_platform.local.function_specs import function_specs
+from ocr_platform.local.http_api import JwtAuthorizer, LocalHttpApi, moto_signing_keys
 from ocr_platform.local.moto_account import CREDENTIALS, REGION, moto_client
 from ocr_platform.local.moto_consistency import serialize_item_operations
 from ocr_platform.local.provisioning import SERVICES, provision, resource_names
+from ocr_platform.local.s3_post_policy import moto_server_with_post_policies
 from ocr_platform.settings import ENV, engine_fallback_value
 
 logger = logging.getLogger(__name__)
@@ -98,6 +100,9 @@ class StackInfo:
     started_at: str
     startup_seconds: float = 0.0
     resources: dict[str, str] = field(default_factory=dict)
+    api_url: str = ""
+    user_pool_id: str = ""
+    user_pool_client_id: str = ""
 
     def client_environment(self) -> dict[str, str]:
         """Environment for any boto3 program (the CLI, a test) to use this stack."""
@@ -109,6 +114,9 @@ class StackInfo:
             "OCR_BUCKET_NAME": self.bucket,
             "OCR_QUEUE_URL": self.queue_url,
             "OCR_TABLE_NAME": self.table,
+            "OCR_API_URL": self.api_url,
+            "OCR_USER_POOL_ID": self.user_pool_id,
+            "OCR_USER_POOL_CLIENT_ID": self.user_pool_client_id,
         }
 
     def export_lines(self) -> list[str]:
@@ -152,10 +160,10 @@ class LocalStack:
         self._moto: Any = None
         self.lambdas: Any = None
         self.sagemaker: Any = None
+        self.http_api: LocalHttpApi | None = None
         self.info: StackInfo | None = None
 
     def start(self) -> StackInfo:
-        from moto.server import ThreadedMotoServer
 
         from ocr_platform.local.lambda_runtime import LambdaRuntime
         from ocr_platform.local.sagemaker_runtime import SageMakerAsyncRuntime
@@ -166,8 +174,11 @@ class LocalStack:
         #    updates refusable by a fault.
         self._restore_dynamodb = serialize_item_operations()
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto's per-request access log
-        moto_port, lambda_port, sagemaker_port = _free_port(), _free_port(), _free_port()
-        self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=moto_port, verbose=False)
+        moto_port, lambda_port, sagemaker_port, api_port = _free_port(), _free_port(), _free_port(), _free_port()
+        # S3 refuses a browser upload that strays from its signed policy; moto does not, so the stack does.
+        self._moto = moto_server_with_post_policies(
+            "127.0.0.1", moto_port, secrets={CREDENTIALS["AWS_ACCESS_KEY_ID"]: CREDENTIALS["AWS_SECRET_ACCESS_KEY"]}
+        )
         self._moto.start()
         moto_url = f"http://127.0.0.1:{moto_port}"
         lambda_url, sagemaker_url = f"http://127.0.0.1:{lambda_port}", f"http://127.0.0.1:{sagemaker_port}"
@@ -228,17 +239,30 @@ class LocalStack:
         )
         self._spawn("endpoint-alarms", alarms.run)
 
-        # 5. Where it all listens.
+        # 5. The jobs API: API Gateway's HTTP API and JWT authorizer in front of the API function.
+        self.http_api = LocalHttpApi(
+            lambdas=self.lambdas, function=names["api"], port=api_port, cors_origins=cfg.console_origins,
+            authorizer=JwtAuthorizer(
+                issuer=f"https://cognito-idp.{REGION}.amazonaws.com/{resources['user_pool_id']}",
+                audience=(resources["user_pool_client_id"],), keys=moto_signing_keys(),
+            ),
+        )
+        api_url = self.http_api.start()
+
+        # 6. Where it all listens.
         self.info = StackInfo(
             pid=os.getpid(), moto_url=moto_url, lambda_url=lambda_url, sagemaker_url=sagemaker_url,
             bucket=names["bucket"], queue_url=resources["queue_url"], dlq_url=resources["dlq_url"],
             table=names["table"], endpoint=names["endpoint"], started_at=iso_millis(),
-            startup_seconds=round(time.perf_counter() - started, 3), resources=resources,
+            startup_seconds=round(time.perf_counter() - started, 3), resources=resources, api_url=api_url,
+            user_pool_id=resources["user_pool_id"], user_pool_client_id=resources["user_pool_client_id"],
         )
         return self.info
 
     def stop(self) -> None:
         self._stop.set()
+        if self.http_api is not None:
+            self.http_api.stop()
         for thread in self._threads:
             thread.join(timeout=5)
         for runtime in (self.sagemaker, self.lambdas):
