@@ -122,8 +122,10 @@ class JobsApi(Construct):
             role,
             ["s3:GetObject"],
             [bucket.arn_for_objects(f"{RESULTS_PREFIX}*")],
-            reason="Key-prefix scope: the result link is a presigned GET of results/{job_id}/result.json of the caller's job.",
+            reason="Key-prefix scope: the result links are presigned GETs of results/{job_id}/result.json and its page "
+            "images, of the caller's job.",
         )
+        allow(role, ["s3:ListBucket"], [bucket.bucket_arn], conditions={"StringLike": {"s3:prefix": [f"{RESULTS_PREFIX}*"]}})
         # 5. HTTP API: the JWT authorizer on every route, CORS for the console only, access logs, throttling.
         authorizer = authorizers.HttpJwtAuthorizer(
             "CognitoJwt",

@@ -117,15 +117,23 @@ class JobsApi:
         return {"jobs": [public_view(job) for job in jobs], "next": _encode_token(last) if last else None}
 
     def result_links(self, owner: str, job_id: str) -> dict[str, Any]:
-        """Short-lived presigned URLs of a ``COMPLETED`` job's ``result.json``; 409 until it is."""
+        """Short-lived presigned URLs of a ``COMPLETED`` job's ``result.json`` and of its page images (the pages
+        as the engine read it: the result's coordinates are in their pixels); 409 until it is COMPLETED."""
         job = self._own(owner, job_id)
         if job.get("status") != JobStatus.COMPLETED:
             raise ApiError(409, "result_not_ready", f"Job {job_id} is {job.get('status')}; a result exists once it is COMPLETED.")
         result = S3Uri.parse(str(job["result"]))
-        url = self.s3.generate_presigned_url(
-            "get_object", Params={"Bucket": result.bucket, "Key": result.key}, ExpiresIn=self.result_url_seconds
-        )
-        return {"job_id": job_id, "result": url, "expires_in": self.result_url_seconds}
+        pages = []
+        prefix = self.layout.page_image_key(job_id, 1).rsplit("/", 1)[0] + "/"
+        for listing in self.s3.get_paginator("list_objects_v2").paginate(Bucket=result.bucket, Prefix=prefix):
+            for obj in listing.get("Contents", []):
+                number = int(obj["Key"].rsplit("/", 1)[-1].split(".")[0])
+                pages.append({"page": number, "image": self._link(result.bucket, obj["Key"])})
+        return {"job_id": job_id, "result": self._link(result.bucket, result.key), "pages": pages,
+                "expires_in": self.result_url_seconds}
+
+    def _link(self, bucket: str, key: str) -> str:
+        return str(self.s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=self.result_url_seconds))
 
     def _own(self, owner: str, job_id: str) -> JobItem:
         job = self.store.get(job_id) if job_id and len(job_id) <= 64 else None

@@ -8,7 +8,8 @@ One bucket holds these areas (prefixes), so a lifecycle rule or an IAM statement
 - ``uploads/{job_id}/{file_name}``: where a jobs API user's presigned POST puts the file; its arrival
   starts the job (copied to ``documents/`` like a dropped file).
 - ``documents/{job_id}/{file_name}``: uploaded inputs.
-- ``results/{job_id}/result.json`` (+ ``raw.json``): finished results, the public output contract.
+- ``results/{job_id}/result.json`` (+ ``raw.json``, and ``pages/{page}.jpg``, each page's image as the
+  engine read it): finished results, the public output contract.
 - ``models/``: the model archive cache used by cold starts.
 - ``async/requests/{job_id}.json`` (+ ``{job_id}.c{index}.json``, one per chunk of a split GPU job),
   ``async/outputs/``, ``async/failures/``: SageMaker async I/O, transient and expired by a lifecycle rule.
@@ -129,6 +130,10 @@ class StorageLayout:
 
     def result_uri(self, job_id: str) -> str:
         return str(S3Uri(self.bucket, self.result_key(job_id)))
+
+    def page_image_key(self, job_id: str, page: int) -> str:
+        """The image of 1-based ``page`` as the engine read it, beside the result (``ocr_platform.page_images``)."""
+        return f"{RESULTS_PREFIX}{self._checked(job_id)}/pages/{page:05d}.jpg"
 
     def raw_result_key(self, job_id: str) -> str:
         return f"{RESULTS_PREFIX}{self._checked(job_id)}/raw.json"

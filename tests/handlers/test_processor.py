@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 
 from ocr_platform import engines
 from ocr_platform.chunks import Chunk
@@ -75,8 +77,12 @@ def test_processor_publishes_result_json_and_completes_the_job(platform: Platfor
     assert result["engine"]["name"] == "plumbing-test-engine"
     assert result["page_count"] == 1 and result["text"] == "plumbing 1"
     assert result["pages"][0]["lines"][0]["polygon"] == [[1, 2], [50, 2], [50, 20], [1, 20]]
-    assert set(result["timings"]) >= {"download", "predict", "total"}
+    assert set(result["timings"]) >= {"download", "predict", "total", "page_images"}
     assert platform.read_json("results/job-p1/raw.json") == {"engine": "raw output", "pages": [{"page": 1}]}
+    # The page as intake rendered it for the engine, beside the result, for a viewer to draw the lines on.
+    image = platform.s3.get_object(Bucket=BUCKET, Key="results/job-p1/pages/00001.jpg")
+    assert image["ContentType"] == "image/jpeg"
+    assert Image.open(io.BytesIO(image["Body"].read())).size == Image.open(io.BytesIO(tiny_png())).size
     job = platform.job("job-p1")
     assert job["status"] == "COMPLETED"
     assert job["result"] == f"s3://{BUCKET}/results/job-p1/result.json"

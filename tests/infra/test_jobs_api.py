@@ -57,6 +57,7 @@ def test_the_api_function_may_read_the_table_and_index_and_sign_only_uploads_and
         "dynamodb:Query": {f"<{table}.Arn>/index/owner-created_at-index"},
         "s3:PutObject": {f"<{bucket}.Arn>/uploads/*"},
         "s3:GetObject": {f"<{bucket}.Arn>/results/*"},
+        "s3:ListBucket": {f"<{bucket}.Arn>"},
     }
 
 

@@ -343,7 +343,11 @@ def test_the_jobs_api_runs_a_users_upload_and_shows_it_to_that_user_only(local: 
         time.sleep(0.5)
     assert (job["status"], job["file_name"], job["page_count"]) == ("COMPLETED", "invoice.pdf", 1)
     link = requests.get(f"{api}/jobs/{job_id}/result", headers=bearer(alice), timeout=30).json()
-    assert "Invoice 2026-0042" in requests.get(link["result"], timeout=30).json()["text"]
+    result = requests.get(link["result"], timeout=30).json()
+    assert "Invoice 2026-0042" in result["text"]
+    [page] = link["pages"]  # the page as the engine read it: the result's polygons are in its pixels
+    image = requests.get(page["image"], timeout=30)
+    assert (page["page"], image.headers["Content-Type"], image.content[:3]) == (1, "image/jpeg", b"\xff\xd8\xff")
 
     assert [j["job_id"] for j in requests.get(f"{api}/jobs", headers=bearer(alice), timeout=30).json()["jobs"]] == [job_id]
     assert requests.get(f"{api}/jobs", headers=bearer(bob), timeout=30).json() == {"jobs": [], "next": None}

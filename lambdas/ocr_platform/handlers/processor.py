@@ -51,7 +51,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if chunk is not None:
         result = process_chunk(
             message, chunk, store=svc.store, s3=svc.s3, layout=svc.layout, engine_for=get_engine,
-            attempt_id=attempt_id, lease_seconds=lease_seconds,
+            attempt_id=attempt_id, lease_seconds=lease_seconds, limits=PaddleSettings.from_env().intake,
         )
     else:
         fan_out = FanOut(
