@@ -7,7 +7,8 @@ another user's job is answered exactly as a job that does not exist (404), so id
 The upload starts the job: ``create`` writes the item ``QUEUED`` with its owner and returns a presigned POST
 for ``uploads/{job_id}/{file_name}`` only (its size and content type fixed in the signed policy); S3's
 "Object Created" event for that key reaches the ingest function (``ocr_platform.inbox``), which sends the
-job's message.
+job's message. A job whose file never arrives stays ``QUEUED`` until the sweeper's deadline for a queued job
+(4 days) fails it ``timed_out``.
 
 >>> content_type_of("Scan 1.PDF")
 'application/pdf'

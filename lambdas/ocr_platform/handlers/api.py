@@ -7,7 +7,8 @@ here too. Bodies and query strings are validated by Powertools' event handler (4
 - ``POST /jobs`` ``{"filename", "model", "language"?, "pages"?}`` -> 201 ``{"job_id", "status", "upload": {url, fields}}``
 - ``GET /jobs?limit=&next=`` -> ``{"jobs": [...], "next"}``, newest first
 - ``GET /jobs/{job_id}`` -> the job's public attributes, progress included
-- ``GET /jobs/{job_id}/result`` -> ``{"result": <presigned URL>, "expires_in"}``; 409 until it is COMPLETED
+- ``GET /jobs/{job_id}/result`` -> ``{"result": <presigned URL>, "pages": [{"page", "image"}], "expires_in"}``;
+  409 until it is COMPLETED
 """
 
 from __future__ import annotations
