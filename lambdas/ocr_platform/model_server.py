@@ -26,6 +26,7 @@ import logging
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from http import HTTPStatus
@@ -41,6 +42,8 @@ from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.intake import IntakeLimits
 from ocr_platform.job_runner import download_input, ocr_document, selected_pages
 from ocr_platform.messages import InvalidMessageError, parse_job_message
+from ocr_platform.page_images import store_page_images
+from ocr_platform.s3_layout import StorageLayout
 from ocr_platform.settings import ENV
 
 logger = logging.getLogger(__name__)
@@ -65,16 +68,19 @@ class EndpointApp:
         pages_per_chunk: a job of more selected pages than this is answered with a split plan; ``None``
             reads every job whole.
         limits: the document limits a split plan is checked against (the engine checks its own).
+        bucket: the platform bucket, where the images of the pages read go (``ocr_platform.page_images``);
+            ``None`` writes none.
     """
 
     def __init__(
         self, engine_factory: Callable[[], Engine] | None = None, *, s3: Any = None, serialize_predictions: bool = True,
-        pages_per_chunk: int | None = None, limits: IntakeLimits | None = None,
+        pages_per_chunk: int | None = None, limits: IntakeLimits | None = None, bucket: str | None = None,
     ) -> None:
         self._factory = engine_factory or (lambda: get_engine(MODEL))
         self._s3 = s3
         self.pages_per_chunk = pages_per_chunk
         self.limits = limits or IntakeLimits()
+        self.bucket = bucket
         self.engine: Engine | None = None
         self.load_error: str | None = None
         self._predict_lock = threading.Lock() if serialize_predictions else None
@@ -132,6 +138,11 @@ class EndpointApp:
                     path, job_id=message.job_id, model=message.model, engine=self.engine,
                     language=message.language, pages=chunk.page_spec if chunk else message.pages, options=message.options,
                 )
+            if self.bucket:
+                started = time.perf_counter()
+                store_page_images(self.s3, StorageLayout(self.bucket), message.job_id, path,
+                                  pages=[page["page"] for page in result["pages"]], limits=self.limits)
+                result["timings"]["page_images"] = round(time.perf_counter() - started, 4)
         return dict(result)
 
 
@@ -183,6 +194,7 @@ def main() -> None:
         serialize_predictions=os.environ.get("OCR_VL_BACKEND", "native") == "native",
         pages_per_chunk=int(os.environ.get(ENV.GPU_PAGES_PER_CHUNK) or 0) or None,
         limits=PaddleSettings.from_env().intake,
+        bucket=os.environ.get(ENV.BUCKET_NAME) or None,
     )
     threading.Thread(target=app.load, name="model-load", daemon=True).start()
     server = make_server(app, port=int(os.environ.get("SAGEMAKER_BIND_TO_PORT", "8080")), max_concurrency=concurrency)

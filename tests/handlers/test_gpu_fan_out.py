@@ -31,7 +31,7 @@ PAGES_PER_CHUNK = 10
 
 @pytest.fixture
 def endpoint(platform: Platform) -> Iterator[EndpointApp]:
-    app = EndpointApp(PlumbingEngine, s3=platform.s3, pages_per_chunk=PAGES_PER_CHUNK)
+    app = EndpointApp(PlumbingEngine, s3=platform.s3, pages_per_chunk=PAGES_PER_CHUNK, bucket=BUCKET)
     app.load()
     yield app
 
@@ -117,6 +117,8 @@ def test_a_split_plan_becomes_one_request_per_chunk_and_the_last_chunk_merges_in
     job = platform.job("job-g1")
     assert (job["status"], job["page_count"], job["result"]) == ("COMPLETED", 25, f"s3://{BUCKET}/results/job-g1/result.json")
     assert platform.keys("chunks/") == []
+    # Each chunk request left the images of the pages it read beside the result.
+    assert platform.keys("results/job-g1/pages/") == [f"results/job-g1/pages/{page:05d}.jpg" for page in range(1, 26)]
 
 
 def test_repeated_notifications_of_the_plan_or_a_chunk_change_nothing(platform: Platform, endpoint: EndpointApp) -> None:
@@ -153,7 +155,7 @@ def test_a_failed_chunk_request_fails_the_job_once_naming_its_pages(platform: Pl
     assert job["error"]["code"] == "engine_failed"
     assert job["error"]["message"].startswith("chunk 2 of 3 (pages 11-20): ")
     assert "blew up on page 14" in job["error"]["message"]
-    assert platform.keys("results/job-g3/") == []
+    assert [key for key in platform.keys("results/job-g3/") if "/pages/" not in key] == []  # no result
 
 
 def test_the_sweeper_settles_a_chunk_whose_notification_was_lost(platform: Platform, endpoint: EndpointApp) -> None:
