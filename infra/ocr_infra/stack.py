@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import CfnOutput, Stack, Tags
+from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from ocr_infra.config import PlatformConfig
+from ocr_infra.console_site import ConsoleSite, ConsoleSiteProps
 from ocr_infra.control_functions import (
     CompletionHandler,
     CompletionHandlerProps,
@@ -196,11 +198,22 @@ class OcrPlatformStack(Stack):
         # 6b. Drop folder: an object written under inbox/<model>/ becomes a job (S3 -> EventBridge -> ingest).
         self.drop_folder = DropFolder(self, "DropFolder", DropFolderProps(common=common, queue=self.queue.queue))
 
-        # 6c. Jobs API: Cognito users, an HTTP API with a JWT authorizer on every route, its function.
+        # 6c. Web console: a private bucket behind CloudFront (OAC, HTTPS, security headers).
+        self.console = ConsoleSite(
+            self, "Console",
+            ConsoleSiteProps(access_log_bucket=self.documents.access_log_bucket, retain=cfg.retain_data),
+        )
+        console_origins = (self.console.origin, *cfg.console_origins)
+        # 6d. Jobs API: Cognito users, an HTTP API with a JWT authorizer on every route, its function; the console's
+        #     origins may call it, and the browser's uploads and result downloads may reach the bucket from them.
         self.jobs_api = JobsApi(
             self, "JobsApi",
             JobsApiProps(common=common, owner_index_arn=self.jobs.owner_index_arn, retain=cfg.retain_data,
-                         console_origins=cfg.console_origins),
+                         console_origins=console_origins),
+        )
+        bucket.add_cors_rule(
+            allowed_methods=[s3.HttpMethods.POST, s3.HttpMethods.GET], allowed_origins=list(console_origins),
+            allowed_headers=["*"], max_age=600,
         )
 
         # 7. Recovery: the DLQ consumer and the stuck-job sweeper end jobs nothing else would.
@@ -249,6 +262,9 @@ class OcrPlatformStack(Stack):
             self._output(OUTPUT_ENDPOINT_NAME, self.gpu.endpoint_name, "SageMaker async endpoint serving paddleocr-vl")
         self._output(OUTPUT_DLQ_URL, self.queue.dead_letter_queue.queue_url, "Dead-letter queue of the job queue")
         self._output("Models", ",".join(cfg.models), "Routing keys this stage accepts")
+        self._output("ConsoleUrl", self.console.origin, "The web console (sign in as an invited user of UserPoolId)")
+        self._output("ConsoleBucketName", self.console.bucket.bucket_name, "ocr-platform console publish uploads the console here")
+        self._output("ConsoleDistributionId", self.console.distribution.distribution_id, "The console's CloudFront distribution")
         self._output("ApiUrl", self.jobs_api.api.api_endpoint, "Jobs API (every route needs a user pool ID token)")
         self._output("UserPoolId", self.jobs_api.user_pool.user_pool_id, "Cognito user pool of the jobs API's users")
         self._output("UserPoolClientId", self.jobs_api.user_pool_client.user_pool_client_id, "The console's app client")

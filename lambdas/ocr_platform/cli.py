@@ -89,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
     result = with_stack(commands.add_parser("result", help="print or save a completed job's result.json"))
     result.add_argument("job_id", help="the job id, or the s3:// URI of a file dropped under inbox/")
     result.add_argument("--output", "-o", type=Path, help="write result.json here instead of stdout")
+
+    console = commands.add_parser("console", help="the web console of a deployed stack (the local stack serves its own)")
+    console.add_argument("action", choices=["publish"], help="publish: upload the console and its config.json, refresh CloudFront")
+    console.add_argument("--stack", required=True, help="the deployed stack whose console bucket and API the console uses")
+    console.add_argument("--region", help="AWS region of --stack (default: AWS_DEFAULT_REGION / AWS_REGION / your AWS config)")
     return parser
 
 
@@ -175,6 +180,7 @@ def run_local_stack_command(args: argparse.Namespace) -> int:
     if args.action == "up":
         info, started = supervisor.up()
         print(f"local stack {'started' if started else 'already running'} (pid {info.pid}, start-up {info.startup_seconds:.2f} s)", file=sys.stderr)
+        print(f"console: {info.console_url} (sign in as {info.console_user}, password {info.console_password})", file=sys.stderr)
         _print(info.client_environment())
         return 0
     if args.action == "down":
@@ -186,6 +192,16 @@ def run_local_stack_command(args: argparse.Namespace) -> int:
         return 1
     _print({"pid": running.pid, "started_at": running.started_at, **running.client_environment()})
     return 0
+
+
+def _console_user(info: Any) -> str | None:
+    """The ``sub`` of the local console's user, whose jobs the console lists (``None`` on an older stack)."""
+    import boto3
+
+    if not info.user_pool_id or not info.console_user:
+        return None
+    user = boto3.client("cognito-idp").admin_get_user(UserPoolId=info.user_pool_id, Username=info.console_user)
+    return next((a["Value"] for a in user["UserAttributes"] if a["Name"] == "sub"), None)
 
 
 def run_pipeline(args: argparse.Namespace) -> int:
@@ -210,9 +226,11 @@ def run_pipeline(args: argparse.Namespace) -> int:
     client = OcrClient(PlatformResources(info.bucket, info.queue_url, info.table))
     sagemaker = boto3.client("sagemaker")
     submitted = time.perf_counter()
-    job = client.submit(args.file, model=args.model, language=args.lang, pages=args.pages)
+    job = client.submit(args.file, model=args.model, language=args.lang, pages=args.pages, owner=_console_user(info))
     job_id = job["job_id"]
     print(f"job {job_id}: {args.model} on {args.file.name}", file=sys.stderr)
+    if info.console_url:
+        print(f"  console: {info.console_url}/#/jobs/{job_id} (signed in as {info.console_user})", file=sys.stderr)
 
     pages = JobProgress()
     polled: dict[str, Any] = {}  # the last item ``progress`` saw and what it made of it
@@ -299,6 +317,22 @@ def run_platform_command(args: argparse.Namespace) -> int:
     return ExitStatus.OK
 
 
+def run_console_command(args: argparse.Namespace) -> int:
+    """``ocr-platform console publish --stack NAME``: the console's files and config.json to the stack's console."""
+    import boto3
+
+    from ocr_platform.client import stack_outputs
+    from ocr_platform.console_publish import publish_console
+
+    region = args.region or boto3.session.Session().region_name
+    if not region:
+        raise PlatformClientError("no_region", "No AWS region is set; pass --region or set AWS_DEFAULT_REGION.")
+    outputs = stack_outputs(args.stack, region=region)
+    keys = publish_console(outputs, region, s3=boto3.client("s3", region_name=region), cloudfront=boto3.client("cloudfront"))
+    print(f"published {len(keys)} file(s) to s3://{outputs['ConsoleBucketName']}; open {outputs['ConsoleUrl']}", file=sys.stderr)
+    return ExitStatus.OK
+
+
 _COMMANDS = {
     "ocr": run_local_ocr,
     "local": run_local_stack_command,
@@ -307,6 +341,7 @@ _COMMANDS = {
     "submit": run_platform_command,
     "status": run_platform_command,
     "result": run_platform_command,
+    "console": run_console_command,
 }
 
 

@@ -19,7 +19,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,20 +58,7 @@ class PlatformResources:
     @classmethod
     def from_stack(cls, stack_name: str, *, region: str | None = None, cloudformation: Any = None) -> PlatformResources:
         """The resource names in a deployed stack's CloudFormation outputs."""
-        try:
-            cfn = cloudformation or boto3.client("cloudformation", region_name=region or None)
-            stack = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]
-        except botocore.exceptions.ClientError as err:
-            if "does not exist" in str(err.response.get("Error", {}).get("Message", "")):
-                raise PlatformClientError(
-                    "stack_not_found",
-                    f"No stack {stack_name!r} in region {cfn.meta.region_name}; deploy it with `npx cdk deploy`, "
-                    "or pass the right --stack/--region.",
-                ) from None
-            raise describe_aws_error(err) from None
-        except ValueError as err:  # botocore's "Invalid endpoint" for an empty region name
-            raise PlatformClientError("no_region", f"{err}; pass --region or set AWS_DEFAULT_REGION.") from None
-        outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+        outputs = stack_outputs(stack_name, region=region, cloudformation=cloudformation)
         missing = [key for field, key in OUTPUT_KEYS.items() if field != "endpoint" and key not in outputs]
         if missing:
             raise PlatformClientError(
@@ -107,6 +94,24 @@ class PlatformTarget:
     resources: PlatformResources
     source: str
     environment: dict[str, str] = field(default_factory=dict)
+
+
+def stack_outputs(stack_name: str, *, region: str | None = None, cloudformation: Any = None) -> dict[str, str]:
+    """A deployed stack's CloudFormation outputs; ``stack_not_found`` / ``no_region`` when there is none."""
+    try:
+        cfn = cloudformation or boto3.client("cloudformation", region_name=region or None)
+        stack = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]
+    except botocore.exceptions.ClientError as err:
+        if "does not exist" in str(err.response.get("Error", {}).get("Message", "")):
+            raise PlatformClientError(
+                "stack_not_found",
+                f"No stack {stack_name!r} in region {cfn.meta.region_name}; deploy it with `npx cdk deploy`, "
+                "or pass the right --stack/--region.",
+            ) from None
+        raise describe_aws_error(err) from None
+    except ValueError as err:  # botocore's "Invalid endpoint" for an empty region name
+        raise PlatformClientError("no_region", f"{err}; pass --region or set AWS_DEFAULT_REGION.") from None
+    return {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
 
 
 def resolve_target(stack_name: str | None = None, *, region: str | None = None) -> PlatformTarget:
@@ -166,8 +171,12 @@ class OcrClient:
         pages: str | None = None,
         options: dict[str, Any] | None = None,
         job_id: str | None = None,
+        owner: str | None = None,
     ) -> JobItem:
-        """Upload ``path``, write the QUEUED job item and enqueue the job. Every call is a new job."""
+        """Upload ``path``, write the QUEUED job item and enqueue the job. Every call is a new job.
+
+        ``owner``: the jobs API user (a Cognito ``sub``) the job belongs to, so it shows in their console.
+        """
         source = Path(path)
         if not source.is_file():
             raise PlatformClientError("file_not_found", f"{source} is not a readable file.")
@@ -184,7 +193,7 @@ class OcrClient:
         except ValueError as err:
             raise PlatformClientError(ErrorCode.INVALID_MESSAGE, str(err)) from None
         self.s3.upload_file(str(source), document.bucket, document.key)
-        item = self.store.create(message.as_new_job(file_name=source.name))
+        item = self.store.create(replace(message.as_new_job(file_name=source.name), owner=owner))
         try:
             self.sqs.send_message(QueueUrl=self.resources.queue_url, MessageBody=message.to_json())
         except Exception as err:

@@ -70,14 +70,34 @@ def test_the_stage_logs_every_request_and_is_throttled(synthesis: Synthesis, res
     assert stage["DefaultRouteSettings"] == {"ThrottlingBurstLimit": 100, "ThrottlingRateLimit": 50}
 
 
-def test_cors_only_for_the_consoles_origin(synthesis: Synthesis, resources: dict[str, Any]) -> None:
+def test_cors_only_for_the_consoles_origins(synthesis: Synthesis, resources: dict[str, Any]) -> None:
+    distribution = synthesis.logical_id(synthesis.stack.console.distribution)
+    console = {"Fn::Join": ["", ["https://", {"Fn::GetAtt": [distribution, "DomainName"]}]]}
     [api] = _of_type(resources, "AWS::ApiGatewayV2::Api")
-    assert "CorsConfiguration" not in api  # no console deployed: no cross-origin answers
+    assert api["CorsConfiguration"]["AllowOrigins"] == [console]
+    assert sorted(api["CorsConfiguration"]["AllowMethods"]) == ["GET", "POST"]
+    # The platform bucket answers the console's uploads and result downloads, from those origins only.
+    [rule] = synthesis.resource(synthesis.stack.documents.bucket)["Properties"]["CorsConfiguration"]["CorsRules"]
+    assert (rule["AllowedOrigins"], sorted(rule["AllowedMethods"])) == ([console], ["GET", "POST"])
     stack = OcrPlatformStack(_app(), "WithConsole", config=PlatformConfig(console_origins=("https://ocr.example.com",)))
     [with_console] = Template.from_stack(stack).find_resources("AWS::ApiGatewayV2::Api").values()
-    cors = with_console["Properties"]["CorsConfiguration"]
-    assert cors["AllowOrigins"] == ["https://ocr.example.com"]
-    assert sorted(cors["AllowMethods"]) == ["GET", "POST"]
+    assert with_console["Properties"]["CorsConfiguration"]["AllowOrigins"][1:] == ["https://ocr.example.com"]
+
+
+def test_the_console_is_served_by_cloudfront_from_a_private_bucket_with_security_headers(synthesis: Synthesis, resources: dict[str, Any]) -> None:
+    [distribution] = _of_type(resources, "AWS::CloudFront::Distribution")
+    config = distribution["DistributionConfig"]
+    behavior = config["DefaultCacheBehavior"]
+    assert behavior["ViewerProtocolPolicy"] == "redirect-to-https" and config["DefaultRootObject"] == "index.html"
+    [origin] = config["Origins"]
+    assert "OriginAccessControlId" in origin and origin["S3OriginConfig"] == {"OriginAccessIdentity": ""}
+    [policy] = _of_type(resources, "AWS::CloudFront::ResponseHeadersPolicy")
+    security = policy["ResponseHeadersPolicyConfig"]["SecurityHeadersConfig"]
+    assert security["StrictTransportSecurity"]["AccessControlMaxAgeSec"] == 365 * 86400
+    assert security["FrameOptions"]["FrameOption"] == "DENY"
+    assert "default-src 'self'" in security["ContentSecurityPolicy"]["ContentSecurityPolicy"]
+    bucket = synthesis.resource(synthesis.stack.console.bucket)["Properties"]
+    assert "WebsiteConfiguration" not in bucket and bucket["LoggingConfiguration"]["LogFilePrefix"] == "console-bucket/"
 
 
 def test_outputs_name_the_api_and_its_user_pool(template: Template) -> None:

@@ -22,8 +22,8 @@ BLOCK_ALL = {
 }
 
 
-def test_two_buckets_both_encrypted_private_and_owner_enforced(template: Template) -> None:
-    template.resource_count_is("AWS::S3::Bucket", 2)
+def test_three_buckets_all_encrypted_private_and_owner_enforced(template: Template) -> None:
+    template.resource_count_is("AWS::S3::Bucket", 3)  # data, access logs, console
     buckets = template.find_resources("AWS::S3::Bucket")
     for name, bucket in buckets.items():
         props = bucket["Properties"]

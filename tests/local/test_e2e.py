@@ -88,7 +88,7 @@ def test_pp_ocrv5_on_a_pdf_goes_queued_processing_completed(client: OcrClient, d
     result = client.result(job["job_id"])
     assert _cer(result, 0, ENGLISH_PAGES[0]) <= 0.02 and _cer(result, 1, ENGLISH_PAGES[1]) <= 0.02
     keys = {o["Key"] for o in boto3.client("s3").list_objects_v2(Bucket=client.resources.bucket, Prefix=f"results/{job['job_id']}/")["Contents"]}
-    assert keys == {f"results/{job['job_id']}/result.json", f"results/{job['job_id']}/raw.json"}
+    assert keys == {f"results/{job['job_id']}/{name}" for name in ("result.json", "raw.json", "pages/00001.jpg", "pages/00002.jpg")}
 
 
 def test_pp_ocrv5_on_an_image(client: OcrClient, docs: dict[str, Path]) -> None:
@@ -416,3 +416,67 @@ def _wait_for(condition: Any, timeout: float, what: str) -> None:
             return
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Debian Chromium driven by Selenium; the test skips with one line where either is missing."""
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        pytest.skip("no browser test: selenium is not installed (scripts/setup.sh installs it)")
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        pytest.skip("no browser test: Debian's chromium and chromium-driver are not installed (.ci/run installs them)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1400,1000"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def test_the_console_signs_in_uploads_and_draws_the_result_over_its_page(
+    client: OcrClient, local: stack.StackInfo, browser: Any, tmp_path: Path
+) -> None:
+    """In headless Chromium against the local stack: sign in, drop a sample, see it complete, open it and
+    count the overlay's polygons against the result's lines; a bad file shows its job's error."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 180)
+    browser.get(local.console_url)
+    wait.until(ready.visibility_of_element_located((By.ID, "email"))).send_keys(local.console_user)
+    browser.find_element(By.ID, "password").send_keys(local.console_password)
+    browser.find_element(By.CSS_SELECTOR, "#sign-in button[type=submit]").click()
+    wait.until(ready.visibility_of_element_located((By.ID, "jobs-view")))
+
+    browser.find_element(By.ID, "files").send_keys(str(REPO / "samples" / "invoice.pdf"))
+    link = wait.until(ready.element_to_be_clickable((By.XPATH, "//tr[td[contains(@class,'status-COMPLETED')]]//a[text()='invoice.pdf']")))
+    job_id = link.find_element(By.XPATH, "./ancestor::tr").get_attribute("data-job-id")
+    link.click()
+    wait.until(lambda driver: driver.find_elements(By.CSS_SELECTOR, "#page-holder svg polygon.line"))
+    result = client.result(job_id)
+    polygons = browser.find_elements(By.CSS_SELECTOR, "#page-holder svg polygon.line")
+    assert len(polygons) == len(result["pages"][0]["lines"]) > 0
+    assert "Invoice 2026-0042" in browser.find_element(By.ID, "text").text
+    image = browser.find_element(By.CSS_SELECTOR, "#page-holder img")
+    wait.until(lambda driver: driver.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image))
+    browser.save_screenshot(str(tmp_path / "console-result.png"))
+    if os.environ.get("OCR_CONSOLE_SCREENSHOT"):  # refreshes the README's picture
+        shutil.copy(tmp_path / "console-result.png", os.environ["OCR_CONSOLE_SCREENSHOT"])
+
+    browser.get(f"{local.console_url}/#/")
+    notes = tmp_path / "notes.pdf"
+    notes.write_text("not a pdf at all")
+    wait.until(ready.presence_of_element_located((By.ID, "files"))).send_keys(str(notes))
+    failed = wait.until(ready.visibility_of_element_located((By.XPATH, "//tr[td[text()='notes.pdf']]/td[contains(@class,'status-FAILED')]")))
+    assert "unsupported_type" in failed.text

@@ -155,3 +155,31 @@ def test_submit_wait_draws_a_progress_bar_of_pages_with_an_eta(
     ]
     assert all(", ETA " in line and line.endswith(" s") for line in lines[2:5])
     assert lines[5:] == ["PROCESSING [####################] 20/20 pages", "COMPLETED [####################] 20/20 pages"]
+
+
+def test_console_publish_uploads_the_console_and_its_config_and_refreshes_the_distribution(
+    platform: Platform, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloudfront = boto3.client("cloudfront")
+    distribution = cloudfront.create_distribution(DistributionConfig={
+        "CallerReference": "console", "Comment": "", "Enabled": True,
+        "Origins": {"Quantity": 1, "Items": [{"Id": "files", "DomainName": f"{BUCKET}.s3.amazonaws.com", "S3OriginConfig": {"OriginAccessIdentity": ""}}]},
+        "DefaultCacheBehavior": {
+            "TargetOriginId": "files", "ViewerProtocolPolicy": "redirect-to-https", "MinTTL": 0,
+            "ForwardedValues": {"QueryString": False, "Cookies": {"Forward": "none"}}, "TrustedSigners": {"Enabled": False, "Quantity": 0},
+        },
+    })["Distribution"]
+    outputs = {"BucketName": BUCKET, "QueueUrl": platform.queue_url, "TableName": TABLE, "ConsoleBucketName": BUCKET,
+               "ConsoleDistributionId": distribution["Id"], "ConsoleUrl": "https://d1.cloudfront.net",
+               "ApiUrl": "https://api.example.com", "UserPoolClientId": "client-1"}
+    template = {"Resources": {"Placeholder": {"Type": "AWS::SQS::Queue"}}, "Outputs": {k: {"Value": v} for k, v in outputs.items()}}
+    boto3.client("cloudformation").create_stack(StackName="ocr-console-test", TemplateBody=json.dumps(template))
+
+    assert cli.main(["console", "publish", "--stack", "ocr-console-test", "--region", "us-east-1"]) == 0
+
+    assert "open https://d1.cloudfront.net" in capsys.readouterr().err
+    assert {"index.html", "app.js", "style.css", "config.json"} <= set(platform.keys())
+    assert platform.read_json("config.json") == {"apiUrl": "https://api.example.com", "cognitoUrl": "https://cognito-idp.us-east-1.amazonaws.com/",
+                                                  "userPoolClientId": "client-1"}
+    assert platform.s3.head_object(Bucket=BUCKET, Key="app.js")["ContentType"] == "text/javascript"
+    assert cloudfront.list_invalidations(DistributionId=distribution["Id"])["InvalidationList"]["Quantity"] == 1

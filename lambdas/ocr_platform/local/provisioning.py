@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 #: The moto clients ``provision`` needs, by boto3 service name.
 SERVICES = ("s3", "sqs", "sns", "dynamodb", "sagemaker", "cloudwatch", "iam", "application-autoscaling", "events", "cognito-idp")
 TOPICS = ("success", "error", "scale_in")
+#: The local console's user (a stand-in for an invited user of the deployed pool; local only).
+LOCAL_USER = "you@ocr.local"
+LOCAL_PASSWORD = "Local-console-1!"
 
 
 def resource_names(config: PlatformConfig) -> dict[str, str]:
@@ -129,7 +132,12 @@ def _create_user_pool(cognito: Any, names: Mapping[str, str]) -> dict[str, str]:
         UserPoolId=pool["Id"], ClientName="Console", GenerateSecret=False, PreventUserExistenceErrors="ENABLED",
         ExplicitAuthFlows=["ALLOW_USER_SRP_AUTH", "ALLOW_USER_PASSWORD_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"],
     )["UserPoolClient"]
-    return {"user_pool_id": pool["Id"], "user_pool_client_id": client["ClientId"]}
+    # The local sign-in stand-in: one user, invited and with a permanent password, whom `local up` names and
+    # for whom `run` files its jobs, so the console shows them.
+    cognito.admin_create_user(UserPoolId=pool["Id"], Username=LOCAL_USER, MessageAction="SUPPRESS")
+    cognito.admin_set_user_password(UserPoolId=pool["Id"], Username=LOCAL_USER, Password=LOCAL_PASSWORD, Permanent=True)
+    return {"user_pool_id": pool["Id"], "user_pool_client_id": client["ClientId"],
+            "console_user": LOCAL_USER, "console_password": LOCAL_PASSWORD}
 
 
 def _create_inbox_rule(clients: Mapping[str, Any], names: Mapping[str, str]) -> str:

@@ -31,10 +31,11 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ocr_platform.local.alarms import EndpointAlarms
+from ocr_platform.local.console_server import ConsoleServer
 from ocr_platform.local.endpoint_capacity import refuse_capacity_updates_on_fault
 from ocr_platform.local.event_sources import EventSources
 from ocr_platform.local.events import iso_millis
@@ -103,6 +104,9 @@ class StackInfo:
     api_url: str = ""
     user_pool_id: str = ""
     user_pool_client_id: str = ""
+    console_url: str = ""
+    console_user: str = ""
+    console_password: str = ""
 
     def client_environment(self) -> dict[str, str]:
         """Environment for any boto3 program (the CLI, a test) to use this stack."""
@@ -117,6 +121,7 @@ class StackInfo:
             "OCR_API_URL": self.api_url,
             "OCR_USER_POOL_ID": self.user_pool_id,
             "OCR_USER_POOL_CLIENT_ID": self.user_pool_client_id,
+            "OCR_CONSOLE_URL": self.console_url,
         }
 
     def export_lines(self) -> list[str]:
@@ -161,6 +166,7 @@ class LocalStack:
         self.lambdas: Any = None
         self.sagemaker: Any = None
         self.http_api: LocalHttpApi | None = None
+        self.console: ConsoleServer | None = None
         self.info: StackInfo | None = None
 
     def start(self) -> StackInfo:
@@ -174,7 +180,11 @@ class LocalStack:
         #    updates refusable by a fault.
         self._restore_dynamodb = serialize_item_operations()
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto's per-request access log
-        moto_port, lambda_port, sagemaker_port, api_port = _free_port(), _free_port(), _free_port(), _free_port()
+        moto_port, lambda_port, sagemaker_port, api_port, console_port = (_free_port() for _ in range(5))
+        # The console's origin, which the jobs API answers cross-origin requests from (as the deployed API
+        # answers its distribution's).
+        console_origin = f"http://127.0.0.1:{console_port}"
+        api_cfg = replace(cfg, console_origins=(*cfg.console_origins, console_origin))
         # S3 refuses a browser upload that strays from its signed policy; moto does not, so the stack does.
         self._moto = moto_server_with_post_policies(
             "127.0.0.1", moto_port, secrets={CREDENTIALS["AWS_ACCESS_KEY_ID"]: CREDENTIALS["AWS_SECRET_ACCESS_KEY"]}
@@ -194,7 +204,7 @@ class LocalStack:
             "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "INFO"),
         }
         self.lambdas = LambdaRuntime(
-            function_specs(cfg, names, processor_timeout_seconds=options.processor_timeout_seconds,
+            function_specs(api_cfg, names, processor_timeout_seconds=options.processor_timeout_seconds,
                            processor_concurrency=options.processor_concurrency, queue_url=resources["queue_url"]),
             base_environment=base_env, port=lambda_port,
             retry_delays_seconds=options.retry_delays_seconds, faults=self.faults, sqs=moto_client("sqs", moto_url),
@@ -241,13 +251,17 @@ class LocalStack:
 
         # 5. The jobs API: API Gateway's HTTP API and JWT authorizer in front of the API function.
         self.http_api = LocalHttpApi(
-            lambdas=self.lambdas, function=names["api"], port=api_port, cors_origins=cfg.console_origins,
+            lambdas=self.lambdas, function=names["api"], port=api_port, cors_origins=api_cfg.console_origins,
             authorizer=JwtAuthorizer(
                 issuer=f"https://cognito-idp.{REGION}.amazonaws.com/{resources['user_pool_id']}",
                 audience=(resources["user_pool_client_id"],), keys=moto_signing_keys(),
             ),
         )
         api_url = self.http_api.start()
+        self.console = ConsoleServer(console_port, {
+            "apiUrl": api_url, "cognitoUrl": moto_url + "/", "userPoolClientId": resources["user_pool_client_id"],
+        })
+        console_url = self.console.start()
 
         # 6. Where it all listens.
         self.info = StackInfo(
@@ -256,13 +270,15 @@ class LocalStack:
             table=names["table"], endpoint=names["endpoint"], started_at=iso_millis(),
             startup_seconds=round(time.perf_counter() - started, 3), resources=resources, api_url=api_url,
             user_pool_id=resources["user_pool_id"], user_pool_client_id=resources["user_pool_client_id"],
+            console_url=console_url, console_user=resources["console_user"], console_password=resources["console_password"],
         )
         return self.info
 
     def stop(self) -> None:
         self._stop.set()
-        if self.http_api is not None:
-            self.http_api.stop()
+        for server in (self.http_api, self.console):
+            if server is not None:
+                server.stop()
         for thread in self._threads:
             thread.join(timeout=5)
         for runtime in (self.sagemaker, self.lambdas):
