@@ -18,6 +18,7 @@ from constructs import Construct
 from ocr_infra.platform_function import API_HANDLER, CommonFunctionProps, PlatformFunction, PlatformFunctionProps
 from ocr_infra.secure_defaults import acknowledge, allow, removal_policy
 from ocr_platform import defaults
+from ocr_platform.jobs_api import ROUTES
 from ocr_platform.s3_layout import RESULTS_PREFIX, UPLOADS_PREFIX
 from ocr_platform.settings import ENV
 
@@ -144,9 +145,9 @@ class JobsApi(Construct):
             self, "Api", description="OCR platform jobs API", default_authorizer=authorizer, cors_preflight=cors,
         )
         integration = integrations.HttpLambdaIntegration("Jobs", self._fn.function)
-        self._api.add_routes(path="/jobs", methods=[apigw.HttpMethod.GET, apigw.HttpMethod.POST], integration=integration)
-        self._api.add_routes(path="/jobs/{job_id}", methods=[apigw.HttpMethod.GET], integration=integration)
-        self._api.add_routes(path="/jobs/{job_id}/result", methods=[apigw.HttpMethod.GET], integration=integration)
+        for route in ROUTES:
+            method, path = route.split(" ", 1)
+            self._api.add_routes(path=path, methods=[apigw.HttpMethod(method)], integration=integration)
         self._access_logs = logs.LogGroup(
             self, "AccessLogs", retention=props.common.log_retention, removal_policy=RemovalPolicy.DESTROY
         )

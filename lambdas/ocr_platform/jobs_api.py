@@ -31,6 +31,8 @@ from ocr_platform.messages import InvalidMessageError, parse_job_message
 from ocr_platform.routing import MODEL_TABLE
 from ocr_platform.s3_layout import S3Uri, StorageLayout
 
+#: The API's routes (``METHOD /path``): the stack declares them on the HTTP API, the local stack serves them.
+ROUTES = ("POST /jobs", "GET /jobs", "GET /jobs/{job_id}", "GET /jobs/{job_id}/result")
 #: The file types intake reads, by extension, and the Content-Type the upload must declare.
 UPLOAD_CONTENT_TYPES = {
     ".pdf": "application/pdf", ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",

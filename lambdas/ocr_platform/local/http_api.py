@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
+from ocr_platform.jobs_api import ROUTES
 from ocr_platform.local.events import http_api_event
 
 if TYPE_CHECKING:
@@ -35,8 +36,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: The jobs API's routes, as the stack declares them (``ocr_infra.jobs_api``).
-ROUTES = ("POST /jobs", "GET /jobs", "GET /jobs/{job_id}", "GET /jobs/{job_id}/result")
 MAX_BODY_BYTES = 10 * 1024 * 1024
 
 
