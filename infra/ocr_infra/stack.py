@@ -49,7 +49,8 @@ OUTPUT_DLQ_URL = "DlqUrl"
 
 
 class OcrPlatformStack(Stack):
-    """S3 + DynamoDB + SQS -> invoker -> CPU processor Lambda | SageMaker async endpoint -> completion.
+    """S3 + DynamoDB + SQS -> invoker -> CPU processor Lambda | SageMaker async endpoint -> completion; the
+    drop folder (S3 events -> ingest), the jobs API (Cognito + HTTP API) and the web console (CloudFront).
 
     Args:
         config: the platform settings (``PlatformConfig``); the stack name defaults to ``config.stack_name``.
