@@ -71,14 +71,15 @@ class InboxUpload:
     version_id: str | None = None
 
     @property
-    def job_id(self) -> str:
-        """The job this object becomes: the same for every event about this version of it.
+    def version(self) -> str | None:
+        """The object's own version id; ``None`` on an unversioned bucket, and for ``"null"``, the name S3 gives
+        the version of an object written while versioning was off (told apart by its ETag instead)."""
+        return self.version_id if self.version_id not in (None, "", "null") else None
 
-        S3 names the version of an object written while versioning was off ``"null"``; such an object is
-        told apart by its ETag, as on an unversioned bucket.
-        """
-        version = self.version_id if self.version_id not in (None, "", "null") else None
-        identity = "\n".join((self.bucket, self.key, version or self.etag.strip('"')))
+    @property
+    def job_id(self) -> str:
+        """The job this object becomes: the same for every event about this version of it."""
+        identity = "\n".join((self.bucket, self.key, self.version or self.etag.strip('"')))
         return "inbox-" + hashlib.sha256(identity.encode()).hexdigest()[:40]
 
 
@@ -159,8 +160,8 @@ def _start_api_job(upload: InboxUpload, *, store: JobStore, s3: Any, sqs: Any, q
 def _copy(s3: Any, upload: InboxUpload, target: S3Uri) -> bool:
     """Copy the uploaded version to ``target``; ``False`` when it is gone."""
     copy_source: dict[str, str] = {"Bucket": upload.bucket, "Key": upload.key}
-    if upload.version_id and upload.version_id != "null":
-        copy_source["VersionId"] = upload.version_id
+    if upload.version:
+        copy_source["VersionId"] = upload.version
     try:
         s3.copy_object(Bucket=target.bucket, Key=target.key, CopySource=copy_source)
     except ClientError as err:

@@ -32,7 +32,7 @@ from ocr_platform.fan_in import record_chunk_result
 from ocr_platform.intake import IntakeLimits, open_document
 from ocr_platform.jobs import TERMINAL_STATUSES, JobStatus, JobStore
 from ocr_platform.messages import JobMessage
-from ocr_platform.page_images import store_page_images
+from ocr_platform.page_images import add_page_images
 from ocr_platform.result_store import publish_result
 from ocr_platform.results import OcrResult, build_result
 from ocr_platform.s3_layout import S3Uri, StorageLayout, safe_file_name
@@ -179,7 +179,7 @@ def process_job(
                 language=message.language, pages=message.pages, options=message.options,
                 on_page=_count_pages(store, message.job_id),
             )
-            _store_page_images(s3, layout, result, path, limits)
+            add_page_images(s3, layout, result, path, limits or IntakeLimits())
         result["timings"].update(download=round(download_s, 4), total=round(time.perf_counter() - started, 4))
         result_uri = publish_result(s3, layout, result, raw)
     except JobError as err:
@@ -193,14 +193,6 @@ def process_job(
     ):
         return ProcessResult("completed", result_uri=result_uri)
     return ProcessResult("skipped", result_uri=result_uri)
-
-
-def _store_page_images(s3: Any, layout: StorageLayout, result: OcrResult, path: Path, limits: IntakeLimits | None) -> None:
-    """Each page the engine read, as an image beside the result (``ocr_platform.page_images``), timed."""
-    started = time.perf_counter()
-    store_page_images(s3, layout, result["job_id"], path, pages=[page["page"] for page in result["pages"]],
-                      limits=limits or IntakeLimits())
-    result["timings"]["page_images"] = round(time.perf_counter() - started, 4)
 
 
 def _count_pages(store: JobStore, job_id: str) -> Callable[[int, int], None]:
@@ -272,7 +264,7 @@ def process_chunk(
                 language=message.language, pages=chunk.page_spec, options=message.options,
                 on_page=_count_pages(store, message.job_id),
             )
-            _store_page_images(s3, layout, result, path, limits)
+            add_page_images(s3, layout, result, path, limits or IntakeLimits())
         result["timings"].update(download=round(download_s, 4))
     except JobError as err:
         return _fail(store, message, JobError(err.code, f"{chunk.label}: {err.message}"))

@@ -127,7 +127,7 @@ class JobsApi:
             raise ApiError(409, "result_not_ready", f"Job {job_id} is {job.get('status')}; a result exists once it is COMPLETED.")
         result = S3Uri.parse(str(job["result"]))
         pages = []
-        prefix = self.layout.page_image_key(job_id, 1).rsplit("/", 1)[0] + "/"
+        prefix = self.layout.page_images_prefix(job_id)
         for listing in self.s3.get_paginator("list_objects_v2").paginate(Bucket=result.bucket, Prefix=prefix):
             for obj in listing.get("Contents", []):
                 number = int(obj["Key"].rsplit("/", 1)[-1].split(".")[0])

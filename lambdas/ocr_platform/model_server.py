@@ -26,7 +26,6 @@ import logging
 import os
 import tempfile
 import threading
-import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from http import HTTPStatus
@@ -42,7 +41,7 @@ from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.intake import IntakeLimits
 from ocr_platform.job_runner import download_input, ocr_document, selected_pages
 from ocr_platform.messages import InvalidMessageError, parse_job_message
-from ocr_platform.page_images import store_page_images
+from ocr_platform.page_images import add_page_images
 from ocr_platform.s3_layout import StorageLayout
 from ocr_platform.settings import ENV
 
@@ -139,10 +138,7 @@ class EndpointApp:
                     language=message.language, pages=chunk.page_spec if chunk else message.pages, options=message.options,
                 )
             if self.bucket:
-                started = time.perf_counter()
-                store_page_images(self.s3, StorageLayout(self.bucket), message.job_id, path,
-                                  pages=[page["page"] for page in result["pages"]], limits=self.limits)
-                result["timings"]["page_images"] = round(time.perf_counter() - started, 4)
+                add_page_images(self.s3, StorageLayout(self.bucket), result, path, self.limits)
         return dict(result)
 
 

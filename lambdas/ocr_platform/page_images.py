@@ -10,12 +10,14 @@ two-column guideline), about 1.5 % of its OCR.
 from __future__ import annotations
 
 import io
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ocr_platform.chunks import page_ranges
 from ocr_platform.intake import IntakeLimits, open_document
+from ocr_platform.results import OcrResult
 from ocr_platform.s3_layout import StorageLayout
 
 JPEG_QUALITY = 80
@@ -35,3 +37,10 @@ def store_page_images(
             s3.put_object(Bucket=layout.bucket, Key=key, Body=buffer.getvalue(), ContentType="image/jpeg")
             keys.append(key)
     return keys
+
+
+def add_page_images(s3: Any, layout: StorageLayout, result: OcrResult, path: Path, limits: IntakeLimits) -> None:
+    """Store the images of ``result``'s pages beside it, and time that as ``result``'s ``page_images``."""
+    started = time.perf_counter()
+    store_page_images(s3, layout, result["job_id"], path, pages=[page["page"] for page in result["pages"]], limits=limits)
+    result["timings"]["page_images"] = round(time.perf_counter() - started, 4)

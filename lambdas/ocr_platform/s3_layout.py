@@ -131,9 +131,13 @@ class StorageLayout:
     def result_uri(self, job_id: str) -> str:
         return str(S3Uri(self.bucket, self.result_key(job_id)))
 
+    def page_images_prefix(self, job_id: str) -> str:
+        """Where a job's page images are (``ocr_platform.page_images``)."""
+        return f"{RESULTS_PREFIX}{self._checked(job_id)}/pages/"
+
     def page_image_key(self, job_id: str, page: int) -> str:
-        """The image of 1-based ``page`` as the engine read it, beside the result (``ocr_platform.page_images``)."""
-        return f"{RESULTS_PREFIX}{self._checked(job_id)}/pages/{page:05d}.jpg"
+        """The image of 1-based ``page`` as the engine read it, beside the result."""
+        return f"{self.page_images_prefix(job_id)}{page:05d}.jpg"
 
     def raw_result_key(self, job_id: str) -> str:
         return f"{RESULTS_PREFIX}{self._checked(job_id)}/raw.json"
