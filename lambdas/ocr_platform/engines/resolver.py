@@ -23,6 +23,7 @@ from typing import Any
 
 from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.model_cache import ModelCache
+from ocr_platform.model_packages import model_label
 
 logger = logging.getLogger(__name__)
 
@@ -47,19 +48,29 @@ class ModelResolver:
         self.settings = settings
         self.cache = cache or ModelCache(settings.bucket)
         self.from_hub: list[str] = []
+        self._labels: dict[str, str] = {}
+
+    def label(self, name: str) -> str:
+        """What ``engine.models`` calls the weights resolved for ``name`` (``model_packages.model_label``)."""
+        return self._labels.get(name, name)
 
     def kwargs(self, role: str, name: str) -> dict[str, str]:
         """``{<role>_model_name, <role>_model_dir}`` for a cached model; only the name for a hub download.
 
         Raises ``ModelUnavailableError`` when no cache has ``name`` and hub downloads are off.
         """
+        return {f"{role}_{key}": value for key, value in self.model_kwargs(name).items()}
+
+    def model_kwargs(self, name: str) -> dict[str, str]:
+        """``{model_name, model_dir}`` for one of PaddleOCR's single-model classes (as ``kwargs``)."""
         model_dir = self.cache.resolve(name, onnx=self.settings.inference_engine == "onnxruntime")
         if model_dir is not None:
-            return {f"{role}_model_name": name, f"{role}_model_dir": str(model_dir)}
+            self._labels[name] = model_label(name, model_dir)
+            return {"model_name": name, "model_dir": str(model_dir)}
         if not self.settings.allow_hub_download:
             raise ModelUnavailableError(f"model {name} is in no cache and hub downloads are off (OCR_MODEL_HUB)")
         self.from_hub.append(name)
-        return {f"{role}_model_name": name}
+        return {"model_name": name}
 
     def publish_downloaded(self) -> None:
         """After PaddleX fetched models from its hub, keep them in the bucket for the next cold start."""
