@@ -40,6 +40,31 @@ def render_page(lines: list[str], *, font_path: Path = LATIN_FONT, size: tuple[i
     return image
 
 
+# One short text box per direction on the mixed-orientation page: degrees clockwise -> its lines.
+MIXED_ORIENTATION_BOXES = {
+    0: ["Upright heading 2026", "Delivery note 4471"],
+    90: ["Turned to the right", "Batch number 5512"],
+    180: ["Upside down remark", "Signed by Kari Nordmann"],
+    270: ["Turned to the left", "Archive shelf 38"],
+}
+
+
+def render_mixed_orientation_page(size: tuple[int, int] = (1240, 1754), font_size: int = 40) -> Image.Image:
+    """A page with one text box in each direction of ``MIXED_ORIENTATION_BOXES`` (a stamped or
+    annotated page): upright at the top, turned ones down the side, the upside-down one at the foot."""
+    page = Image.new("RGB", size, "white")
+    font = ImageFont.truetype(str(LATIN_FONT), font_size)
+    places = {0: (120, 140), 90: (1020, 500), 180: (260, 1400), 270: (120, 500)}
+    for degrees, lines in MIXED_ORIENTATION_BOXES.items():
+        box = Image.new("RGB", (760, int(font_size * 2.2) * len(lines) + 40), "white")
+        draw = ImageDraw.Draw(box)
+        for index, text in enumerate(lines):
+            draw.text((20, 20 + index * int(font_size * 2.2)), text, fill="black", font=font)
+        turned = box.rotate(-degrees, expand=True, fillcolor="white")
+        page.paste(turned, places[degrees])
+    return page
+
+
 def write_png(path: Path, lines: list[str], **kwargs) -> Path:
     render_page(lines, **kwargs).save(path, format="PNG")
     return path

@@ -31,9 +31,20 @@ from botocore.exceptions import ClientError as AwsClientError
 
 from ocr_platform.client import OcrClient, PlatformResources, resolve_target
 from ocr_platform.client_errors import ExitStatus, PlatformClientError, describe_aws_error
+from ocr_platform.engines.options import MODEL_VARIANTS
 from ocr_platform.jobs import JobItem
 from ocr_platform.progress import JobProgress
 from ocr_platform.routing import MODEL_TABLE
+
+
+def _engine_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The job's ``options`` from ``--variant`` and ``--no-orientation`` (only what was set)."""
+    options: dict[str, Any] = {}
+    if args.variant:
+        options["variant"] = args.variant
+    if not args.orientation:
+        options["orientation"] = False
+    return options
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -48,6 +59,14 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--region", help="AWS region of --stack (default: AWS_DEFAULT_REGION / AWS_REGION / your AWS config)")
         return cmd
 
+    def with_engine_options(cmd: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        cmd.add_argument("--variant", choices=MODEL_VARIANTS["pp-ocrv6"], help="pp-ocrv6 model size (default: small)")
+        cmd.add_argument(
+            "--no-orientation", dest="orientation", action="store_false",
+            help="read pages and lines as submitted (default: turn them upright first)",
+        )
+        return cmd
+
     ocr = commands.add_parser("ocr", help="run the OCR engine on a local file in this process (no AWS)")
     ocr.add_argument("file", type=Path)
     ocr.add_argument("--model", required=True, choices=sorted(MODEL_TABLE))
@@ -55,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     ocr.add_argument("--pages", help='page selection, e.g. "1-3,7"')
     ocr.add_argument("--output", "-o", type=Path, help="write result.json here instead of stdout")
     ocr.add_argument("--raw-output", type=Path, help="also write the engine's raw output here")
+    with_engine_options(ocr)
 
     run = commands.add_parser("run", help="run the whole pipeline on this machine's local stack (started if needed)")
     run.add_argument("file", type=Path)
@@ -63,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--pages", help='page selection, e.g. "1-3,7"')
     run.add_argument("--output", "-o", type=Path, default=Path("result.json"), help="where to write result.json (default: ./result.json)")
     run.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for the job")
+    with_engine_options(run)
 
     local = commands.add_parser("local", help="the embedded local stack (moto + local Lambda/SageMaker runtimes)")
     local.add_argument(
@@ -80,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     submit.add_argument("--model", required=True, choices=sorted(MODEL_TABLE))
     submit.add_argument("--lang", default="en", help="PaddleOCR language code (default: en)")
     submit.add_argument("--pages", help='page selection, e.g. "1-3,7"')
+    with_engine_options(submit)
     submit.add_argument("--wait", action="store_true", help="poll until the job finishes and print its final state")
     submit.add_argument("--timeout", type=float, default=900.0, help="seconds --wait polls before giving up")
 
@@ -142,7 +164,7 @@ def run_local_ocr(args: argparse.Namespace) -> int:
         load_s = time.perf_counter() - started
         result, raw = ocr_document(
             args.file, job_id=f"local-{uuid.uuid4().hex[:12]}", model=args.model, engine=engine,
-            language=args.lang, pages=args.pages, on_page=progress,
+            language=args.lang, pages=args.pages, options=_engine_options(args), on_page=progress,
         )
     except JobError as err:
         print(f"error: {err.code}: {err.message}", file=sys.stderr)
@@ -226,7 +248,9 @@ def run_pipeline(args: argparse.Namespace) -> int:
     client = OcrClient(PlatformResources(info.bucket, info.queue_url, info.table))
     sagemaker = boto3.client("sagemaker")
     submitted = time.perf_counter()
-    job = client.submit(args.file, model=args.model, language=args.lang, pages=args.pages, owner=_console_user(info))
+    job = client.submit(
+        args.file, model=args.model, language=args.lang, pages=args.pages, options=_engine_options(args), owner=_console_user(info)
+    )
     job_id = job["job_id"]
     print(f"job {job_id}: {args.model} on {args.file.name}", file=sys.stderr)
     if info.console_url:
@@ -290,7 +314,7 @@ def run_platform_command(args: argparse.Namespace) -> int:
     if args.command in ("status", "result") and args.job_id.startswith("s3://"):
         args.job_id = client.inbox_job_id(args.job_id)
     if args.command == "submit":
-        job = client.submit(args.file, model=args.model, language=args.lang, pages=args.pages)
+        job = client.submit(args.file, model=args.model, language=args.lang, pages=args.pages, options=_engine_options(args))
         print(f"submitted job {job['job_id']} ({job['model']}, {args.file.name}) to the {target.source}", file=sys.stderr)
         if not args.wait:
             _print(job)

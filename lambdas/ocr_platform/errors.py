@@ -26,6 +26,7 @@ class ErrorCode:
     TOO_MANY_PAGES = "too_many_pages"
     PAGE_TOO_LARGE = "page_too_large"
     INVALID_PAGES = "invalid_pages"
+    INVALID_OPTIONS = "invalid_options"
     ENGINE_UNAVAILABLE = "engine_unavailable"
     ENGINE_FAILED = "engine_failed"
     PROCESSOR_CRASHED = "processor_crashed"

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
 from ocr_platform.jobs import NewJob
+from ocr_platform.routing import MODEL_TABLE
 from ocr_platform.s3_layout import JOB_ID_MAX_LENGTH, S3Uri, is_key_safe_id, is_valid_job_id
 
 LANGUAGE_PATTERN = re.compile(r"^[a-z][a-z_]{1,19}$")
@@ -108,7 +109,7 @@ def parse_job_message(body: str | bytes | Mapping[str, Any]) -> JobMessage:
         raise invalid(f"'job_id' has {len(job_id)} characters; at most {JOB_ID_MAX_LENGTH} are allowed (SageMaker's InferenceId limit)")
     model = data.get("model")
     if not isinstance(model, str) or not model:
-        raise invalid("'model' is required: one of pp-ocrv5, pp-structurev3, paddleocr-vl")
+        raise invalid(f"'model' is required: one of {', '.join(MODEL_TABLE)}")
     input_uri = data.get("input")
     if not isinstance(input_uri, str):
         raise invalid("'input' is required: an s3://bucket/key URI of the document")

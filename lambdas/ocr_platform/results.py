@@ -40,6 +40,7 @@ class Page(TypedDict):
     width: int
     height: int
     scale: float
+    rotation: NotRequired[int]
     lines: list[Line]
     blocks: NotRequired[list[Block]]
     markdown: NotRequired[str]

@@ -39,6 +39,7 @@ MODEL_TABLE: dict[str, ModelSpec] = {
     spec.name: spec
     for spec in (
         ModelSpec("pp-ocrv5", "lambda", "PP-OCRv5 text detection + recognition (lines, polygons, scores)"),
+        ModelSpec("pp-ocrv6", "lambda", "PP-OCRv6 text detection + recognition, sizes tiny/small/medium (options.variant)"),
         ModelSpec("pp-structurev3", "lambda", "PP-StructureV3 layout, tables and Markdown"),
         ModelSpec("paddleocr-vl", "sagemaker", "PaddleOCR-VL vision-language document parsing on a GPU"),
     )

@@ -97,12 +97,30 @@ def test_dockerignore_is_an_allow_list() -> None:
     assert {"!pyproject.toml", "!README.md", "!lambdas/", "!containers/", "!requirements/"} <= set(lines)
 
 
-@pytest.mark.parametrize("dockerfile", [CPU_OCR_DOCKERFILE, VL_ENDPOINT_DOCKERFILE])
-def test_models_can_be_baked_in(dockerfile: str) -> None:
+def _bake_command(text: str) -> list[str]:
+    """The model names the image's bake step is given (continuation lines joined)."""
+    joined = text.replace("\\\n", " ")
+    [line] = [line for line in joined.splitlines() if line.startswith("RUN python /tmp/bake-models.py")]
+    return line.removeprefix("RUN python /tmp/bake-models.py").split("&&")[0].split()
+
+
+@pytest.mark.parametrize(("dockerfile", "always"), [
+    # Every CPU job may need the orientation classifiers and any PP-OCRv6 size; the endpoint turns pages too.
+    (CPU_OCR_DOCKERFILE, ["PP-LCNet_x1_0_doc_ori", "PP-LCNet_x1_0_textline_ori", *(
+        f"PP-OCRv6_{size}_{part}" for size in ("tiny", "small", "medium") for part in ("det", "rec"))]),
+    (VL_ENDPOINT_DOCKERFILE, ["PP-LCNet_x1_0_doc_ori"]),
+])
+def test_models_are_baked_in(dockerfile: str, always: list[str]) -> None:
     text = _read(dockerfile)
     assert 'ARG BAKE_MODELS=""' in text
-    assert "RUN python /tmp/bake-models.py ${BAKE_MODELS}" in text
+    assert _bake_command(text) == [*always, "${BAKE_MODELS}"]
     assert "OCR_MODEL_DIR=/opt/ocr-models" in text
+
+
+def test_the_cpu_image_exports_every_pp_ocr_model_it_bakes_to_onnx() -> None:
+    text = _read(CPU_OCR_DOCKERFILE)
+    for name in [*_bake_command(text)[:-1], "PP-OCRv5_mobile_det", "PP-OCRv5_mobile_rec"]:
+        assert f"'{name}'" in text.split("export_onnx", 1)[1], name
 
 
 def test_bake_script_copies_each_named_model_into_the_model_dir(

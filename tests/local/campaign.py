@@ -74,7 +74,7 @@ SETTLE_GRACE_SECONDS = 5
 ASYNC_ATTEMPTS = 3
 COMPLETION_DOWN = "completion handler down"
 #: The ONNX exports the processor image bakes (containers/cpu-ocr/Dockerfile), prepared the same way.
-PREPARED_ONNX_MODELS = ("PP-OCRv5_mobile_det", "PP-OCRv5_mobile_rec")
+PREPARED_ONNX_MODELS = ("PP-OCRv5_mobile_det", "PP-OCRv5_mobile_rec", "PP-LCNet_x1_0_doc_ori", "PP-LCNet_x1_0_textline_ori")
 #: The engines the processor image builds in its init phase (its ``OCR_PRELOAD_MODELS``).
 PRELOADED_MODELS = "pp-ocrv5"
 MAX_CER = 0.02

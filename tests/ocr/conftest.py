@@ -30,3 +30,16 @@ def ppocr(ocr_settings) -> Iterator[object]:
     yield engine
     engines._factories.pop("pp-ocrv5", None)
     engines._instances.pop("pp-ocrv5", None)
+
+
+@pytest.fixture(scope="session")
+def ppocr_v6(ocr_settings, ppocr) -> Iterator[object]:
+    """The real PP-OCRv6 engine (small: the weights rapidocr ships), registered for the CLI and handlers."""
+    from ocr_platform import engines
+    from ocr_platform.engines.ppocrv6 import PPOCRv6Engine
+
+    engine = PPOCRv6Engine(ocr_settings, orientation=ppocr.orientation)
+    engines.register_engine("pp-ocrv6", lambda: engine)
+    yield engine
+    engines._factories.pop("pp-ocrv6", None)
+    engines._instances.pop("pp-ocrv6", None)

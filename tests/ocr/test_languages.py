@@ -21,8 +21,10 @@ import yaml
 from ocr_platform.engines.languages import (
     MULTILINGUAL_LANGUAGES,
     MULTILINGUAL_REC_MODEL,
+    PPOCRV6_LANGUAGES,
     RECOGNITION_MODELS,
     SCRIPT_GROUPS,
+    check_ppocrv6_language,
     recognition_model_for,
 )
 from ocr_platform.errors import JobError
@@ -71,9 +73,9 @@ def paddleocr_choice(tmp_path_factory: pytest.TempPathFactory):
 
     config = tmp_path_factory.mktemp("paddleocr-config") / "ocr.yaml"
 
-    def choice(language: str) -> str | None:
+    def choice(language: str, version: str = "PP-OCRv5") -> str | None:
         try:
-            pipeline = ResolveOnly(lang=language, ocr_version="PP-OCRv5")
+            pipeline = ResolveOnly(lang=language, ocr_version=version)
         except ValueError:  # "No models are available for lang=..."
             return None
         pipeline.export_paddlex_config_to_yaml(str(config))
@@ -95,6 +97,17 @@ def test_every_language_reads_with_the_model_paddleocr_picks(paddleocr_groups, p
     assert differences == {}
     assert {language for language, model in RECOGNITION_MODELS.items() if model == MULTILINGUAL_REC_MODEL} == MULTILINGUAL_LANGUAGES
     assert set(PADDLEOCR_CHOICES_REPLACED) == MULTILINGUAL_LANGUAGES
+
+
+def test_pp_ocrv6_reads_the_languages_paddleocr_gives_it(paddleocr_groups, paddleocr_choice) -> None:
+    languages = set(RECOGNITION_MODELS) | set().union(*paddleocr_groups.values()) | set(NOT_READ)
+
+    read_by_v6 = {language for language in languages if paddleocr_choice(language, "PP-OCRv6") is not None}
+
+    assert read_by_v6 == PPOCRV6_LANGUAGES
+    for language in sorted(languages - PPOCRV6_LANGUAGES):
+        with pytest.raises(JobError, match="use pp-ocrv5"):
+            check_ppocrv6_language(language)
 
 
 def test_the_script_groups_are_paddleocrs(paddleocr_groups) -> None:

@@ -35,6 +35,7 @@ from ocr_platform.results import EngineInfo, engine_fallback_warning
 from ocr_platform.settings import ENV
 from tests.conftest import BUCKET, Platform
 from tests.documents import ENGLISH_PAGES, character_error_rate
+from tests.ocr import LOCAL_ORIENTATION_MODELS
 
 TABLE_HTML = "<html><body><table><tr><td>Item</td><td>Price</td></tr><tr><td>Tea</td><td>4.50</td></tr></table></body></html>"
 
@@ -141,7 +142,7 @@ def test_with_fallback_on_an_unavailable_pipeline_runs_real_pp_ocrv5_and_says_so
     result, _ = ocr_document(docs["png"], job_id="f", model="paddleocr-vl", engine=engine)
 
     assert result["engine"]["name"].startswith("PP-OCRv5 (fallback: PaddleOCR-VL unavailable here")
-    assert result["engine"]["models"] == ["PP-OCRv5_mobile_det", "PP-OCRv5_mobile_rec"]
+    assert result["engine"]["models"] == ["PP-OCRv5_mobile_det", "PP-OCRv5_mobile_rec", *LOCAL_ORIENTATION_MODELS]
     [warning] = result["warnings"]
     assert (warning["code"], warning["requested"], warning["ran"]) == ("engine_fallback", "PaddleOCR-VL", "PP-OCRv5")
     assert warning["reason"] == engine.fallback_reason and "PP-DocLayoutV2" in warning["reason"]

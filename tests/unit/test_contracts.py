@@ -71,7 +71,7 @@ def test_invalid_messages_say_which_field_is_wrong(change: dict, fragment: str, 
 
 def test_routing_table_matches_the_design() -> None:
     assert {name: spec.backend for name, spec in MODEL_TABLE.items()} == {
-        "pp-ocrv5": "lambda", "pp-structurev3": "lambda", "paddleocr-vl": "sagemaker"}
+        "pp-ocrv5": "lambda", "pp-ocrv6": "lambda", "pp-structurev3": "lambda", "paddleocr-vl": "sagemaker"}
     with pytest.raises(JobError) as info:
         route("PP-OCRv5")
     assert info.value.code == "unknown_model"
@@ -270,6 +270,12 @@ def test_every_timing_key_is_documented(contracts: dict[str, Section]) -> None:
     in_code = _timing_keys_in_code()
     assert {"predict", "ocr", "download", "total"} <= in_code  # the scan still finds what the code writes
     assert in_code == contracts["Timings"].names(), _undocumented(in_code, contracts["Timings"].names())
+
+
+def test_every_engine_option_is_documented(contracts: dict[str, Section]) -> None:
+    from ocr_platform.engines.options import KNOWN_OPTIONS
+
+    assert set(KNOWN_OPTIONS) == contracts["Engine options"].names()
 
 
 def test_every_error_code_is_documented(contracts: dict[str, Section]) -> None:

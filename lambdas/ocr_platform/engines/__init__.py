@@ -6,13 +6,15 @@ invocation. ``predict`` takes a local file and returns result pages plus the eng
 Engines are registered by model name; the real PaddleOCR engines live in their own modules and are
 imported only when first asked for, so the zip Lambdas never import paddle:
 
-- ``ppocrv5`` (``pp-ocrv5``), ``ppstructurev3`` (``pp-structurev3``), ``paddleocr_vl`` (``paddleocr-vl``):
-  one module per engine; the two layout engines share ``layout`` (and its fallback), and
+- ``ppocrv5`` (``pp-ocrv5``), ``ppocrv6`` (``pp-ocrv6``), ``ppstructurev3`` (``pp-structurev3``),
+  ``paddleocr_vl`` (``paddleocr-vl``): one module per engine; the two PP-OCR engines share ``ppocr``
+  (with ``text_pipeline``), the two layout engines share ``layout`` (and its fallback), and
   ``local_structure`` (with ``regions``) is PP-StructureV3's local substitute;
-- what they share: ``settings`` (``PaddleSettings``, the ``OCR_*`` environment), ``languages`` (the
-  language -> recognition model table), ``resolver`` (model directories and pipeline arguments),
-  ``page_loop`` (intake, timing and progress for every page) and ``conversion`` (PaddleOCR results to
-  result.json lines, blocks and Markdown).
+- what they share: ``settings`` (``PaddleSettings``, the ``OCR_*`` environment), ``options`` (the job's
+  engine options), ``languages`` (the language -> recognition model table), ``resolver`` (model
+  directories and pipeline arguments), ``orientation`` (pages turned upright), ``page_loop`` (intake,
+  orientation, timing and progress for every page) and ``conversion`` (PaddleOCR results to result.json
+  lines, blocks and Markdown).
 
 >>> class Echo:
 ...     info = EngineInfo(name="echo", models=[], version="0")
@@ -83,6 +85,7 @@ EngineFactory = Callable[[], Engine]
 # model name -> "module:attribute" of the factory, imported on first use.
 _LAZY_FACTORIES: dict[str, str] = {
     "pp-ocrv5": "ocr_platform.engines.ppocrv5:PPOCRv5Engine",
+    "pp-ocrv6": "ocr_platform.engines.ppocrv6:PPOCRv6Engine",
     "pp-structurev3": "ocr_platform.engines.ppstructurev3:PPStructureV3Engine",
     "paddleocr-vl": "ocr_platform.engines.paddleocr_vl:PaddleOCRVLEngine",
 }

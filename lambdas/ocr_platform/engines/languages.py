@@ -81,3 +81,24 @@ def recognition_model_for(language: str) -> str:
             f"Language {language!r} has no PP-OCRv5 recognition model; use a PaddleOCR code such as en, ch, fr, ru, korean, ar.",
         )
     return model
+
+
+#: The PaddleOCR codes PP-OCRv6's one recogniser (per size) reads: PaddleOCR 3.7's ``_PPOCRV6_LANGS``,
+#: Chinese, English, Japanese and the Latin-script languages except Pali.
+PPOCRV6_LANGUAGES = MULTILINGUAL_LANGUAGES | (SCRIPT_GROUPS["latin"] - {"pi"})
+
+
+def check_ppocrv6_language(language: str) -> None:
+    """Raise ``JobError(unsupported_language)`` for a code PP-OCRv6 does not read.
+
+    >>> check_ppocrv6_language("de")
+    >>> check_ppocrv6_language("ru")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ocr_platform.errors.JobError: unsupported_language: PP-OCRv6 does not read 'ru'; ... use pp-ocrv5 for it.
+    """
+    if language not in PPOCRV6_LANGUAGES:
+        raise JobError(
+            ErrorCode.UNSUPPORTED_LANGUAGE,
+            f"PP-OCRv6 does not read {language!r}; it reads Chinese, English, Japanese and Latin-script languages: use pp-ocrv5 for it.",
+        )

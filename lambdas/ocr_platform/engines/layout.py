@@ -10,7 +10,8 @@ a subclass has a better one), ``engine`` in the result names it and an ``engine_
 what was asked for, what ran and why; output is never fabricated.
 
 The layout pipelines run on Paddle Inference (CPU or GPU) whatever ``inference_engine`` says; only
-PP-OCRv5 runs on ONNX Runtime.
+the PP-OCR routes run on ONNX Runtime. Pages are turned upright before the pipeline sees them
+(``page_loop`` with the shared page orientation classifier) unless the job says ``"orientation": false``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from typing import Any, ClassVar
 
 from ocr_platform.engines import Engine, EngineOutput
 from ocr_platform.engines.conversion import layout_page_content, raw_result
+from ocr_platform.engines.options import EngineOptions, parse_options
+from ocr_platform.engines.orientation import TEXTLINE_ORIENTATION_MODEL, PageOrientation, shared_page_orientation
 from ocr_platform.engines.page_loop import (
     PageReading,
     ProgressCallback,
@@ -71,10 +74,12 @@ class LayoutPipelineEngine:
         self.pipeline: Any = None
         self.fallback: Engine | None = None
         self.fallback_reason = ""
+        self.orientation: PageOrientation | None = None
         started = time.perf_counter()
         try:
             self.pipeline = self._build(pipeline_factory)
             self.resolver.publish_downloaded()
+            self.orientation = shared_page_orientation(self.settings)
         except Exception as err:
             if not self.settings.allow_fallback:
                 raise JobError(ErrorCode.ENGINE_UNAVAILABLE, f"{self.name} cannot run here: {err}") from err
@@ -101,9 +106,16 @@ class LayoutPipelineEngine:
 
         return get_engine("pp-ocrv5")
 
-    def _predict_kwargs(self, language: str) -> dict[str, Any]:
+    def _predict_kwargs(self, language: str, options: EngineOptions) -> dict[str, Any]:
         """Extra keyword arguments for the pipeline's ``predict`` (none by default)."""
         return {}
+
+    def _engine_info(self, options: EngineOptions) -> EngineInfo:
+        """``engine`` for a job: the pipeline's models, and the page orientation model when it ran."""
+        models = [model for model in self.models if options.orientation or model != TEXTLINE_ORIENTATION_MODEL]
+        if options.orientation and self.orientation is not None:
+            models.append(self.orientation.label)
+        return EngineInfo(name=self.name, models=models, version=self.info["version"])
 
     def predict(
         self,
@@ -117,14 +129,21 @@ class LayoutPipelineEngine:
         """Read ``pages`` of the document at ``path``; ``on_page(done, total)`` reports progress."""
         if self.fallback is not None:
             return self._predict_with(self.fallback, path, language=language, pages=pages, options=options, on_page=on_page)
-        pipeline, predict_kwargs = self.pipeline, self._predict_kwargs(language)
+        chosen = parse_options(options)
+        pipeline, predict_kwargs = self.pipeline, self._predict_kwargs(language, chosen)
 
         def read_page(image: PageImage) -> PageReading:
             [res] = list(pipeline.predict(bgr_array(image), **predict_kwargs))
             return PageReading(content=layout_page_content(res), raw={"result": raw_result(res)})
 
-        read = read_pages(path, pages=pages, limits=self.settings.intake, read_page=read_page, on_page=on_page)
-        return EngineOutput(pages=read.pages, raw={"pipeline": self.name, "pages": read.raw_pages}, timings=read.timings)
+        read = read_pages(
+            path, pages=pages, limits=self.settings.intake, read_page=read_page, on_page=on_page,
+            orientation=self.orientation if chosen.orientation else None,
+        )
+        return EngineOutput(
+            pages=read.pages, raw={"pipeline": self.name, "pages": read.raw_pages},
+            engine=self._engine_info(chosen), timings=read.timings,
+        )
 
     def _predict_with(self, fallback: Engine, path: Path, **kwargs: Any) -> EngineOutput:
         """``fallback``'s output, its ``engine`` naming what ran and an ``engine_fallback`` warning saying why."""

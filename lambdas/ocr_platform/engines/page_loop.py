@@ -1,9 +1,11 @@
 """The page loop every engine runs: open the document, read each selected page, time it, report progress.
 
 An engine says only how it reads one rendered page (``ReadPage``); ``read_pages`` does the rest the
-same way for all of them: intake (type check, limits, page selection, rendering), the page number, size
-and scale of each result page, the raw output per page for raw.json, ``render``/``predict`` timings and
-``on_page(done, total)`` after each page.
+same way for all of them: intake (type check, limits, page selection, rendering), turning the page
+upright when the engine passes an ``orientation`` classifier (and mapping what it read back onto the
+page as submitted), the page number, size, scale and ``rotation`` of each result page, the raw output
+per page for raw.json, ``render``/``orientation``/``predict`` timings and ``on_page(done, total)`` after
+each page.
 
 >>> from ocr_platform.intake import PageImage
 >>> def blank(image: PageImage) -> PageReading:
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ocr_platform.engines.conversion import PageContent
+from ocr_platform.engines.orientation import OrientedPage, PageOrientation, to_submitted
 from ocr_platform.intake import IntakeLimits, PageImage, open_document
 from ocr_platform.results import Page
 
@@ -50,9 +53,9 @@ class ReadPages:
 
     Attributes:
         pages: result pages in the result.json page shape, in document order.
-        raw_pages: ``{"page": n, **reading.raw}`` per page, for raw.json.
-        timings: ``render`` (intake: decoding and rendering pages) and ``predict`` (the engine's
-            ``read_page``), in seconds.
+        raw_pages: ``{"page": n, "rotation": r, **reading.raw}`` per page, for raw.json.
+        timings: ``render`` (intake: decoding and rendering pages), ``orientation`` (classifying and
+            turning pages; 0 when off) and ``predict`` (the engine's ``read_page``), in seconds.
     """
 
     pages: list[Page]
@@ -67,29 +70,38 @@ def read_pages(
     limits: IntakeLimits,
     read_page: ReadPage,
     on_page: ProgressCallback | None = None,
+    orientation: PageOrientation | None = None,
 ) -> ReadPages:
     """Read the ``pages`` selection of the document at ``path`` with ``read_page``, one page at a time.
+
+    With ``orientation``, each page is turned upright before ``read_page`` sees it, and the lines and
+    blocks it returns are mapped back onto the page as submitted (``engines.orientation``).
 
     Intake refusals (unsupported type, encrypted PDF, limits, page selection) raise the intake's
     ``JobError`` before any page is read.
     """
     result_pages: list[Page] = []
     raw_pages: list[dict[str, Any]] = []
-    render_s = predict_s = 0.0
+    render_s = orientation_s = predict_s = 0.0
     with open_document(path, pages=pages, limits=limits) as doc:
         total = len(doc.selected_pages)
         rendering = time.perf_counter()
         for done, image in enumerate(doc.pages(), start=1):
+            orienting = time.perf_counter()
+            render_s += orienting - rendering
+            oriented = orientation.upright(image) if orientation else OrientedPage(image=image, rotation=0)
             reading = time.perf_counter()
-            render_s += reading - rendering
-            page = read_page(image)
+            orientation_s += reading - orienting
+            page = read_page(oriented.image)
             predict_s += time.perf_counter() - reading
-            result_pages.append({**_page_header(image), **page.content})  # type: ignore[typeddict-item]
-            raw_pages.append({"page": image.page, **page.raw})
+            content = to_submitted(page.content, oriented.rotation, width=image.width, height=image.height)
+            result_pages.append({**_page_header(image), "rotation": oriented.rotation, **content})  # type: ignore[typeddict-item]
+            raw_pages.append({"page": image.page, "rotation": oriented.rotation, **page.raw})
             if on_page:
                 on_page(done, total)
             rendering = time.perf_counter()
-    return ReadPages(pages=result_pages, raw_pages=raw_pages, timings={"render": render_s, "predict": predict_s})
+    timings = {"render": render_s, "orientation": orientation_s, "predict": predict_s}
+    return ReadPages(pages=result_pages, raw_pages=raw_pages, timings=timings)
 
 
 def bgr_array(image: PageImage) -> Any:

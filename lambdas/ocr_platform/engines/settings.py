@@ -54,6 +54,9 @@ class PaddleSettings:
             widest line, and recognition cost grows with width. ``OCR_REC_BATCH_SIZE``.
         cpu_threads: threads per inference: Paddle Inference's math library threads, or ONNX Runtime's
             intra-op threads (defaults to the machine's vCPUs, ``os.cpu_count()``). ``OCR_CPU_THREADS``.
+        rec_workers: text-line recognisers of one thread each that share a page's lines (defaults to
+            ``cpu_threads``; see ``engines.text_pipeline``: 2.40 s a dense page with two, 4.40 s with one
+            recogniser of two threads). ``OCR_REC_WORKERS``.
         enable_mkldnn: oneDNN kernels on CPU (needs paddlepaddle 3.2.x; 3.3.1 crashes with it).
             ``OCR_ENABLE_MKLDNN``.
         device: ``cpu`` or ``gpu:0``. ``OCR_DEVICE``.
@@ -71,6 +74,7 @@ class PaddleSettings:
     det_limit_type: str = "max"
     rec_batch_size: int = 1
     cpu_threads: int = field(default_factory=lambda: os.cpu_count() or 2)
+    rec_workers: int = 0
     enable_mkldnn: bool = True
     device: str = "cpu"
     allow_hub_download: bool = True
@@ -78,18 +82,24 @@ class PaddleSettings:
     bucket: str | None = None
     intake: IntakeLimits = field(default_factory=IntakeLimits)
 
+    def __post_init__(self) -> None:
+        if self.rec_workers <= 0:
+            object.__setattr__(self, "rec_workers", self.cpu_threads)
+
     @classmethod
     def from_env(cls) -> PaddleSettings:
         """The defaults above, each replaced by its ``OCR_*`` variable where that is set."""
         env = os.environ
         base = cls()
+        cpu_threads = int(env.get("OCR_CPU_THREADS", base.cpu_threads))
         return replace(
             base,
             inference_engine=env.get("OCR_INFERENCE_ENGINE", base.inference_engine),
             det_limit_side_len=int(env.get("OCR_DET_LIMIT_SIDE_LEN", base.det_limit_side_len)),
             det_limit_type=env.get("OCR_DET_LIMIT_TYPE", base.det_limit_type),
             rec_batch_size=int(env.get("OCR_REC_BATCH_SIZE", base.rec_batch_size)),
-            cpu_threads=int(env.get("OCR_CPU_THREADS", base.cpu_threads)),
+            cpu_threads=cpu_threads,
+            rec_workers=int(env.get("OCR_REC_WORKERS", cpu_threads)),
             enable_mkldnn=env_flag("OCR_ENABLE_MKLDNN", base.enable_mkldnn),
             device=env.get("OCR_DEVICE", base.device),
             allow_hub_download=env_flag("OCR_MODEL_HUB", base.allow_hub_download),

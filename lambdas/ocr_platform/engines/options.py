@@ -1,0 +1,64 @@
+"""The engine options a job may set (the message's ``options`` object), checked before any page is read.
+
+Options are per job and documented in docs/contracts.md ("Engine options"). A misspelt or mistyped
+option fails the job ``invalid_options`` naming the options that exist, instead of being ignored: a
+user who turned orientation off, or asked for another model variant, gets that or an error.
+
+>>> parse_options({"orientation": False})
+EngineOptions(orientation=False, variant=None)
+>>> parse_options({"variant": "tiny"}, variants=("tiny", "small", "medium")).variant
+'tiny'
+>>> parse_options({"orientaton": False})  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+ocr_platform.errors.JobError: invalid_options: Unknown option 'orientaton'; the options are: orientation, variant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ocr_platform.errors import ErrorCode, JobError
+
+KNOWN_OPTIONS = ("orientation", "variant")
+#: The sizes a job may pick with ``variant``, per model (each model's engine has its default).
+MODEL_VARIANTS: dict[str, tuple[str, ...]] = {"pp-ocrv6": ("tiny", "small", "medium")}
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """What a job asked of the engine.
+
+    Attributes:
+        orientation: turn each page upright (0/90/180/270) and each text line (0/180) before reading
+            (default on); ``false`` reads every page and line as submitted.
+        variant: the model size for routes that offer several (``pp-ocrv6``: ``tiny``, ``small``,
+            ``medium``); ``None`` is the route's default.
+    """
+
+    orientation: bool = True
+    variant: str | None = None
+
+
+def parse_options(options: Mapping[str, Any] | None, *, variants: Sequence[str] = ()) -> EngineOptions:
+    """``options`` checked against the known options; ``variants`` are the sizes this route offers.
+
+    Raises ``JobError(invalid_options)`` for an unknown option, a wrong type or a variant the route
+    does not offer.
+    """
+    options = dict(options or {})
+    for name in options:
+        if name not in KNOWN_OPTIONS:
+            raise JobError(ErrorCode.INVALID_OPTIONS, f"Unknown option {name!r}; the options are: {', '.join(KNOWN_OPTIONS)}.")
+    orientation = options.get("orientation", True)
+    if not isinstance(orientation, bool):
+        raise JobError(ErrorCode.INVALID_OPTIONS, f"Option 'orientation' must be true or false, not {orientation!r}.")
+    variant = options.get("variant")
+    if variant is not None:
+        if not variants:
+            raise JobError(ErrorCode.INVALID_OPTIONS, "Option 'variant' applies only to a model that has variants (pp-ocrv6).")
+        if variant not in variants:
+            raise JobError(ErrorCode.INVALID_OPTIONS, f"Option 'variant' must be one of {', '.join(variants)}, not {variant!r}.")
+    return EngineOptions(orientation=orientation, variant=variant)

@@ -1,0 +1,181 @@
+"""What the ``pp-ocrv5`` and ``pp-ocrv6`` engines share: text lines from PaddleOCR's ``PaddleOCR``
+pipeline, with every page and line turned upright first, and recognition on every core.
+
+A route says only which detection and recognition models read a job (``models_for``: by language for
+PP-OCRv5, by the ``variant`` option for PP-OCRv6). One pipeline is built per model pair, on first use,
+and kept for the life of the process; ``preload`` pairs are built in the constructor, so a Lambda's
+init phase loads them (``engines.preload_engines``).
+
+Per page (``page_loop``): the page orientation classifier turns the page upright (``orientation``);
+the pipeline detects lines and recognises them on ``rec_workers`` threads, and a line that reads badly
+is read turned by 180 degrees where the text-line classifier says so (``text_pipeline``); the polygons
+are mapped back to the page as submitted. A job with ``"orientation": false`` skips both classifiers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ocr_platform.engines import EngineOutput, collector_paused
+from ocr_platform.engines.conversion import ocr_lines, raw_result
+from ocr_platform.engines.options import EngineOptions, parse_options
+from ocr_platform.engines.orientation import PageOrientation, line_orientation_classifier, shared_page_orientation
+from ocr_platform.engines.page_loop import PageReading, ProgressCallback, bgr_array, read_pages
+from ocr_platform.engines.resolver import ModelResolver, ModelUnavailableError, paddleocr_version, runtime_kwargs
+from ocr_platform.engines.settings import PaddleSettings
+from ocr_platform.engines.text_pipeline import ParallelRecognizer, TurnedLineCheck, install_recognizer
+from ocr_platform.errors import ErrorCode, JobError
+from ocr_platform.intake import PageImage
+from ocr_platform.results import EngineInfo, Line
+
+ModelPair = tuple[str, str]
+
+
+class PPOCREngine:
+    """PP-OCR text detection + recognition through PaddleOCR's ``PaddleOCR`` pipeline (one route each).
+
+    Args:
+        settings: how the pipeline runs (default: ``PaddleSettings.from_env()``).
+        resolver: where model weights come from (default: ``ModelResolver(settings)``).
+        pipeline_factory: the pipeline class (default: ``paddleocr.PaddleOCR``).
+        orientation: the page orientation classifier (default: the process's shared one).
+
+    Subclasses set ``name``, ``variants`` and ``default_pairs`` and implement ``models_for``.
+    """
+
+    name: ClassVar[str] = "PP-OCR"
+    #: The model sizes a job may pick with the ``variant`` option (none: the option is refused).
+    variants: ClassVar[tuple[str, ...]] = ()
+    #: The pairs built in the constructor.
+    default_pairs: ClassVar[tuple[ModelPair, ...]] = ()
+
+    def __init__(
+        self,
+        settings: PaddleSettings | None = None,
+        *,
+        resolver: ModelResolver | None = None,
+        pipeline_factory: Callable[..., Any] | None = None,
+        orientation: PageOrientation | None = None,
+    ) -> None:
+        self.settings = settings or PaddleSettings.from_env()
+        self.resolver = resolver or ModelResolver(self.settings)
+        self._factory = pipeline_factory
+        self._pipelines: dict[ModelPair, Any] = {}
+        self._line_checks: dict[ModelPair, TurnedLineCheck] = {}
+        started = time.perf_counter()
+        self.orientation = orientation or shared_page_orientation(self.settings)
+        self._line_classifier: Any = None
+        self._line_classifier_label = ""
+        for pair in self.default_pairs:
+            self._pipeline(pair)
+        self.load_seconds = time.perf_counter() - started
+        self.info = self.engine_info(self.default_pairs[0], EngineOptions())
+
+    def models_for(self, language: str, options: EngineOptions) -> ModelPair:
+        """The detection and recognition models that read ``language`` with ``options``."""
+        raise NotImplementedError
+
+    def engine_info(self, pair: ModelPair, options: EngineOptions) -> EngineInfo:
+        """``engine`` for result.json: every model that ran, orientation included when it was on."""
+        models = [self.resolver.label(name) for name in pair]
+        if options.orientation:
+            models += self.orientation_models()
+        version = f"{paddleocr_version()} ({self.settings.inference_engine})"
+        return EngineInfo(name=self.name, models=models, version=version)
+
+    def orientation_models(self) -> list[str]:
+        """The page and text-line orientation weights that run when a job leaves orientation on."""
+        return [self.orientation.label, self._line_classifier_label]
+
+    def _pipeline(self, pair: ModelPair) -> Any:
+        if pair not in self._pipelines:
+            with collector_paused():  # PaddleOCR's imports and the model load: see collector_paused
+                self._pipelines[pair] = self._build_pipeline(pair)
+            self.resolver.publish_downloaded()
+        return self._pipelines[pair]
+
+    def _build_pipeline(self, pair: ModelPair) -> Any:
+        factory = self._factory
+        if factory is None:
+            from paddleocr import PaddleOCR
+
+            factory = PaddleOCR
+        det_model, rec_model = pair
+        try:
+            kwargs = {
+                **self.resolver.kwargs("text_detection", det_model),
+                **self.resolver.kwargs("text_recognition", rec_model),
+            }
+            line_check = self._line_check(rec_model) if self._factory is None else None
+        except ModelUnavailableError as err:
+            raise JobError(ErrorCode.ENGINE_UNAVAILABLE, f"{self.name} cannot run here: {err}.") from None
+        pipeline = factory(
+            **kwargs,
+            use_doc_orientation_classify=False,  # pages are turned by page_loop, for every route alike
+            use_doc_unwarping=False,
+            use_textline_orientation=False,  # lines are checked by TurnedLineCheck (text_pipeline)
+            text_det_limit_side_len=self.settings.det_limit_side_len,
+            text_det_limit_type=self.settings.det_limit_type,
+            text_recognition_batch_size=self.settings.rec_batch_size,
+            **runtime_kwargs(self.settings),
+        )
+        if line_check is not None:
+            install_recognizer(pipeline, line_check)
+            self._line_checks[pair] = line_check
+        return pipeline
+
+    def _line_check(self, rec_model: str) -> TurnedLineCheck:
+        """``rec_workers`` recognition predictors of one thread each, behind the turned-line check."""
+        from paddleocr import TextRecognition
+
+        single = runtime_kwargs(replace(self.settings, cpu_threads=1))
+        located = self.resolver.model_kwargs(rec_model)
+        workers = [TextRecognition(**located, **single).paddlex_predictor for _ in range(max(1, self.settings.rec_workers))]
+        if self._line_classifier is None:
+            self._line_classifier, self._line_classifier_label = line_orientation_classifier(self.settings)
+        return TurnedLineCheck(ParallelRecognizer(workers, batch_size=self.settings.rec_batch_size), self._line_classifier)
+
+    def _run(self, pair: ModelPair, image_bgr: Any, orientation: bool) -> Any:
+        pipeline = self._pipeline(pair)
+        if pair in self._line_checks:
+            self._line_checks[pair].enabled = orientation
+        [res] = list(pipeline.predict(image_bgr))
+        return res
+
+    def read_image(self, image_bgr: Any, language: str = "en", *, orientation: bool = True) -> tuple[list[Line], Any]:
+        """The lines of one upright page image (a BGR ``numpy`` array) and PaddleOCR's raw result for it."""
+        res = self._run(self.models_for(language, EngineOptions(orientation=orientation)), image_bgr, orientation)
+        return ocr_lines(res), raw_result(res)
+
+    def predict(
+        self,
+        path: Path,
+        *,
+        language: str = "en",
+        pages: str | None = None,
+        options: dict[str, Any] | None = None,
+        on_page: ProgressCallback | None = None,
+    ) -> EngineOutput:
+        """Read ``pages`` of the document at ``path``; ``on_page(done, total)`` reports progress."""
+        chosen = parse_options(options, variants=self.variants)
+        pair = self.models_for(language, chosen)
+        self._pipeline(pair)
+
+        def read_page(image: PageImage) -> PageReading:
+            res = self._run(pair, bgr_array(image), chosen.orientation)
+            return PageReading(content={"lines": ocr_lines(res)}, raw={"result": raw_result(res)})
+
+        read = read_pages(
+            path, pages=pages, limits=self.settings.intake, read_page=read_page, on_page=on_page,
+            orientation=self.orientation if chosen.orientation else None,
+        )
+        return EngineOutput(
+            pages=read.pages,
+            raw={"pipeline": "OCR", "pages": read.raw_pages},
+            engine=self.engine_info(pair, chosen),
+            timings=read.timings,
+        )
