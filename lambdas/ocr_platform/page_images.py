@@ -1,8 +1,9 @@
-"""Page images beside the result: each page as the engine read it, so a viewer can draw the OCR over it
-without a PDF library of its own.
+"""Page images beside the result: each page as submitted, so a viewer can draw the OCR over it without a
+PDF library of its own.
 
 ``results/{job_id}/pages/{page:05d}.jpg``: the page rendered by intake exactly as for the engine (same
-scale and pixel budget), so the result's polygons and boxes are in its pixels. JPEG at quality 80: a dense
+scale and pixel budget), before any orientation turn, so the result's polygons and boxes, which are on
+the page as submitted, are in its pixels. JPEG at quality 80: a dense
 A4 page at 144 DPI is about 320 KiB and takes 32 ms to render and encode again (measured on 10 pages of a
 two-column guideline), about 1.5 % of its OCR.
 """

@@ -22,7 +22,7 @@ def _submit(platform: Platform, job_id: str, model: str, **extra) -> dict:
     return message
 
 
-@pytest.mark.parametrize("model", ["pp-ocrv5", "pp-structurev3"])
+@pytest.mark.parametrize("model", ["pp-ocrv5", "pp-ocrv6", "pp-structurev3"])
 def test_cpu_models_are_invoked_asynchronously_on_the_processor(platform: Platform, model: str) -> None:
     message = _submit(platform, "job-cpu", model, pages="1-2", options={"det_limit": 960})
 

@@ -26,7 +26,7 @@ def test_client_outputs(template: Template, synthesis: Synthesis) -> None:
     assert outputs["TableName"]["Value"] == {"Ref": synthesis.logical_id(stack.jobs.table)}
     assert outputs["EndpointName"]["Value"] == "ocr-dev-paddleocr-vl"
     assert outputs["DlqUrl"]["Value"] == {"Ref": synthesis.logical_id(stack.queue.dead_letter_queue)}
-    assert outputs["Models"]["Value"] == "pp-ocrv5,pp-structurev3,paddleocr-vl"
+    assert outputs["Models"]["Value"] == "pp-ocrv5,pp-ocrv6,pp-structurev3,paddleocr-vl"
     assert stack.stack_name == "ocr-platform-dev"
 
 

@@ -98,6 +98,25 @@ def test_pp_ocrv5_on_an_image(client: OcrClient, docs: dict[str, Path]) -> None:
     assert _cer(client.result(job["job_id"]), 0, ENGLISH_PAGES[0]) <= 0.02
 
 
+def test_pp_ocrv6_reads_an_upside_down_scan_on_the_page_as_submitted(client: OcrClient, docs: dict[str, Path], tmp_path: Path) -> None:
+    from PIL import Image
+
+    upside_down = tmp_path / "upside-down.png"
+    Image.open(docs["png"]).transpose(Image.Transpose.ROTATE_180).save(upside_down)
+
+    job = client.submit(upside_down, model="pp-ocrv6")
+    done = _wait(client, job["job_id"])
+
+    assert (done["status"], done["backend"]) == ("COMPLETED", "lambda")
+    result = client.result(job["job_id"])
+    [page] = result["pages"]
+    assert page["rotation"] == 180 and _cer(result, 0, ENGLISH_PAGES[0]) <= 0.02
+    assert result["engine"]["models"][:2] == ["PP-OCRv6_small_det", "PP-OCRv6_small_rec"]
+    # The first line's polygon is on the page as uploaded: upside down, it sits near the page's foot.
+    first = page["lines"][0]["polygon"]
+    assert min(y for _, y in first) > page["height"] / 2
+
+
 def test_pp_structurev3_runs_and_names_the_model_that_really_ran(client: OcrClient, docs: dict[str, Path]) -> None:
     job = client.submit(docs["png"], model="pp-structurev3")
     done = _wait(client, job["job_id"])

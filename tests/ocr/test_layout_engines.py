@@ -293,3 +293,28 @@ def test_ocr_command_runs_locally_with_fallback_on_and_prints_the_warning(
     monkeypatch.setenv(ENV.ENGINE_FALLBACK, "none")  # a user who wants the model or an error
     assert cli.main(["ocr", str(docs["png"]), "--model", "paddleocr-vl"]) == 1
     assert capsys.readouterr().err.startswith("error: engine_unavailable: PaddleOCR-VL cannot run here")
+
+
+def test_the_vl_model_sees_a_turned_page_upright_and_its_blocks_land_on_the_page_as_submitted(
+    settings: PaddleSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from PIL import Image
+
+    from tests.documents import render_report_page
+
+    monkeypatch.setattr("ocr_platform.engines.resolver.ModelResolver.kwargs", lambda self, role, name: {f"{role}_model_name": name})
+    engine = PaddleOCRVLEngine(settings, pipeline_factory=RecordingPipeline)
+    upright = render_report_page()  # 1240 x 1754
+    render_report_page().transpose(Image.Transpose.ROTATE_90).save(tmp_path / "sideways.png")  # turned a quarter left
+
+    result, _ = ocr_document(tmp_path / "sideways.png", job_id="v", model="paddleocr-vl", engine=engine)
+
+    shape, _ = RecordingPipeline.instances[-1].predicted[0]
+    assert shape == (upright.height, upright.width, 3)  # the model read the page upright
+    [page] = result["pages"]
+    assert (page["width"], page["height"], page["rotation"]) == (upright.height, upright.width, 90)
+    title = next(b for b in page["blocks"] if b["label"] == "doc_title")
+    # [100, 80, 700, 140] on the upright page is, on the page turned a quarter left, x from 80 to 140 and
+    # y from 1240 - 700 to 1240 - 100.
+    assert title["bbox"] == [80.0, 540.0, 140.0, 1140.0]
+    assert result["engine"]["models"] == ["PP-DocLayoutV2", "PaddleOCR-VL-0.9B", LOCAL_ORIENTATION_MODELS[0]]
