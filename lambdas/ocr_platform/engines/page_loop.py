@@ -12,7 +12,7 @@ each page.
 ...     return PageReading(content={"lines": []}, raw={"width": image.width})
 >>> pages = read_pages("scan.pdf", pages="1-2", limits=IntakeLimits(), read_page=blank)  # doctest: +SKIP
 >>> [p["page"] for p in pages.pages], pages.raw_pages[0]                                 # doctest: +SKIP
-([1, 2], {'page': 1, 'width': 1191})
+([1, 2], {'page': 1, 'rotation': 0, 'width': 1191})
 """
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ class PPOCREngine:
 
     def orientation_models(self) -> list[str]:
         """The page and text-line orientation weights that run when a job leaves orientation on."""
-        return [self.orientation.label, self._line_classifier_label]
+        return [label for label in (self.orientation.label, self._line_classifier_label) if label]
 
     def _pipeline(self, pair: ModelPair) -> Any:
         if pair not in self._pipelines:
