@@ -119,3 +119,25 @@ def test_only_lines_that_read_badly_are_checked_and_turned_where_that_reads_bett
 
     check.enabled = False
     assert [r["rec_text"] for r in check(crops)] == ["clean", "garbage", "hard", "blurry"]
+
+
+def test_a_model_config_is_parsed_once_while_an_engine_loads(tmp_path) -> None:
+    from paddlex.inference.models.utils import model_config, model_resolver
+
+    from ocr_platform.engines.text_pipeline import model_configs_read_once
+
+    (tmp_path / "inference.yml").write_text("Global:\n  model_name: m\nPostProcess:\n  character_dict: [a, b]\n")
+    reads = []
+    original = model_config.load_model_config
+
+    with model_configs_read_once():
+        first = model_resolver.load_model_config(tmp_path)
+        (tmp_path / "inference.yml").write_text("Global:\n  model_name: changed\n")  # not read again
+        second = model_config.load_model_config(tmp_path)
+        reads.append(first == second and first is not second)
+        first["PostProcess"]["character_dict"].append("c")  # a predictor's change stays its own
+        reads.append(model_config.load_model_config(tmp_path)["PostProcess"]["character_dict"] == ["a", "b"])
+
+    assert reads == [True, True]
+    assert model_config.load_model_config is original and model_resolver.load_model_config is original
+    assert model_config.load_model_config(tmp_path)["Global"]["model_name"] == "changed"

@@ -27,7 +27,12 @@ from ocr_platform.engines.orientation import PageOrientation, line_orientation_c
 from ocr_platform.engines.page_loop import PageReading, ProgressCallback, bgr_array, read_pages
 from ocr_platform.engines.resolver import ModelResolver, ModelUnavailableError, paddleocr_version, runtime_kwargs
 from ocr_platform.engines.settings import PaddleSettings
-from ocr_platform.engines.text_pipeline import ParallelRecognizer, TurnedLineCheck, install_recognizer
+from ocr_platform.engines.text_pipeline import (
+    ParallelRecognizer,
+    TurnedLineCheck,
+    install_recognizer,
+    model_configs_read_once,
+)
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.intake import PageImage
 from ocr_platform.results import EngineInfo, Line
@@ -93,7 +98,8 @@ class PPOCREngine:
 
     def _pipeline(self, pair: ModelPair) -> Any:
         if pair not in self._pipelines:
-            with collector_paused():  # PaddleOCR's imports and the model load: see collector_paused
+            # PaddleOCR's imports and the model load: see collector_paused and model_configs_read_once.
+            with collector_paused(), model_configs_read_once():
                 self._pipelines[pair] = self._build_pipeline(pair)
             self.resolver.publish_downloaded()
         return self._pipelines[pair]
