@@ -1,4 +1,5 @@
-"""Which PP-OCRv5 models read a language: the table the ``language`` of a job is checked against.
+"""Which PP-OCRv5 models read a language, and which languages PP-OCRv6 reads: what the ``language`` of a
+job is checked against.
 
 PaddleOCR 3.x has no public API for this mapping: its ``PaddleOCR(lang=...)`` constructor resolves a
 language to models internally and then loads them, and its language lists are private module
