@@ -65,6 +65,21 @@ def render_mixed_orientation_page(size: tuple[int, int] = (1240, 1754), font_siz
     return page
 
 
+# Slanted stamps (degrees counter-clockwise -> text), the last one slanted and upside down.
+SLANTED_STAMPS = {30: "Diagonal stamp 7731", -30: "Received 2026-11-24", 150: "Slanted upside 4410"}
+
+
+def render_slanted_page(size: tuple[int, int] = (1240, 1754), font_size: int = 40) -> Image.Image:
+    """A page with the ``SLANTED_STAMPS`` pasted at their angles, as rubber stamps land on a page."""
+    page = Image.new("RGB", size, "white")
+    font = ImageFont.truetype(str(LATIN_FONT), font_size)
+    for (degrees, text), place in zip(SLANTED_STAMPS.items(), [(150, 300), (500, 900), (300, 1300)], strict=True):
+        stamp = Image.new("RGB", (640, 90), "white")
+        ImageDraw.Draw(stamp).text((20, 20), text, fill="black", font=font)
+        page.paste(stamp.rotate(degrees, expand=True, fillcolor="white"), place)
+    return page
+
+
 def write_png(path: Path, lines: list[str], **kwargs) -> Path:
     render_page(lines, **kwargs).save(path, format="PNG")
     return path

@@ -13,9 +13,11 @@ from ocr_platform.text_metrics import word_f1
 from tests.documents import (
     ENGLISH_PAGES,
     MIXED_ORIENTATION_BOXES,
+    SLANTED_STAMPS,
     render_mixed_orientation_page,
     render_page,
     render_report_page,
+    render_slanted_page,
 )
 from tests.ocr import LOCAL_ORIENTATION_MODELS
 
@@ -111,6 +113,14 @@ def test_a_page_with_text_in_every_direction(ppocr, tmp_path: Path) -> None:
         assert word_f1("\n".join(lines), text) > 0, degrees
         for line in lines:
             assert line in text, f"{line!r} ({degrees} degrees) not read: {text!r}"
+
+
+def test_slanted_stamps_read_upright_or_upside_down(ppocr, tmp_path: Path) -> None:
+    result = _read(ppocr, _save(render_slanted_page(), tmp_path / "stamped.png"))
+
+    [page] = result["pages"]
+    assert page["rotation"] == 0
+    assert sorted(line["text"] for line in page["lines"]) == sorted(SLANTED_STAMPS.values())
 
 
 def test_orientation_off_reads_the_page_as_submitted(ppocr, upright, tmp_path: Path) -> None:
