@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ocr_platform import defaults
 from ocr_platform.errors import ErrorCode, JobError
@@ -90,6 +90,12 @@ class PageImage:
     @property
     def height(self) -> int:
         return self.image.height
+
+    def bgr(self) -> Any:
+        """The page as a contiguous BGR ``numpy`` array, the channel order PaddleOCR's models take."""
+        import numpy as np
+
+        return np.ascontiguousarray(np.asarray(self.image)[:, :, ::-1])
 
 
 _PAGES_PATTERN = re.compile(r"^\s*\d+\s*(-\s*\d+\s*)?(,\s*\d+\s*(-\s*\d+\s*)?)*$")

@@ -30,7 +30,6 @@ from ocr_platform.engines.orientation import TEXTLINE_ORIENTATION_MODEL, PageOri
 from ocr_platform.engines.page_loop import (
     PageReading,
     ProgressCallback,
-    bgr_array,
     read_pages,
 )
 from ocr_platform.engines.resolver import ModelResolver, paddleocr_version
@@ -133,7 +132,7 @@ class LayoutPipelineEngine:
         pipeline, predict_kwargs = self.pipeline, self._predict_kwargs(language, chosen)
 
         def read_page(image: PageImage) -> PageReading:
-            [res] = list(pipeline.predict(bgr_array(image), **predict_kwargs))
+            [res] = list(pipeline.predict(image.bgr(), **predict_kwargs))
             return PageReading(content=layout_page_content(res), raw={"result": raw_result(res)})
 
         read = read_pages(

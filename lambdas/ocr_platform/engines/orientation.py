@@ -60,8 +60,7 @@ class PageOrientation:
     """Page orientation: which of 0, 90, 180, 270 degrees clockwise turns a page upright.
 
     Args:
-        settings: the device and inference engine (ONNX Runtime where installed).
-        resolver: where the weights come from (default: ``ModelResolver(settings)``).
+        settings: the device and inference engine (``classifier_settings``).
 
     Attributes:
         label: the weights that run, for ``engine.models``.
@@ -71,24 +70,17 @@ class PageOrientation:
     180
     """
 
-    def __init__(self, settings: PaddleSettings, resolver: ModelResolver | None = None) -> None:
+    def __init__(self, settings: PaddleSettings) -> None:
         from paddleocr import DocImgOrientationClassification
 
-        resolver = resolver or ModelResolver(settings)
         try:
-            located = resolver.model_kwargs(PAGE_ORIENTATION_MODEL)
+            self.classifier, self.label = _classifier(DocImgOrientationClassification, PAGE_ORIENTATION_MODEL, settings)
         except ModelUnavailableError as err:
             raise JobError(ErrorCode.ENGINE_UNAVAILABLE, f"Page orientation cannot run here: {err}.") from None
-        self.classifier = DocImgOrientationClassification(**located, **runtime_kwargs(settings))
-        resolver.publish_downloaded()
-        self.label = resolver.label(PAGE_ORIENTATION_MODEL)
 
     def rotation_for(self, image: PageImage) -> int:
         """Degrees clockwise that turn ``image`` upright (0 when the classifier is unsure)."""
-        import numpy as np
-
-        bgr = np.ascontiguousarray(np.asarray(image.image)[:, :, ::-1])
-        [result] = list(self.classifier.predict(bgr))
+        [result] = list(self.classifier.predict(image.bgr()))
         label = int(str(result["label_names"][0]))
         score = float(result["scores"][0])
         if label not in ROTATIONS or score < MIN_SCORE:
@@ -129,12 +121,16 @@ def line_orientation_classifier(settings: PaddleSettings) -> tuple[Any, str]:
     """
     from paddleocr import TextLineOrientationClassification
 
-    runtime = classifier_settings(settings)
-    resolver = ModelResolver(runtime)
-    located = resolver.model_kwargs(TEXTLINE_ORIENTATION_MODEL)
-    classifier = TextLineOrientationClassification(**located, **runtime_kwargs(runtime))
+    return _classifier(TextLineOrientationClassification, TEXTLINE_ORIENTATION_MODEL, classifier_settings(settings))
+
+
+def _classifier(model_class: Any, name: str, settings: PaddleSettings) -> tuple[Any, str]:
+    """One of PaddleOCR's single-model classes for ``name``, built on ``settings``: its PaddleX
+    predictor and what ``engine.models`` calls its weights."""
+    resolver = ModelResolver(settings)
+    model = model_class(**resolver.model_kwargs(name), **runtime_kwargs(settings))
     resolver.publish_downloaded()
-    return classifier.paddlex_predictor, resolver.label(TEXTLINE_ORIENTATION_MODEL)
+    return model.paddlex_predictor, resolver.label(name)
 
 
 def turn(image: PageImage, rotation: int) -> PageImage:

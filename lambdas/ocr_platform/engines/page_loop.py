@@ -104,12 +104,5 @@ def read_pages(
     return ReadPages(pages=result_pages, raw_pages=raw_pages, timings=timings)
 
 
-def bgr_array(image: PageImage) -> Any:
-    """The page as a contiguous BGR ``numpy`` array, the channel order PaddleOCR's pipelines take."""
-    import numpy as np
-
-    return np.ascontiguousarray(np.asarray(image.image)[:, :, ::-1])
-
-
 def _page_header(image: PageImage) -> dict[str, Any]:
     return {"page": image.page, "width": image.width, "height": image.height, "scale": round(image.scale, 4)}

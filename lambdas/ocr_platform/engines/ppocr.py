@@ -24,7 +24,7 @@ from ocr_platform.engines import EngineOutput, collector_paused
 from ocr_platform.engines.conversion import ocr_lines, raw_result
 from ocr_platform.engines.options import EngineOptions, parse_options
 from ocr_platform.engines.orientation import PageOrientation, line_orientation_classifier, shared_page_orientation
-from ocr_platform.engines.page_loop import PageReading, ProgressCallback, bgr_array, read_pages
+from ocr_platform.engines.page_loop import PageReading, ProgressCallback, read_pages
 from ocr_platform.engines.resolver import ModelResolver, ModelUnavailableError, paddleocr_version, runtime_kwargs
 from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.engines.text_pipeline import (
@@ -172,7 +172,7 @@ class PPOCREngine:
         self._pipeline(pair)
 
         def read_page(image: PageImage) -> PageReading:
-            res = self._run(pair, bgr_array(image), chosen.orientation)
+            res = self._run(pair, image.bgr(), chosen.orientation)
             return PageReading(content={"lines": ocr_lines(res)}, raw={"result": raw_result(res)})
 
         read = read_pages(
