@@ -74,10 +74,21 @@ def export_onnx(model_dir: Path, target: Path) -> Path:
             opset_version=14, enable_onnx_checker=False, optimize_tool="None",
         )
         optimize_onnx(exported, staging / "inference.onnx")
-        shutil.rmtree(target, ignore_errors=True)
-        staging.rename(target)
+        install_onnx_model_dir(staging, target)
     logger.info("Exported %s to ONNX at %s", model_dir.name, target)
     return target
+
+
+def install_onnx_model_dir(staging: Path, target: Path) -> None:
+    """Move a finished ONNX model directory from ``staging`` to ``target`` in the cache: an incomplete
+    ``target`` is replaced, and a complete one that a process sharing the cache wrote first is kept."""
+    if not is_onnx_model_dir(target):
+        shutil.rmtree(target, ignore_errors=True)
+    try:
+        staging.rename(target)
+    except OSError:
+        if not is_onnx_model_dir(target):
+            raise
 
 
 def optimize_onnx(source: Path, target: Path) -> Path:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
-import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -195,7 +194,7 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
 def materialize(slot: str, target: Path) -> Path | None:
     """Write the model directory for ``slot`` at ``target`` from its package; ``None`` when no package
     ships it, the package is not installed, or the file does not match its pinned SHA-256."""
-    from ocr_platform.model_cache import optimize_onnx
+    from ocr_platform.model_cache import install_onnx_model_dir, optimize_onnx
 
     model = PACKAGED_MODELS.get(slot)
     if model is None:
@@ -213,13 +212,7 @@ def materialize(slot: str, target: Path) -> Path | None:
         (staging / "inference.yml").write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")
         optimize_onnx(source, staging / "inference.onnx")
         (staging / SOURCE_FILE).write_text(model.label, encoding="utf-8")
-        if not (target / "inference.onnx").is_file():
-            shutil.rmtree(target, ignore_errors=True)
-        try:
-            staging.rename(target)
-        except OSError:  # another process sharing the cache made it first
-            if not (target / "inference.onnx").is_file():
-                raise
+        install_onnx_model_dir(staging, target)
     logger.info("Model %s made from %s (%s) at %s", slot, model.weights.package, model.weights.file, target)
     return target
 
