@@ -142,6 +142,18 @@ class PlatformConfig:
             from; none by default (``-c ocr:console_origins=https://ocr.example.com``).
         failed_job_rate_min_jobs: periods with fewer finished jobs never count as failing (one bad file
             among three jobs is not an incident).
+
+    Results that come to you (completion events, webhooks, URL input, inline results):
+        event_bus_name: the EventBridge bus every ``OCR Job Completed`` / ``OCR Job Failed`` event goes to:
+            the account's ``default`` bus, or the name of a bus you created (the stack does not create it).
+        webhook_first_retry_seconds / webhook_max_retry_interval_seconds / webhook_retry_window_seconds: a
+            failed webhook delivery is retried after 30 s, doubling up to 1 h between attempts, for at least
+            24 h (the window may be 1 to 3 days), then dead-lettered: 31 attempts with the defaults
+            (``defaults.webhook_delivery_attempts``).
+        url_fetch_timeout_seconds: the invoker's fetch of a document submitted by URL, all redirects and the
+            whole body included (30 s); each message of an invoker batch may take it, within the invoker's timeout.
+        inline_result_max_bytes: the jobs API returns a ``result.json`` of at most this size inline (1 MiB);
+            a larger one by presigned URL only. At most 5 MiB: a Lambda answer is limited to 6 MB.
     """
 
     stage: str = defaults.STAGE
@@ -195,6 +207,13 @@ class PlatformConfig:
     failed_job_rate_percent: int = defaults.FAILED_JOB_RATE_PERCENT
     failed_job_rate_min_jobs: int = defaults.FAILED_JOB_RATE_MIN_JOBS
     console_origins: tuple[str, ...] = defaults.CONSOLE_ORIGINS
+
+    event_bus_name: str = defaults.EVENT_BUS_NAME
+    webhook_first_retry_seconds: int = defaults.WEBHOOK_FIRST_RETRY_SECONDS
+    webhook_max_retry_interval_seconds: int = defaults.WEBHOOK_MAX_RETRY_INTERVAL_SECONDS
+    webhook_retry_window_seconds: int = defaults.WEBHOOK_RETRY_WINDOW_SECONDS
+    url_fetch_timeout_seconds: int = defaults.URL_FETCH_TIMEOUT_SECONDS
+    inline_result_max_bytes: int = defaults.INLINE_RESULT_MAX_BYTES
 
     def __post_init__(self) -> None:
         problems = self._problems()
@@ -278,6 +297,19 @@ class PlatformConfig:
         within("settle_grace_seconds", 0, 86_400)
         within("failed_job_rate_percent", 1, 100)
         within("failed_job_rate_min_jobs", 1, 1_000_000)
+        if not re.match(r"^[A-Za-z0-9._/-]{1,256}$", self.event_bus_name):
+            problems.append(f"event_bus_name={self.event_bus_name!r} must be 'default' or an EventBridge bus name")
+        within("webhook_first_retry_seconds", 1, 3600)
+        within("webhook_max_retry_interval_seconds", self.webhook_first_retry_seconds, 43_200)
+        within("webhook_retry_window_seconds", 86_400, 3 * 86_400)
+        within("url_fetch_timeout_seconds", 1, 900)
+        if self.url_fetch_timeout_seconds * self.invoker_batch_size + defaults.URL_FETCH_MARGIN_SECONDS > self.invoker_timeout_seconds:
+            problems.append(
+                f"invoker_batch_size={self.invoker_batch_size} fetches of url_fetch_timeout_seconds="
+                f"{self.url_fetch_timeout_seconds} each, plus {defaults.URL_FETCH_MARGIN_SECONDS} s to store and hand "
+                f"over, do not fit in invoker_timeout_seconds={self.invoker_timeout_seconds}"
+            )
+        within("inline_result_max_bytes", 0, 5 * 1024 * 1024)
         if self.queue_visibility_timeout_seconds > 43_200:
             problems.append("invoker_timeout_seconds x visibility_timeout_factor exceeds SQS's 12-hour maximum")
         if self.log_retention_days not in LOG_RETENTION_PERIODS_DAYS:
@@ -327,6 +359,13 @@ class PlatformConfig:
         As long as SQS keeps its message, plus the DLQ consumer's turn: ``defaults.queued_deadline_seconds``.
         """
         return defaults.queued_deadline_seconds(self.queue_retention_days)
+
+    @property
+    def webhook_delivery_attempts(self) -> int:
+        """How many times one webhook is tried before it is dead-lettered (``defaults.webhook_delivery_attempts``)."""
+        return defaults.webhook_delivery_attempts(
+            self.webhook_first_retry_seconds, self.webhook_max_retry_interval_seconds, self.webhook_retry_window_seconds
+        )
 
     def _endpoint_limit_problems(self) -> list[str]:
         """Where a worst-case request of the GPU route would outlast its timeout or TTL at this config."""

@@ -28,6 +28,7 @@ from ocr_platform.s3_layout import (
     ASYNC_OUTPUTS_PREFIX,
     ASYNC_REQUESTS_PREFIX,
     CHUNKS_PREFIX,
+    DOCUMENTS_PREFIX,
     RESULTS_PREFIX,
 )
 from ocr_platform.settings import ENV
@@ -174,6 +175,8 @@ class InvokerProps:
         request_ttl_seconds: ``OCR_REQUEST_TTL_SECONDS`` sent with InvokeEndpointAsync.
         dispatch_lease_seconds: ``OCR_DISPATCH_LEASE_SECONDS``: how long one delivery's claim on a job's
             hand-over holds (``defaults.dispatch_lease_seconds``: the invoker's timeout).
+        url_fetch_timeout_seconds: ``OCR_URL_FETCH_TIMEOUT_SECONDS``: the fetch of a document submitted by URL,
+            redirects and the whole body included (30 s); the invoker stores it under ``documents/``.
         batch_size: messages per invocation (default 1: one job, one invocation).
         memory_mb / timeout_seconds: 256 MB, 60 s.
     """
@@ -188,13 +191,15 @@ class InvokerProps:
     invocation_timeout_seconds: int = defaults.INVOCATION_TIMEOUT_SECONDS
     request_ttl_seconds: int = defaults.REQUEST_TTL_SECONDS
     dispatch_lease_seconds: int = defaults.dispatch_lease_seconds()
+    url_fetch_timeout_seconds: int = defaults.URL_FETCH_TIMEOUT_SECONDS
     batch_size: int = defaults.INVOKER_BATCH_SIZE
     memory_mb: int = defaults.INVOKER_MEMORY_MB
     timeout_seconds: int = defaults.INVOKER_TIMEOUT_SECONDS
 
 
 class Invoker(Construct):
-    """Reads the job queue and routes each job: CPU processor (async invoke) or the GPU endpoint."""
+    """Reads the job queue and routes each job: CPU processor (async invoke) or the GPU endpoint. A job submitted
+    by URL has its document fetched first and stored under ``documents/``."""
 
     def __init__(self, scope: Construct, construct_id: str, props: InvokerProps) -> None:
         super().__init__(scope, construct_id)
@@ -202,6 +207,7 @@ class Invoker(Construct):
         environment = {
             ENV.MAX_RECEIVE_COUNT: str(props.max_receive_count),
             ENV.DISPATCH_LEASE_SECONDS: str(props.dispatch_lease_seconds),
+            ENV.URL_FETCH_TIMEOUT_SECONDS: str(props.url_fetch_timeout_seconds),
         }
         if props.processor is not None:
             environment[ENV.PROCESSOR_FUNCTION] = props.processor.function_name
@@ -226,8 +232,16 @@ class Invoker(Construct):
             ),
         )
         role = self._fn.role
-        # 2. Permissions: move the job; start the CPU processor; scale out, stage the request, invoke the endpoint.
+        # 2. Permissions: move the job; store a document fetched from its URL; start the CPU processor; scale out,
+        #    stage the request, invoke the endpoint.
         allow(role, ["dynamodb:GetItem", "dynamodb:UpdateItem"], [table.table_arn])
+        allow(
+            role,
+            ["s3:PutObject", "s3:AbortMultipartUpload"],
+            [bucket.arn_for_objects(f"{DOCUMENTS_PREFIX}*")],
+            reason="Key-prefix scope: a document submitted by URL is fetched once and stored as "
+            "documents/{job_id}/{file}; job ids are only known at run time.",
+        )
         if props.processor is not None:
             allow(role, ["lambda:InvokeFunction"], [props.processor.function_arn])
         if props.endpoint_arn is not None:

@@ -12,6 +12,9 @@ from constructs import Construct
 from ocr_infra.secure_defaults import removal_policy, secure_bucket_props
 from ocr_platform import defaults
 from ocr_platform.jobs import (
+    NOTIFICATION_INDEX_NAME,
+    NOTIFICATION_INDEX_PARTITION_KEY,
+    NOTIFICATION_INDEX_SORT_KEY,
     OWNER_INDEX_NAME,
     OWNER_INDEX_PARTITION_KEY,
     OWNER_INDEX_SORT_KEY,
@@ -121,7 +124,8 @@ class JobTableProps:
 
 
 class JobTable(Construct):
-    """The jobs table: on-demand, point-in-time recovery, TTL, and a GSI listing jobs by status and time.
+    """The jobs table: on-demand, point-in-time recovery, TTL, and three GSIs: jobs by status and time, a
+    user's jobs by time, and the notification outbox (finished jobs whose completion event is still pending).
 
     Keys and index names come from ``ocr_platform.jobs`` so the code and the table cannot drift apart.
     """
@@ -155,6 +159,14 @@ class JobTable(Construct):
             sort_key=dynamodb.Attribute(name=OWNER_INDEX_SORT_KEY, type=dynamodb.AttributeType.STRING),
             projection_type=dynamodb.ProjectionType.ALL,
         )
+        # 4. Notification outbox: sparse, only finished jobs whose completion event is still pending carry its
+        #    partition key; the sweeper republishes those events, oldest first. ALL: it publishes the whole job.
+        self._table.add_global_secondary_index(
+            index_name=NOTIFICATION_INDEX_NAME,
+            partition_key=dynamodb.Attribute(name=NOTIFICATION_INDEX_PARTITION_KEY, type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name=NOTIFICATION_INDEX_SORT_KEY, type=dynamodb.AttributeType.STRING),
+            projection_type=dynamodb.ProjectionType.ALL,
+        )
 
     @property
     def table(self) -> dynamodb.Table:
@@ -169,3 +181,8 @@ class JobTable(Construct):
     def status_index_arn(self) -> str:
         """ARN of the status/time GSI (for a Query grant that names the index, not ``index/*``)."""
         return f"{self._table.table_arn}/index/{STATUS_INDEX_NAME}"
+
+    @property
+    def notification_index_arn(self) -> str:
+        """ARN of the notification outbox GSI (the sweeper's Query grant names it)."""
+        return f"{self._table.table_arn}/index/{NOTIFICATION_INDEX_NAME}"

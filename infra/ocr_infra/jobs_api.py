@@ -13,6 +13,7 @@ from aws_cdk import aws_apigatewayv2_integrations as integrations
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from ocr_infra.platform_function import API_HANDLER, CommonFunctionProps, PlatformFunction, PlatformFunctionProps
@@ -37,6 +38,10 @@ class JobsApiProps:
     Attributes:
         common: what every function shares (table, bucket, zip code and layers, TTL, log retention).
         owner_index_arn: the owner/time GSI the API lists a user's jobs through.
+        queue: the job queue: a job submitted by URL (``POST /jobs`` with ``url``, no upload) has its message
+            sent by the API itself (``OCR_QUEUE_URL``).
+        inline_result_max_bytes: ``OCR_INLINE_RESULT_MAX_BYTES``: a ``result.json`` up to this size comes inline
+            in the answer, a larger one by presigned URL only (1 MiB).
         retain: keep the user pool when the stack is deleted (the stage's ``retain_data``).
         console_origins: browser origins allowed to call the API (CORS); none: no cross-origin answers.
         throttle_rate / throttle_burst: the default stage's request rate limit (per second) and burst.
@@ -45,6 +50,8 @@ class JobsApiProps:
 
     common: CommonFunctionProps
     owner_index_arn: str
+    queue: sqs.IQueue
+    inline_result_max_bytes: int = defaults.INLINE_RESULT_MAX_BYTES
     retain: bool = defaults.RETAIN_DATA
     console_origins: Sequence[str] = ()
     throttle_rate: int = defaults.API_THROTTLE_RATE
@@ -104,14 +111,19 @@ class JobsApi(Construct):
                 memory_mb=props.memory_mb,
                 timeout_seconds=props.timeout_seconds,
                 service_name="ocr-api",
-                environment={ENV.CONSOLE_ORIGINS: ",".join(props.console_origins)},
+                environment={
+                    ENV.CONSOLE_ORIGINS: ",".join(props.console_origins),
+                    ENV.QUEUE_URL: props.queue.queue_url,
+                    ENV.INLINE_RESULT_MAX_BYTES: str(props.inline_result_max_bytes),
+                },
             ),
         )
         role = self._fn.role
-        # 4. Permissions: the caller's items and the owner index; presigned uploads and result links are signed
-        #    with this role, so it holds exactly what they allow.
+        # 4. Permissions: the caller's items and the owner index; a URL job's message; presigned uploads and result
+        #    links are signed with this role, so it holds exactly what they allow; small results are read inline.
         allow(role, ["dynamodb:GetItem", "dynamodb:PutItem"], [table.table_arn])
         allow(role, ["dynamodb:Query"], [props.owner_index_arn])
+        allow(role, ["sqs:SendMessage"], [props.queue.queue_arn])
         allow(
             role,
             ["s3:PutObject"],
@@ -124,7 +136,7 @@ class JobsApi(Construct):
             ["s3:GetObject"],
             [bucket.arn_for_objects(f"{RESULTS_PREFIX}*")],
             reason="Key-prefix scope: the result links are presigned GETs of results/{job_id}/result.json and its page "
-            "images, of the caller's job.",
+            "images, of the caller's job; a small result.json is read and returned inline.",
         )
         allow(role, ["s3:ListBucket"], [bucket.bucket_arn], conditions={"StringLike": {"s3:prefix": [f"{RESULTS_PREFIX}*"]}})
         # 5. HTTP API: the JWT authorizer on every route, CORS for the console only, access logs, throttling.

@@ -3,7 +3,7 @@
 Each function gets its own execution role without AWS-managed policies and its own log group with a
 retention period; the role may write only to that log group. Everything else a function may do is
 granted by its owner through :func:`ocr_infra.secure_defaults.allow`. What all functions share (table,
-bucket, zip code and layers, job TTL, log retention, metrics namespace) comes in one
+bucket, zip code and layers, job TTL, log retention, metrics namespace, completion events) comes in one
 :class:`CommonFunctionProps` the stack builds once.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_cdk import Aws, Duration, RemovalPolicy, Size
 from aws_cdk import aws_dynamodb as dynamodb
@@ -29,6 +29,9 @@ from ocr_infra.secure_defaults import lambda_role
 from ocr_platform import defaults
 from ocr_platform.settings import ENV, metrics_namespace
 
+if TYPE_CHECKING:  # job_notifications builds on this module (its deliverer is a PlatformFunction)
+    from ocr_infra.job_notifications import CompletionEventTargets
+
 #: The newest Python runtime; AwsSolutions-L1 checks it is the newest aws-cdk-lib knows.
 PYTHON_RUNTIME = lambda_.Runtime.PYTHON_3_14
 #: Handlers of the zip functions, in ``lambdas/`` (the lead's ``ocr_platform.handlers`` package).
@@ -39,6 +42,7 @@ DLQ_CONSUMER_HANDLER = "ocr_platform.handlers.dlq_consumer.handler"
 SWEEPER_HANDLER = "ocr_platform.handlers.sweeper.handler"
 INGEST_HANDLER = "ocr_platform.handlers.ingest.handler"
 API_HANDLER = "ocr_platform.handlers.api.handler"
+WEBHOOK_DELIVERER_HANDLER = "ocr_platform.handlers.webhook_deliverer.handler"
 
 
 #: CloudWatch Logs retention periods by days (``PlatformConfig.log_retention_days``).
@@ -104,6 +108,11 @@ class CommonFunctionProps:
             (:class:`ocr_infra.messaging.ParkedEvents`): the on-failure destination of every function
             invoked asynchronously, and the DLQ of SNS subscriptions and EventBridge targets. ``None``
             only in tests of a single construct.
+        completion_events: where the functions that finish jobs publish each finished job's completion event
+            and queue its webhook (:class:`ocr_infra.job_notifications.CompletionEventTargets`): every function
+            with ``finishes_jobs`` may put events on that bus and send to the webhook queue, and gets their
+            names. ``None``: no completion events (tests of a single construct); a finished job then stays in
+            the notification outbox.
     """
 
     table: dynamodb.ITable
@@ -114,6 +123,7 @@ class CommonFunctionProps:
     log_retention: logs.RetentionDays = RETENTION_BY_DAYS[defaults.LOG_RETENTION_DAYS]
     metrics_namespace: str = metrics_namespace(defaults.STAGE)
     parked_events: sqs.IQueue | None = None
+    completion_events: CompletionEventTargets | None = None
 
     def environment(self, *, finishes_jobs: bool) -> dict[str, str]:
         """The variables every function gets; a function that finishes jobs also gets the metrics namespace."""
@@ -140,7 +150,8 @@ class PlatformFunctionProps:
         image: the container image of an image function, instead of ``handler`` (its CMD names the handler).
         environment: the function's own variables (names from ``ocr_platform.settings.ENV``), on top of
             :meth:`CommonFunctionProps.environment`.
-        finishes_jobs: the function moves jobs to COMPLETED or FAILED and counts them as metrics.
+        finishes_jobs: the function moves jobs to COMPLETED or FAILED, counts them as metrics and publishes
+            their completion events (``common.completion_events``).
         ephemeral_storage_mb: size of /tmp (512 = the free default).
         async_retry_attempts: for a function invoked asynchronously (SNS, EventBridge, a Lambda destination):
             Lambda's retries after a function error (0..2), after which the event goes to
@@ -214,6 +225,9 @@ class PlatformFunction(Construct):
             self._function.configure_async_invoke(
                 retry_attempts=props.async_retry_attempts, on_failure=destinations.SqsDestination(common.parked_events)
             )
+        # 5. Completion events: a function that finishes jobs publishes their events and queues their webhooks.
+        if props.finishes_jobs and common.completion_events is not None:
+            common.completion_events.allow_publishing(self)
 
     @property
     def function(self) -> lambda_.Function:

@@ -38,6 +38,8 @@ class JobRecoveryProps:
         dead_letter_queue: the job queue's DLQ, consumed by the DLQ consumer (batches of 10, partial
             batch failures: a record that cannot be handled yet stays on the DLQ).
         status_index_arn: the status/time GSI the sweeper queries.
+        notification_index_arn: the notification outbox GSI the sweeper queries for finished jobs whose
+            completion event is still pending (their function crashed before publishing it); it publishes them.
         queued_deadline_seconds / lambda_deadline_seconds / sagemaker_deadline_seconds: how long a job
             may stay QUEUED, or PROCESSING on each backend, before the sweeper fails it ``timed_out``
             (``PlatformConfig``'s ``*_deadline_seconds``, derived in ``ocr_platform.defaults``).
@@ -55,6 +57,7 @@ class JobRecoveryProps:
     common: CommonFunctionProps
     dead_letter_queue: sqs.IQueue
     status_index_arn: str
+    notification_index_arn: str
     queued_deadline_seconds: int = defaults.queued_deadline_seconds()
     lambda_deadline_seconds: int = defaults.lambda_deadline_seconds()
     sagemaker_deadline_seconds: int = defaults.sagemaker_deadline_seconds()
@@ -66,7 +69,8 @@ class JobRecoveryProps:
 
 
 class JobRecovery(Construct):
-    """Every job ends: dead-lettered messages fail their jobs, stuck jobs are swept to ``timed_out``."""
+    """Every job ends: dead-lettered messages fail their jobs, stuck jobs are swept to ``timed_out``; and every
+    finished job's completion event goes out: the sweeper publishes those whose function crashed first."""
 
     def __init__(self, scope: Construct, construct_id: str, props: JobRecoveryProps) -> None:
         super().__init__(scope, construct_id)
@@ -98,13 +102,15 @@ class JobRecovery(Construct):
             event_sources.SqsEventSource(props.dead_letter_queue, batch_size=10, report_batch_item_failures=True)
         )
 
-        # 2. Sweeper: query the status GSI for QUEUED and PROCESSING jobs, fail those past their deadline.
+        # 2. Sweeper: query the status GSI for QUEUED and PROCESSING jobs, fail those past their deadline; query
+        #    the notification outbox for finished jobs whose event is still pending, publish them.
         self._sweeper = PlatformFunction(
             self,
             "Sweeper",
             PlatformFunctionProps(
                 common=props.common,
-                description="OCR platform sweeper: settle GPU jobs from S3, fail jobs stuck past their deadline",
+                description="OCR platform sweeper: settle GPU jobs from S3, fail jobs stuck past their deadline, "
+                "republish pending completion events",
                 handler=SWEEPER_HANDLER,
                 memory_mb=props.sweeper_memory_mb,
                 timeout_seconds=props.sweeper_timeout_seconds,
@@ -120,7 +126,7 @@ class JobRecovery(Construct):
                 async_retry_attempts=0,
             ),
         )
-        allow(self._sweeper.role, ["dynamodb:Query"], [props.status_index_arn])
+        allow(self._sweeper.role, ["dynamodb:Query"], [props.status_index_arn, props.notification_index_arn])
         allow(self._sweeper.role, ["dynamodb:GetItem", "dynamodb:UpdateItem"], [table.table_arn])
         # It settles a GPU job whose notification was lost from the outcome SageMaker wrote, as the completion
         # function would: read the async outputs and failures, publish result.json.

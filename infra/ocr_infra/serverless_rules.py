@@ -17,9 +17,11 @@ ACKNOWLEDGED_RULES: dict[str, str] = {
     "Lambda permission, and the rule compares the two literally.",
     "ES1001": "SQS event source mappings take no on-failure destination (that is for stream sources); the queue's own "
     "redrive policy is the destination: the job queue moves a message to its DLQ after max_receive_count receives "
-    "(the DLQ consumer fails the job), and the DLQ keeps what its consumer cannot handle for 14 days, alarmed.",
-    "ES6000": "These queues are the last stop themselves: the job queue's DLQ and the parked-events queue. Both keep "
-    "messages for 14 days with an alarm on any message; a DLQ of their own would have nothing to catch.",
+    "(the DLQ consumer fails the job), and the DLQ keeps what its consumer cannot handle for 14 days, alarmed; the "
+    "webhook queue moves a request the deliverer keeps crashing on to the webhook DLQ (where the deliverer itself "
+    "parks a webhook that ran out of retries), alarmed too.",
+    "ES6000": "These queues are the last stop themselves: the job queue's DLQ, the webhook DLQ and the parked-events "
+    "queue. All keep messages for 14 days with an alarm on any message; a DLQ of their own would have nothing to catch.",
     "WS1004": "False positive: each function's log group is its own AWS::Logs::LogGroup with a retention, attached "
     "through the function's LoggingConfig, not found by the /aws/lambda/<name> naming convention the rule looks for.",
     "WS1000": "X-Ray tracing is not enabled yet; the functions log structured JSON with job ids (Powertools Logger) "

@@ -26,6 +26,13 @@ from ocr_infra.data_stores import (
 )
 from ocr_infra.drop_folder import DropFolder, DropFolderProps
 from ocr_infra.gpu_backend import GpuBackend, GpuBackendProps
+from ocr_infra.job_notifications import (
+    CompletionEventTargets,
+    WebhookDeliverer,
+    WebhookDelivererProps,
+    WebhookQueue,
+    WebhookQueueProps,
+)
 from ocr_infra.jobs_api import JobsApi, JobsApiProps
 from ocr_infra.messaging import (
     JobQueue,
@@ -38,6 +45,7 @@ from ocr_infra.messaging import (
 from ocr_infra.monitoring import FailedJobRateAlarm, FailedJobRateAlarmProps
 from ocr_infra.platform_function import RETENTION_BY_DAYS, CommonFunctionProps, lambdas_code, powertools_layer
 from ocr_infra.recovery_functions import JobRecovery, JobRecoveryProps
+from ocr_platform import defaults
 from ocr_platform.settings import metrics_namespace
 
 #: Output keys the client reads with CloudFormation ``describe_stacks`` (a contract: do not rename).
@@ -46,11 +54,16 @@ OUTPUT_QUEUE_URL = "QueueUrl"
 OUTPUT_TABLE_NAME = "TableName"
 OUTPUT_ENDPOINT_NAME = "EndpointName"
 OUTPUT_DLQ_URL = "DlqUrl"
+#: Output keys of the completion events and webhooks, which receivers and operators read (a contract too).
+OUTPUT_EVENT_BUS_NAME = "EventBusName"
+OUTPUT_WEBHOOK_SECRET_ARN = "WebhookSecretArn"
+OUTPUT_WEBHOOK_DLQ_URL = "WebhookDlqUrl"
 
 
 class OcrPlatformStack(Stack):
     """S3 + DynamoDB + SQS -> invoker -> CPU processor Lambda | SageMaker async endpoint -> completion; the
-    drop folder (S3 events -> ingest), the jobs API (Cognito + HTTP API) and the web console (CloudFront).
+    drop folder (S3 events -> ingest), the jobs API (Cognito + HTTP API) and the web console (CloudFront);
+    completion events (EventBridge) and signed webhooks (SQS -> deliverer) for every finished job.
 
     Args:
         config: the platform settings (``PlatformConfig``); the stack name defaults to ``config.stack_name``.
@@ -84,7 +97,7 @@ class OcrPlatformStack(Stack):
         self.jobs = JobTable(self, "Jobs", JobTableProps(retain=cfg.retain_data))
         bucket, table = self.documents.bucket, self.jobs.table
 
-        # 2. Messaging: job queue + DLQ, encrypted topics; the DLQ alarm goes to the operations topic.
+        # 2. Messaging: job queue + DLQ, encrypted topics, the webhook queue; the DLQ alarms go to the operations topic.
         self.queue = JobQueue(
             self,
             "JobQueue",
@@ -99,9 +112,19 @@ class OcrPlatformStack(Stack):
         # Parked events: every asynchronous hand-over's last stop instead of a silent drop; alarmed.
         self.parked_events = ParkedEvents(self, "ParkedEvents", ParkedEventsProps())
         self.topics.notify(self.topics.alarm_topic, self.parked_events.alarm)
+        # Completion events go to the stage's bus; webhooks to their queue (its DLQ alarmed like the job DLQ),
+        # signed with the stage's secret.
+        self.webhooks = WebhookQueue(
+            self,
+            "Webhooks",
+            WebhookQueueProps(max_receive_count=defaults.webhook_queue_max_receive_count(cfg.webhook_delivery_attempts), retain=cfg.retain_data),
+        )
+        self.topics.notify(self.topics.alarm_topic, self.webhooks.dead_letter_alarm)
+        completion_events = CompletionEventTargets.on_bus(self, cfg.event_bus_name, self.webhooks.queue)
 
         # What every function shares: the data resources, the lean zip asset and the Powertools layer, the
-        # job TTL, the log retention, the job metrics' namespace and where asynchronous hand-overs park events.
+        # job TTL, the log retention, the job metrics' namespace, where asynchronous hand-overs park events,
+        # and where the functions that finish jobs publish their completion events and queue their webhooks.
         common = CommonFunctionProps(
             table=table,
             bucket=bucket,
@@ -111,6 +134,7 @@ class OcrPlatformStack(Stack):
             log_retention=RETENTION_BY_DAYS[cfg.log_retention_days],
             metrics_namespace=metrics_namespace(cfg.stage),
             parked_events=self.parked_events.queue,
+            completion_events=completion_events,
         )
 
         # 3. Completion handler: SageMaker notifications and CPU processor failures finish jobs.
@@ -190,6 +214,7 @@ class OcrPlatformStack(Stack):
                 invocation_timeout_seconds=cfg.invocation_timeout_seconds,
                 request_ttl_seconds=cfg.request_ttl_seconds,
                 dispatch_lease_seconds=cfg.dispatch_lease_seconds,
+                url_fetch_timeout_seconds=cfg.url_fetch_timeout_seconds,
                 batch_size=cfg.invoker_batch_size,
                 memory_mb=cfg.invoker_memory_mb,
                 timeout_seconds=cfg.invoker_timeout_seconds,
@@ -205,11 +230,13 @@ class OcrPlatformStack(Stack):
             ConsoleSiteProps(access_log_bucket=self.documents.access_log_bucket, retain=cfg.retain_data),
         )
         console_origins = (self.console.origin, *cfg.console_origins)
-        # 6d. Jobs API: Cognito users, an HTTP API with a JWT authorizer on every route, its function; the console's
-        #     origins may call it, and the browser's uploads and result downloads may reach the bucket from them.
+        # 6d. Jobs API: Cognito users, an HTTP API with a JWT authorizer on every route, its function (which queues
+        #     the jobs submitted by URL itself); the console's origins may call it, and the browser's uploads and
+        #     result downloads may reach the bucket from them.
         self.jobs_api = JobsApi(
             self, "JobsApi",
-            JobsApiProps(common=common, owner_index_arn=self.jobs.owner_index_arn, retain=cfg.retain_data,
+            JobsApiProps(common=common, owner_index_arn=self.jobs.owner_index_arn, queue=self.queue.queue,
+                         inline_result_max_bytes=cfg.inline_result_max_bytes, retain=cfg.retain_data,
                          console_origins=console_origins),
         )
         bucket.add_cors_rule(
@@ -217,7 +244,8 @@ class OcrPlatformStack(Stack):
             allowed_headers=["*"], max_age=600,
         )
 
-        # 7. Recovery: the DLQ consumer and the stuck-job sweeper end jobs nothing else would.
+        # 7. Recovery: the DLQ consumer and the stuck-job sweeper end jobs nothing else would; the sweeper also
+        #    publishes the completion events a crashed function left in the notification outbox.
         self.recovery = JobRecovery(
             self,
             "Recovery",
@@ -225,6 +253,7 @@ class OcrPlatformStack(Stack):
                 common=common,
                 dead_letter_queue=self.queue.dead_letter_queue,
                 status_index_arn=self.jobs.status_index_arn,
+                notification_index_arn=self.jobs.notification_index_arn,
                 queued_deadline_seconds=cfg.queued_deadline_seconds,
                 lambda_deadline_seconds=cfg.lambda_deadline_seconds,
                 sagemaker_deadline_seconds=cfg.sagemaker_deadline_seconds,
@@ -241,6 +270,20 @@ class OcrPlatformStack(Stack):
             )
             self.completion.allow_splitting_endpoint_jobs(bucket, endpoint)
             self.recovery.allow_splitting_endpoint_jobs(bucket, endpoint)
+
+        # 7c. Webhooks: the deliverer POSTs each queued webhook, signed, retries on the configured schedule and
+        #     dead-letters what never got through.
+        self.webhook_deliverer = WebhookDeliverer(
+            self,
+            "WebhookDeliverer",
+            WebhookDelivererProps(
+                common=common,
+                webhooks=self.webhooks,
+                first_retry_seconds=cfg.webhook_first_retry_seconds,
+                max_retry_interval_seconds=cfg.webhook_max_retry_interval_seconds,
+                retry_window_seconds=cfg.webhook_retry_window_seconds,
+            ),
+        )
 
         # 8. Job outcome metrics: every function that finishes jobs counts them in the common namespace
         #    (``finishes_jobs``); the failed-job-rate alarm goes to the operations topic, like the DLQ alarm.
@@ -274,6 +317,12 @@ class OcrPlatformStack(Stack):
         self._output(
             "AlarmTopicArn", self.topics.alarm_topic.topic_arn, "Operations alarms (subscribe to get notified)"
         )
+        self._output(OUTPUT_EVENT_BUS_NAME, cfg.event_bus_name, "EventBridge bus of the OCR Job Completed / Failed events")
+        self._output(
+            OUTPUT_WEBHOOK_SECRET_ARN, self.webhooks.secret.secret_arn,
+            "The secret that signs every webhook; receivers verify X-OCR-Signature with it",
+        )
+        self._output(OUTPUT_WEBHOOK_DLQ_URL, self.webhooks.dead_letter_queue.queue_url, "Webhooks that were never delivered")
 
     def _output(self, key: str, value: str, description: str) -> None:
         CfnOutput(self, key, value=value, description=description)

@@ -35,6 +35,7 @@ from ocr_platform.engines.options import MODEL_VARIANTS
 from ocr_platform.jobs import JobItem
 from ocr_platform.progress import JobProgress
 from ocr_platform.routing import MODEL_TABLE
+from ocr_platform.url_input import is_url_input
 
 
 def _engine_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -67,6 +68,13 @@ def _parser() -> argparse.ArgumentParser:
         )
         return cmd
 
+    def with_job_inputs(cmd: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        cmd.add_argument("file", help="the document: a local file, or an https:// URL the platform fetches once")
+        cmd.add_argument(
+            "--callback-url", help="https:// URL that gets one signed POST when the job ends (README: Webhooks)",
+        )
+        return cmd
+
     ocr = commands.add_parser("ocr", help="run the OCR engine on a local file in this process (no AWS)")
     ocr.add_argument("file", type=Path)
     ocr.add_argument("--model", required=True, choices=sorted(MODEL_TABLE))
@@ -77,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     with_engine_options(ocr)
 
     run = commands.add_parser("run", help="run the whole pipeline on this machine's local stack (started if needed)")
-    run.add_argument("file", type=Path)
+    with_job_inputs(run)
     run.add_argument("--model", required=True, choices=sorted(MODEL_TABLE))
     run.add_argument("--lang", default="en", help="PaddleOCR language code (default: en)")
     run.add_argument("--pages", help='page selection, e.g. "1-3,7"')
@@ -97,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     seed.add_argument("model_dirs", nargs="+", type=Path, help="directories named after the model, holding inference.yml + inference.pdiparams")
 
     submit = with_stack(commands.add_parser("submit", help="upload a file and enqueue an OCR job"))
-    submit.add_argument("file", type=Path)
+    with_job_inputs(submit)
     submit.add_argument("--model", required=True, choices=sorted(MODEL_TABLE))
     submit.add_argument("--lang", default="en", help="PaddleOCR language code (default: en)")
     submit.add_argument("--pages", help='page selection, e.g. "1-3,7"')
@@ -235,7 +243,7 @@ def run_pipeline(args: argparse.Namespace) -> int:
 
     from ocr_platform.local import supervisor
 
-    if not args.file.is_file():
+    if not is_url_input(args.file) and not Path(args.file).is_file():
         raise PlatformClientError("file_not_found", f"{args.file} is not a readable file.")
     started = time.perf_counter()
     try:
@@ -249,10 +257,11 @@ def run_pipeline(args: argparse.Namespace) -> int:
     sagemaker = boto3.client("sagemaker")
     submitted = time.perf_counter()
     job = client.submit(
-        args.file, model=args.model, language=args.lang, pages=args.pages, options=_engine_options(args), owner=_console_user(info)
+        args.file, model=args.model, language=args.lang, pages=args.pages, options=_engine_options(args), owner=_console_user(info),
+        callback_url=args.callback_url,
     )
     job_id = job["job_id"]
-    print(f"job {job_id}: {args.model} on {args.file.name}", file=sys.stderr)
+    print(f"job {job_id}: {args.model} on {job.get('file_name', args.file)}", file=sys.stderr)
     if info.console_url:
         print(f"  console: {info.console_url}/#/jobs/{job_id} (signed in as {info.console_user})", file=sys.stderr)
 
@@ -293,7 +302,26 @@ def run_pipeline(args: argparse.Namespace) -> int:
     )
     _print_preview(result["text"])
     _print_warnings(result.get("warnings", []))
+    if args.callback_url:
+        _report_webhook(client, job_id)
     return 0
+
+
+def _report_webhook(client: OcrClient, job_id: str, *, wait_seconds: float = 30.0) -> None:
+    """Say what became of the job's webhook: delivered, dead-lettered, or still being retried by the stack."""
+    import time
+
+    deadline = time.monotonic() + wait_seconds
+    job = client.status(job_id)
+    while job.get("callback_status") not in ("delivered", "dead_lettered") and time.monotonic() < deadline:
+        time.sleep(0.2)
+        job = client.status(job_id)
+    attempts = job.get("callback_attempts", [])
+    last = attempts[-1] if attempts else {}
+    outcome = f"HTTP {last['status_code']}" if "status_code" in last else last.get("error", "no attempt yet")
+    state = job.get("callback_status", "pending")
+    more = "" if state in ("delivered", "dead_lettered") else "; the local stack keeps retrying it"
+    print(f"webhook {state} after {len(attempts)} attempt(s) ({outcome}){more}", file=sys.stderr)
 
 
 def run_platform_command(args: argparse.Namespace) -> int:
@@ -314,8 +342,11 @@ def run_platform_command(args: argparse.Namespace) -> int:
     if args.command in ("status", "result") and args.job_id.startswith("s3://"):
         args.job_id = client.inbox_job_id(args.job_id)
     if args.command == "submit":
-        job = client.submit(args.file, model=args.model, language=args.lang, pages=args.pages, options=_engine_options(args))
-        print(f"submitted job {job['job_id']} ({job['model']}, {args.file.name}) to the {target.source}", file=sys.stderr)
+        job = client.submit(
+            args.file, model=args.model, language=args.lang, pages=args.pages, options=_engine_options(args),
+            callback_url=args.callback_url,
+        )
+        print(f"submitted job {job['job_id']} ({job['model']}, {job.get('file_name', args.file)}) to the {target.source}", file=sys.stderr)
         if not args.wait:
             _print(job)
             return ExitStatus.OK

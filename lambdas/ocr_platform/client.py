@@ -34,6 +34,7 @@ from ocr_platform.messages import JobMessage, parse_job_message
 from ocr_platform.results import OcrResult
 from ocr_platform.routing import route
 from ocr_platform.s3_layout import S3Uri, StorageLayout
+from ocr_platform.url_input import input_file_name, is_url_input
 
 STACK_ENV = "OCR_STACK_NAME"
 RESOURCE_ENV = {"bucket": "OCR_BUCKET_NAME", "queue_url": "OCR_QUEUE_URL", "table": "OCR_TABLE_NAME"}
@@ -172,28 +173,35 @@ class OcrClient:
         options: dict[str, Any] | None = None,
         job_id: str | None = None,
         owner: str | None = None,
+        callback_url: str | None = None,
     ) -> JobItem:
         """Upload ``path``, write the QUEUED job item and enqueue the job. Every call is a new job.
 
+        ``path`` may also be an ``https://`` URL: nothing is uploaded, and the platform fetches the document.
         ``owner``: the jobs API user (a Cognito ``sub``) the job belongs to, so it shows in their console.
+        ``callback_url``: gets one signed POST when the job ends (docs/contracts.md, "Webhooks").
         """
+        from_url = is_url_input(str(path))
         source = Path(path)
-        if not source.is_file():
+        if not from_url and not source.is_file():
             raise PlatformClientError("file_not_found", f"{source} is not a readable file.")
         try:
             route(model)
         except JobError as err:
             raise PlatformClientError(err.code, err.message) from None
         job_id = job_id or uuid.uuid4().hex
-        document = self.layout.document_uri(job_id, source.name)
+        file_name = input_file_name(str(path)) if from_url else source.name
+        document = str(path) if from_url else str(self.layout.document_uri(job_id, source.name))
         try:
             message = parse_job_message(
-                JobMessage(job_id, model, str(document), language, pages, options or {}).to_body()
+                JobMessage(job_id, model, document, language, pages, options or {}, callback_url).to_body()
             )
         except ValueError as err:
             raise PlatformClientError(ErrorCode.INVALID_MESSAGE, str(err)) from None
-        self.s3.upload_file(str(source), document.bucket, document.key)
-        item = self.store.create(replace(message.as_new_job(file_name=source.name), owner=owner))
+        if not from_url:
+            uploaded = S3Uri.parse(document)
+            self.s3.upload_file(str(source), uploaded.bucket, uploaded.key)
+        item = self.store.create(replace(message.as_new_job(file_name=file_name), owner=owner))
         try:
             self.sqs.send_message(QueueUrl=self.resources.queue_url, MessageBody=message.to_json())
         except Exception as err:

@@ -187,6 +187,35 @@ SWEEPER_INTERVAL_MINUTES = 15
 FAILED_JOB_RATE_PERCENT = 25
 FAILED_JOB_RATE_MIN_JOBS = 10
 
+# ----- completion events, webhooks and URL input --------------------------------------------------
+
+#: The EventBridge bus that receives the completion events: the account's default bus.
+EVENT_BUS_NAME = "default"
+#: A webhook delivery that failed is tried again after 30 s, then after twice as long each time, up to
+#: one hour between attempts, for at least 24 hours (``webhook_delivery_attempts`` counts the attempts).
+WEBHOOK_FIRST_RETRY_SECONDS = 30
+WEBHOOK_MAX_RETRY_INTERVAL_SECONDS = 3600
+WEBHOOK_RETRY_WINDOW_SECONDS = 24 * 3600
+#: One POST to a receiver: connect, send and answer within 10 s, or the attempt failed.
+WEBHOOK_TIMEOUT_SECONDS = 10
+#: It sends at most 10 webhooks per invocation, one after the other, each bounded by the timeout above.
+WEBHOOK_BATCH_SIZE = 10
+WEBHOOK_DELIVERER_MEMORY_MB = 256
+WEBHOOK_DELIVERER_TIMEOUT_SECONDS = WEBHOOK_BATCH_SIZE * WEBHOOK_TIMEOUT_SECONDS + 20
+#: The webhook queue keeps a message 4 days: the longest retry window (3 days) and its last wait fit.
+WEBHOOK_QUEUE_RETENTION_DAYS = 4
+#: A job whose terminal write has not been followed by its event this long after it finished (the writer
+#: crashed in between) gets its event and webhook from the sweeper, with the same event id.
+NOTIFICATION_GRACE_SECONDS = 120
+#: Fetching a document submitted by URL: the whole exchange, redirects included, and at most 5 redirects.
+URL_FETCH_TIMEOUT_SECONDS = 30
+URL_FETCH_MAX_REDIRECTS = 5
+#: What the invoker needs after a fetch: storing the document in S3 and handing the job over.
+URL_FETCH_MARGIN_SECONDS = 20
+#: A result of at most this many bytes comes inline in the jobs API's answer; a larger one by presigned URL.
+INLINE_RESULT_MAX_BYTES = 1024 * 1024
+
+
 # ----- margins the derived deadlines add ----------------------------------------------------------
 
 #: The redrive of a message to the DLQ, and the DLQ consumer failing its job.
@@ -415,3 +444,64 @@ def sagemaker_deadline_seconds(
     51600
     """
     return 2 * (request_ttl_seconds + inflight_window) + NOTIFICATION_MARGIN_SECONDS
+
+
+def webhook_delivery_attempts(
+    first_retry_seconds: int = WEBHOOK_FIRST_RETRY_SECONDS,
+    max_interval_seconds: int = WEBHOOK_MAX_RETRY_INTERVAL_SECONDS,
+    window_seconds: int = WEBHOOK_RETRY_WINDOW_SECONDS,
+) -> int:
+    """How many times a webhook is tried before it is dead-lettered: the first attempt, then one after each
+    wait of ``webhook_retry_delay_seconds``, until the waits add up to ``window_seconds``.
+
+    With the defaults the waits are 30, 60, 120, 240, 480, 960 and 1920 s (3,810 s), then 3,600 s each;
+    24 h = 86,400 s needs ceil((86,400 - 3,810) / 3,600) = 23 more, so 1 + 7 + 23 = 31 attempts, the last
+    86,610 s (24.06 h) after the first.
+
+    >>> webhook_delivery_attempts()
+    31
+    >>> webhook_delivery_attempts(1, 2, 6)  # waits 1, 2, 2, 2: four retries reach 6 s
+    5
+    """
+    attempts, waited = 1, 0
+    while waited < window_seconds:
+        waited += webhook_retry_delay_seconds(attempts, first_retry_seconds, max_interval_seconds)
+        attempts += 1
+    return attempts
+
+
+def webhook_retry_delay_seconds(
+    failed_attempt: int,
+    first_retry_seconds: int = WEBHOOK_FIRST_RETRY_SECONDS,
+    max_interval_seconds: int = WEBHOOK_MAX_RETRY_INTERVAL_SECONDS,
+) -> int:
+    """The wait after failed attempt number ``failed_attempt`` (1-based): doubling from the first retry's,
+    capped at ``max_interval_seconds``.
+
+    >>> [webhook_retry_delay_seconds(n) for n in (1, 2, 7, 8, 30)]
+    [30, 60, 1920, 3600, 3600]
+    """
+    return min(max_interval_seconds, first_retry_seconds * 2 ** min(failed_attempt - 1, 30))
+
+
+def webhook_queue_visibility_timeout_seconds(deliverer_timeout_seconds: int = WEBHOOK_DELIVERER_TIMEOUT_SECONDS) -> int:
+    """The webhook queue's visibility timeout: AWS's 6 x the consuming function's timeout (a failed delivery
+    sets its own, shorter or longer, wait before it returns).
+
+    >>> webhook_queue_visibility_timeout_seconds()  # 6 x (10 x 10 s + 20 s)
+    720
+    """
+    return MIN_VISIBILITY_TIMEOUT_FACTOR * deliverer_timeout_seconds
+
+
+def webhook_queue_max_receive_count(delivery_attempts: int | None = None) -> int:
+    """Receives of a webhook message before SQS itself moves it to the webhook DLQ: twice the scheduled
+    attempts. The deliverer dead-letters a delivery by itself once its retry window is over; this only
+    catches a message the deliverer keeps crashing on, or one that keeps coming back while another
+    invocation holds the webhook.
+
+    >>> webhook_queue_max_receive_count()  # 2 x 31
+    62
+    """
+    return 2 * (webhook_delivery_attempts() if delivery_attempts is None else delivery_attempts)
+

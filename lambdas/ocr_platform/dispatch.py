@@ -14,13 +14,18 @@ timeout, shorter than the queue's visibility timeout), hands the job over, then 
 - a delivery that arrives after the lease ran out with no ``dispatched_at`` takes the claim over and
   dispatches: the earlier holder crashed or timed out before it handed the job over. A holder whose
   hand-over raised releases its lease at once, so the retry of the message need not wait for it.
+
+A job submitted by URL is fetched by the holder of the claim, once, into ``documents/{job_id}/`` before the
+hand-over (``ocr_platform.url_input``); the backend then reads it as it reads an upload. A ``callback_url``
+the stage's URL policy refuses (``http://`` in a deployed stage) fails the job ``invalid_message`` at once,
+rather than after a day of failed deliveries.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ocr_platform import defaults
@@ -28,7 +33,10 @@ from ocr_platform.errors import ErrorCode, JobError, RetryLaterError
 from ocr_platform.jobs import TERMINAL_STATUSES, JobStore
 from ocr_platform.messages import JobMessage
 from ocr_platform.routing import route
+from ocr_platform.s3_layout import S3Uri, StorageLayout
+from ocr_platform.safe_http import BlockedUrlError, UrlPolicy, check_url
 from ocr_platform.sagemaker_async import AsyncInference, EndpointCapacity
+from ocr_platform.url_input import FetchedInput, fetch_input, is_url_input
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +46,24 @@ DispatchOutcome = Literal["dispatched", "duplicate", "failed"]
 class HandOverInProgressError(Exception):
     """Another delivery of the same message holds the hand-over's lease: retry later, and never give the job up
     for it (the holder hands it over, or its lease runs out and a later delivery takes over)."""
+
+
+@dataclass(frozen=True)
+class UrlInputs:
+    """How the invoker fetches a document submitted by URL: into ``layout``'s ``documents/{job_id}/`` with
+    ``s3``, at most ``max_bytes`` (the upload limit), within ``timeout_seconds`` and ``max_redirects``."""
+
+    s3: Any
+    layout: StorageLayout
+    timeout_seconds: float = defaults.URL_FETCH_TIMEOUT_SECONDS
+    max_redirects: int = defaults.URL_FETCH_MAX_REDIRECTS
+    max_bytes: int = defaults.MAX_DOCUMENT_BYTES
+
+    def fetch(self, job_id: str, url: str, policy: UrlPolicy) -> FetchedInput:
+        return fetch_input(
+            url, s3=self.s3, bucket=self.layout.bucket, key_for=lambda name: self.layout.document_uri(job_id, name).key,
+            max_bytes=self.max_bytes, timeout_seconds=self.timeout_seconds, max_redirects=self.max_redirects, policy=policy,
+        )
 
 
 @dataclass(frozen=True)
@@ -58,6 +84,8 @@ class JobDispatcher:
         capacity: the endpoint's capacity control (for ``sagemaker`` models).
         inference: the endpoint's async request submitter (for ``sagemaker`` models).
         dispatch_lease_seconds: how long a delivery's claim on the hand-over holds.
+        url_inputs: how documents submitted by URL are fetched; ``None``: such a job fails ``input_unreachable``.
+        url_policy: which callback URLs the stage accepts.
     """
 
     def __init__(
@@ -69,6 +97,8 @@ class JobDispatcher:
         capacity: EndpointCapacity,
         inference: AsyncInference,
         dispatch_lease_seconds: float = defaults.dispatch_lease_seconds(),
+        url_inputs: UrlInputs | None = None,
+        url_policy: UrlPolicy = UrlPolicy.PUBLIC_HTTPS,
     ) -> None:
         self.store = store
         self.lambda_client = lambda_client
@@ -76,6 +106,8 @@ class JobDispatcher:
         self.capacity = capacity
         self.inference = inference
         self.dispatch_lease_seconds = dispatch_lease_seconds
+        self.url_inputs = url_inputs
+        self.url_policy = url_policy
 
     def dispatch(self, message: JobMessage, *, attempt_id: str | None = None) -> DispatchResult:
         """Route one job, as the delivery ``attempt_id`` (default: a new id).
@@ -87,6 +119,7 @@ class JobDispatcher:
         try:
             spec = route(message.model)
             self._check_deployed(spec.backend, message.model)
+            self._check_callback_url(message)
         except JobError as err:
             self.store.mark_failed(message.job_id, err, job=message.as_new_job())
             return DispatchResult("failed", error=err)
@@ -113,6 +146,12 @@ class JobDispatcher:
             return DispatchResult("duplicate", backend=current.get("backend"))
         if job and job.get("dispatch_attempt") and job.get("dispatch_attempt") != attempt_id:
             logger.info("Job %s was claimed by an earlier delivery that did not hand it over; taking over", message.job_id)
+        if is_url_input(message.input):
+            try:
+                message = self._fetch_input(message)
+            except JobError as err:
+                self.store.mark_failed(message.job_id, err)
+                return DispatchResult("failed", error=err)
 
         submitted = None
         try:
@@ -133,6 +172,23 @@ class JobDispatcher:
             failure_location=submitted.failure_location if submitted else None,
         )
         return DispatchResult("dispatched", backend=spec.backend, scaled_out=scaled_out)
+
+    def _check_callback_url(self, message: JobMessage) -> None:
+        if message.callback_url:
+            try:
+                check_url(message.callback_url, self.url_policy)
+            except BlockedUrlError as err:
+                raise JobError(ErrorCode.INVALID_MESSAGE, f"'callback_url' is refused: {err}") from None
+
+    def _fetch_input(self, message: JobMessage) -> JobMessage:
+        """Fetch the job's document from its URL into the bucket; the message from here on names the S3 object."""
+        if self.url_inputs is None:
+            raise JobError(ErrorCode.INPUT_UNREACHABLE, "This function cannot fetch documents by URL; upload the file to S3.")
+        fetched = self.url_inputs.fetch(message.job_id, message.input, self.url_policy)
+        file_name = S3Uri.parse(fetched.uri).key.rsplit("/", 1)[-1]
+        self.store.record_fetched_input(message.job_id, uri=fetched.uri, url=message.input, file_name=file_name)
+        logger.info("Job %s: fetched %d bytes from its URL into %s", message.job_id, fetched.size, fetched.uri)
+        return replace(message, input=fetched.uri)
 
     def _check_deployed(self, backend: str, model: str) -> None:
         deployed = self.processor_function if backend == "lambda" else self.capacity.endpoint_name

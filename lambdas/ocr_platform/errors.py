@@ -17,6 +17,8 @@ class ErrorCode:
     INVALID_INBOX_KEY = "invalid_inbox_key"
     UNKNOWN_MODEL = "unknown_model"
     INPUT_NOT_FOUND = "input_not_found"
+    INPUT_UNREACHABLE = "input_unreachable"
+    INPUT_TOO_LARGE = "input_too_large"
     UNSUPPORTED_TYPE = "unsupported_type"
     UNSUPPORTED_LANGUAGE = "unsupported_language"
     EMPTY_DOCUMENT = "empty_document"

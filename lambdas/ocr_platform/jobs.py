@@ -58,6 +58,11 @@ OWNER_INDEX_NAME = "owner-created_at-index"
 OWNER_INDEX_PARTITION_KEY = "owner"
 OWNER_INDEX_SORT_KEY = "created_at"
 TTL_ATTRIBUTE = "expires_at"
+#: A sparse index of the finished jobs whose completion event is not yet out (``notification_pending`` is set
+#: by the terminal write and removed once the event and the webhook were handed on): the sweeper's outbox.
+NOTIFICATION_INDEX_NAME = "notification-pending-index"
+NOTIFICATION_INDEX_PARTITION_KEY = "notification_pending"
+NOTIFICATION_INDEX_SORT_KEY = "finished_at"
 
 _DESERIALIZE = TypeDeserializer()
 
@@ -72,9 +77,10 @@ class JobStatus(StrEnum):
 TERMINAL_STATUSES = frozenset({JobStatus.COMPLETED, JobStatus.FAILED})
 
 #: The steps of a job that are claimed before they run: the invoker's hand-over to the backend, the CPU
-#: processor's run, and the completion function's publishing of a SageMaker result or error.
-ClaimStep = Literal["dispatch", "run", "finish"]
-CLAIM_STEPS: tuple[ClaimStep, ...] = ("dispatch", "run", "finish")
+#: processor's run, the completion function's publishing of a SageMaker result or error, and each POST of
+#: a finished job's webhook.
+ClaimStep = Literal["dispatch", "run", "finish", "webhook"]
+CLAIM_STEPS: tuple[ClaimStep, ...] = ("dispatch", "run", "finish", "webhook")
 
 
 def chunk_step(index: int) -> str:
@@ -106,6 +112,19 @@ class ChunkRequest(TypedDict):
     failure_location: str | None
 
 
+CallbackStatus = Literal["pending", "delivered", "dead_lettered"]
+
+
+class CallbackAttempt(TypedDict, total=False):
+    """One POST of a job's webhook (``callback_attempts``): when, its outcome, and how long it took."""
+
+    attempt: int
+    at: str
+    status_code: int
+    error: str
+    duration_ms: int
+
+
 class JobItem(TypedDict, total=False):
     """The job item as frontends read it (docs/contracts.md, "Job item"): add an attribute there too.
 
@@ -117,10 +136,15 @@ class JobItem(TypedDict, total=False):
     model: str
     language: str
     input: str
+    input_url: str
     pages: str
     options: dict[str, Any]
     file_name: str
     owner: str
+    callback_url: str
+    callback_status: CallbackStatus
+    callback_attempts: list[CallbackAttempt]
+    notification_pending: str
     backend: Backend
     created_at: str
     updated_at: str
@@ -134,6 +158,8 @@ class JobItem(TypedDict, total=False):
     run_lease_until: int
     finish_attempt: str
     finish_lease_until: int
+    webhook_attempt: str
+    webhook_lease_until: int
     finished_at: str
     result: str
     page_count: int
@@ -158,6 +184,14 @@ class NewJob:
     options: dict[str, Any] = field(default_factory=dict)
     file_name: str | None = None
     owner: str | None = None
+    callback_url: str | None = None
+
+    def identity(self) -> dict[str, Any]:
+        """What an item created from a message (no client wrote it first) records about the job."""
+        values: dict[str, Any] = {"model": self.model, "language": self.language, "input": self.input}
+        if self.callback_url:
+            values["callback_url"] = self.callback_url
+        return values
 
 
 class JobAlreadyExistsError(Exception):
@@ -216,8 +250,8 @@ class JobStore:
         ttl_days: days until DynamoDB's TTL removes a job item; 0 disables expiry.
         dynamodb: a boto3 DynamoDB resource; the default one honours ``AWS_ENDPOINT_URL*``.
         clock: returns the current UTC time (tests pass a fixed clock).
-        on_finished: called as ``on_finished(job_id, status, error_code)`` after a write that made a job
-            COMPLETED or FAILED (the Lambdas count job outcomes with it; see ``ocr_platform.metrics``).
+        on_finished: called with the whole item after a write that made a job COMPLETED or FAILED (the
+            Lambdas count the outcome and publish its completion event: ``ocr_platform.notifications``).
     """
 
     def __init__(
@@ -227,7 +261,7 @@ class JobStore:
         ttl_days: int = defaults.JOB_TTL_DAYS,
         dynamodb: Any = None,
         clock: Callable[[], datetime] = utc_now,
-        on_finished: Callable[[str, str, str | None], None] | None = None,
+        on_finished: Callable[[JobItem], None] | None = None,
     ) -> None:
         self.table = (dynamodb or boto3.resource("dynamodb")).Table(table_name)
         self.ttl_days = ttl_days
@@ -254,6 +288,8 @@ class JobStore:
             item["file_name"] = job.file_name
         if job.owner:
             item["owner"] = job.owner
+        if job.callback_url:
+            item["callback_url"] = job.callback_url
         if self.ttl_days:
             item["expires_at"] = int((now + timedelta(days=self.ttl_days)).timestamp())
         try:
@@ -278,7 +314,7 @@ class JobStore:
         values: dict[str, Any] = {"status": JobStatus.PROCESSING, "backend": backend, "started_at": now, "updated_at": now}
         create_if_missing: dict[str, Any] = {}
         if job is not None:
-            create_if_missing = {"model": job.model, "language": job.language, "input": job.input, "created_at": now}
+            create_if_missing = {**job.identity(), "created_at": now}
             if self.ttl_days:
                 create_if_missing["expires_at"] = int((self.clock() + timedelta(days=self.ttl_days)).timestamp())
         condition: ConditionBase = Attr("status").eq(JobStatus.QUEUED)
@@ -304,7 +340,7 @@ class JobStore:
         }
         create_if_missing: dict[str, Any] = {"started_at": iso(now)}
         if job is not None:
-            create_if_missing.update({"model": job.model, "language": job.language, "input": job.input, "created_at": iso(now)})
+            create_if_missing.update({**job.identity(), "created_at": iso(now)})
             if self.ttl_days:
                 create_if_missing["expires_at"] = int((now + timedelta(days=self.ttl_days)).timestamp())
         condition: ConditionBase = Attr("status").eq(JobStatus.QUEUED) | (
@@ -425,6 +461,7 @@ class JobStore:
         now = iso(self.clock())
         values: dict[str, Any] = {
             "status": JobStatus.COMPLETED,
+            NOTIFICATION_INDEX_PARTITION_KEY: JobStatus.COMPLETED,
             "result": result_uri,
             "page_count": page_count,
             "pages_done": page_count,
@@ -433,10 +470,7 @@ class JobStore:
         }
         if warnings:
             values["warnings"] = list(warnings)
-        finished = self._transition(job_id, values, Attr("status").eq(JobStatus.PROCESSING), to=JobStatus.COMPLETED)
-        if finished and self.on_finished is not None:
-            self.on_finished(job_id, JobStatus.COMPLETED, None)
-        return finished
+        return self._finish(job_id, values, Attr("status").eq(JobStatus.PROCESSING))
 
     def mark_failed(
         self, job_id: str, error: JobError, *, job: NewJob | None = None, unless_dispatched: bool = False, unless_claimed: bool = False
@@ -452,13 +486,14 @@ class JobStore:
         now = iso(self.clock())
         values: dict[str, Any] = {
             "status": JobStatus.FAILED,
+            NOTIFICATION_INDEX_PARTITION_KEY: JobStatus.FAILED,
             "error": error.as_dict(),
             "finished_at": now,
             "updated_at": now,
         }
         create_if_missing: dict[str, Any] = {"created_at": now}
         if job is not None:
-            create_if_missing.update({"model": job.model, "language": job.language, "input": job.input})
+            create_if_missing.update(job.identity())
         if self.ttl_days:
             create_if_missing["expires_at"] = int((self.clock() + timedelta(days=self.ttl_days)).timestamp())
         unfinished: ConditionBase = Attr("status").is_in([JobStatus.QUEUED, JobStatus.PROCESSING])
@@ -470,10 +505,69 @@ class JobStore:
                 _, lease = claim_attributes(step)
                 unfinished = unfinished & (Attr(lease).not_exists() | Attr(lease).lt(now_epoch))
         condition = unfinished | Attr(PARTITION_KEY).not_exists()
-        finished = self._transition(job_id, values, condition, to=JobStatus.FAILED, if_not_exists=create_if_missing)
-        if finished and self.on_finished is not None:
-            self.on_finished(job_id, JobStatus.FAILED, error.code)
-        return finished
+        return self._finish(job_id, values, condition, if_not_exists=create_if_missing)
+
+    def _finish(self, job_id: str, values: dict[str, Any], condition: ConditionBase, **update: Any) -> bool:
+        """The terminal write: it also marks the job's completion event as pending (the outbox the sweeper
+        reads) and hands the whole new item to ``on_finished``."""
+        item = self._update(job_id, values, condition, to=values["status"], returns="ALL_NEW", **update)
+        if item is not None and self.on_finished is not None:
+            self.on_finished(cast("JobItem", item))
+        return item is not None
+
+    def mark_notified(self, job_id: str) -> bool:
+        """The job's completion event and webhook were handed on: it leaves the outbox."""
+        return self._transition(
+            job_id, {}, Attr(NOTIFICATION_INDEX_PARTITION_KEY).exists(), to="notified",
+            remove=(NOTIFICATION_INDEX_PARTITION_KEY,), quiet=True,
+        )
+
+    def list_notification_pending(self, *, finished_before: str) -> Iterator[JobItem]:
+        """Finished jobs whose completion event is still pending and that finished before ``finished_before``
+        (their writer crashed between the terminal write and the event), through the sparse outbox index."""
+        for status in TERMINAL_STATUSES:
+            kwargs: dict[str, Any] = {
+                "IndexName": NOTIFICATION_INDEX_NAME,
+                "KeyConditionExpression": Key(NOTIFICATION_INDEX_PARTITION_KEY).eq(status)
+                & Key(NOTIFICATION_INDEX_SORT_KEY).lt(finished_before),
+            }
+            while True:
+                page = self.table.query(**kwargs)
+                for item in page.get("Items", []):
+                    yield _plain(item)
+                if "LastEvaluatedKey" not in page:
+                    break
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def claim_webhook(self, job_id: str, *, attempt_id: str, lease_seconds: float) -> bool:
+        """Claim one POST of a finished job's webhook: refused once it was delivered or dead-lettered, and while
+        another delivery of the same request holds a live lease (a duplicate of its message, received at once)."""
+        now = self.clock()
+        attempt, lease = claim_attributes("webhook")
+        condition = (
+            Attr("status").is_in(list(TERMINAL_STATUSES))
+            & ~Attr("callback_status").is_in(["delivered", "dead_lettered"])
+            & _lease_free(attempt, lease, attempt_id, now)
+        )
+        values = {attempt: attempt_id, lease: _epoch(now + timedelta(seconds=lease_seconds))}
+        return self._transition(job_id, values, condition, to=f"webhook claimed by {attempt_id}", quiet=True)
+
+    def record_callback_attempt(
+        self, job_id: str, attempt: CallbackAttempt, *, status: CallbackStatus, attempt_id: str
+    ) -> bool:
+        """Append one webhook attempt to a finished job's ``callback_attempts``, set ``callback_status`` and end
+        ``attempt_id``'s claim on the webhook (the next attempt is the queue's to schedule)."""
+        holder, lease = claim_attributes("webhook")
+        return self._transition(
+            job_id, {"callback_status": status, lease: 0},
+            Attr("status").is_in(list(TERMINAL_STATUSES)) & Attr(holder).eq(attempt_id),
+            to=f"webhook {status}", append={"callback_attempts": [dict(attempt)]}, quiet=True,
+        )
+
+    def record_fetched_input(self, job_id: str, *, uri: str, url: str, file_name: str) -> bool:
+        """The document submitted by URL is now the S3 object ``uri``: the job reads it from there on."""
+        values = {"input": uri, "input_url": url, "file_name": file_name, "updated_at": iso(self.clock())}
+        return self._transition(job_id, values, Attr("status").eq(JobStatus.PROCESSING), to="PROCESSING (input fetched)")
 
     def list_by_status(self, status: JobStatus, *, created_after: str | None = None) -> Iterator[JobItem]:
         """Jobs in ``status``, oldest first, through the status/time GSI."""
@@ -529,11 +623,15 @@ class JobStore:
         to: str,
         if_not_exists: dict[str, Any] | None = None,
         add: dict[str, Any] | None = None,
+        append: dict[str, list[Any]] | None = None,
+        remove: tuple[str, ...] = (),
+        returns: Literal["UPDATED_NEW", "ALL_NEW"] = "UPDATED_NEW",
         quiet: bool = False,
     ) -> dict[str, Any] | None:
-        """One conditional ``UpdateItem``: the attributes it changed (``UPDATED_NEW``), or ``None`` when the
-        condition failed. ``values`` are SET, ``if_not_exists`` SET only where absent, ``add`` ADDed
-        (a number to a counter, a set to a set)."""
+        """One conditional ``UpdateItem``: the attributes it changed (``returns``: ``UPDATED_NEW``, or the whole
+        item with ``ALL_NEW``), or ``None`` when the condition failed. ``values`` are SET, ``if_not_exists`` SET
+        only where absent, ``append`` added to the end of a list (created if absent), ``add`` ADDed (a number
+        to a counter, a set to a set), ``remove`` REMOVEd."""
         names: dict[str, str] = {}
         vals: dict[str, Any] = {}
         sets: list[str] = []
@@ -543,21 +641,36 @@ class JobStore:
         for i, (attr, value) in enumerate((if_not_exists or {}).items()):
             names[f"#ine{i}"], vals[f":ine{i}"] = attr, value
             sets.append(f"#ine{i} = if_not_exists(#ine{i}, :ine{i})")
+        for i, (attr, value) in enumerate((append or {}).items()):
+            names[f"#app{i}"], vals[f":app{i}"] = attr, value
+            vals[":empty_list"] = []
+            sets.append(f"#app{i} = list_append(if_not_exists(#app{i}, :empty_list), :app{i})")
         adds = []
         for i, (attr, value) in enumerate((add or {}).items()):
             names[f"#add{i}"], vals[f":add{i}"] = attr, value
             adds.append(f"#add{i} :add{i}")
+        removes = []
+        for i, attr in enumerate(remove):
+            names[f"#rem{i}"] = attr
+            removes.append(f"#rem{i}")
         expression = " ".join(
-            clause for clause in ("SET " + ", ".join(sets) if sets else "", "ADD " + ", ".join(adds) if adds else "") if clause
+            clause
+            for clause in (
+                "SET " + ", ".join(sets) if sets else "",
+                "ADD " + ", ".join(adds) if adds else "",
+                "REMOVE " + ", ".join(removes) if removes else "",
+            )
+            if clause
         )
+        request: dict[str, Any] = {"ExpressionAttributeValues": vals} if vals else {}
         try:
             response = self.table.update_item(
                 Key={PARTITION_KEY: job_id},
                 UpdateExpression=expression,
                 ConditionExpression=condition,
                 ExpressionAttributeNames=names,
-                ExpressionAttributeValues=vals,
-                ReturnValues="UPDATED_NEW",
+                **request,
+                ReturnValues=returns,
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as err:

@@ -10,6 +10,11 @@ for ``uploads/{job_id}/{file_name}`` only (its size and content type fixed in th
 job's message. A job whose file never arrives stays ``QUEUED`` until the sweeper's deadline for a queued job
 (4 days) fails it ``timed_out``.
 
+A job may instead name an ``https://`` URL: ``create`` then writes the item and sends the job's message at once,
+and the invoker fetches the document (``ocr_platform.url_input``). Either kind may carry a ``callback_url``
+(``ocr_platform.webhook_delivery``). A ``COMPLETED`` job's result comes inline in ``result_links`` when it is
+at most ``inline_result_max_bytes`` (1 MiB), and always by presigned URL, with its ``s3://`` location.
+
 >>> content_type_of("Scan 1.PDF")
 'application/pdf'
 >>> content_type_of("notes.txt") is None
@@ -27,9 +32,11 @@ from typing import Any
 from ocr_platform import defaults
 from ocr_platform.errors import ErrorCode
 from ocr_platform.jobs import JobItem, JobStatus, JobStore, NewJob
-from ocr_platform.messages import InvalidMessageError, parse_job_message
+from ocr_platform.messages import InvalidMessageError, JobMessage, parse_job_message
 from ocr_platform.routing import MODEL_TABLE
 from ocr_platform.s3_layout import S3Uri, StorageLayout
+from ocr_platform.safe_http import BlockedUrlError, UrlPolicy, check_url
+from ocr_platform.url_input import input_file_name
 
 #: The API's routes (``METHOD /path``): the stack declares them on the HTTP API, the local stack serves them.
 ROUTES = ("POST /jobs", "GET /jobs", "GET /jobs/{job_id}", "GET /jobs/{job_id}/result")
@@ -41,7 +48,8 @@ UPLOAD_CONTENT_TYPES = {
 #: Job item attributes a user sees; claims, leases and S3 locations of the backends stay internal.
 PUBLIC_ATTRIBUTES = (
     "job_id", "status", "model", "language", "pages", "file_name", "created_at", "updated_at", "started_at",
-    "finished_at", "page_count", "pages_done", "chunk_count", "warnings", "error",
+    "finished_at", "page_count", "pages_done", "chunk_count", "warnings", "error", "input_url", "callback_url",
+    "callback_status", "callback_attempts",
 )
 
 
@@ -73,6 +81,9 @@ class JobsApi:
         max_upload_bytes: the largest upload the presigned POST admits (intake's limit, 200 MiB).
         upload_expiry_seconds: how long the upload form is valid.
         result_url_seconds: how long a presigned result URL is valid.
+        sqs / queue_url: where a job submitted by URL sends its message (no upload starts it).
+        url_policy: which ``url`` and ``callback_url`` values the stage accepts.
+        inline_result_max_bytes: a result up to this size comes inline in ``result_links``.
     """
 
     store: JobStore
@@ -81,26 +92,40 @@ class JobsApi:
     max_upload_bytes: int = defaults.MAX_DOCUMENT_BYTES
     upload_expiry_seconds: int = defaults.UPLOAD_URL_SECONDS
     result_url_seconds: int = defaults.RESULT_URL_SECONDS
+    sqs: Any = None
+    queue_url: str = ""
+    url_policy: UrlPolicy = UrlPolicy.PUBLIC_HTTPS
+    inline_result_max_bytes: int = defaults.INLINE_RESULT_MAX_BYTES
 
-    def create(self, owner: str, *, file_name: str, model: str, language: str = "en", pages: str | None = None) -> dict[str, Any]:
-        """A new ``QUEUED`` job of ``owner`` and the presigned POST that uploads its file (and starts it)."""
+    def create(
+        self, owner: str, *, file_name: str | None = None, url: str | None = None, model: str, language: str = "en",
+        pages: str | None = None, callback_url: str | None = None,
+    ) -> dict[str, Any]:
+        """A new ``QUEUED`` job of ``owner``: with ``file_name``, the presigned POST that uploads its file (and
+        starts it); with ``url``, the job is started at once and the platform fetches the document."""
         if model not in MODEL_TABLE:
             raise ApiError(400, ErrorCode.UNKNOWN_MODEL, f"Unknown model {model!r}; use one of {', '.join(MODEL_TABLE)}.")
+        if (file_name is None) == (url is None):
+            raise ApiError(400, ErrorCode.INVALID_MESSAGE, "Give exactly one of 'filename' (then upload the file) and 'url'.")
+        for field_name, value in (("url", url), ("callback_url", callback_url)):
+            if value is not None:
+                try:
+                    check_url(value, self.url_policy)
+                except BlockedUrlError as err:
+                    raise ApiError(400, ErrorCode.INVALID_MESSAGE, f"'{field_name}' is refused: {err}") from None
+        if url is not None:
+            return self._create_from_url(owner, url=url, model=model, language=language, pages=pages, callback_url=callback_url)
+        assert file_name is not None
         content_type = content_type_of(file_name)
         if content_type is None or "/" in file_name or "\\" in file_name or len(file_name) > 200:
             raise ApiError(400, "invalid_file_name", f"{file_name!r} must be a file name (no path, at most 200 characters) "
                            f"ending in one of {', '.join(sorted(UPLOAD_CONTENT_TYPES))}.")
         job_id = uuid.uuid4().hex
         upload, document = self.layout.upload_uri(job_id, file_name), self.layout.document_uri(job_id, file_name)
-        body: dict[str, Any] = {"job_id": job_id, "model": model, "input": str(document), "language": language}
-        if pages is not None:
-            body["pages"] = pages
-        try:
-            message = parse_job_message(body)
-        except InvalidMessageError as err:
-            raise ApiError(400, ErrorCode.INVALID_MESSAGE, str(err)) from None
+        message = _message(job_id, model, str(document), language, pages, callback_url)
         self.store.create(NewJob(
             job_id, model, message.input, language=message.language, pages=message.pages, file_name=file_name, owner=owner,
+            callback_url=message.callback_url,
         ))
         form = self.s3.generate_presigned_post(
             Bucket=upload.bucket, Key=upload.key, Fields={"Content-Type": content_type},
@@ -108,6 +133,20 @@ class JobsApi:
             ExpiresIn=self.upload_expiry_seconds,
         )
         return {"job_id": job_id, "status": JobStatus.QUEUED, "upload": {"url": form["url"], "fields": form["fields"]}}
+
+    def _create_from_url(
+        self, owner: str, *, url: str, model: str, language: str, pages: str | None, callback_url: str | None
+    ) -> dict[str, Any]:
+        if not self.queue_url:
+            raise ApiError(501, "url_input_unavailable", "This API cannot start jobs by URL (no job queue is configured).")
+        job_id = uuid.uuid4().hex
+        message = _message(job_id, model, url, language, pages, callback_url)
+        self.store.create(NewJob(
+            job_id, model, url, language=message.language, pages=message.pages, file_name=input_file_name(url),
+            owner=owner, callback_url=message.callback_url,
+        ))
+        self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=message.to_json())
+        return {"job_id": job_id, "status": JobStatus.QUEUED}
 
     def get(self, owner: str, job_id: str) -> dict[str, Any]:
         """``owner``'s job (its public attributes); 404 for another user's job as for a missing one."""
@@ -132,8 +171,15 @@ class JobsApi:
             for obj in listing.get("Contents", []):
                 number = int(obj["Key"].rsplit("/", 1)[-1].split(".")[0])
                 pages.append({"page": number, "image": self._link(result.bucket, obj["Key"])})
-        return {"job_id": job_id, "result": self._link(result.bucket, result.key), "pages": pages,
-                "expires_in": self.result_url_seconds}
+        answer: dict[str, Any] = {
+            "job_id": job_id, "location": str(result), "result": self._link(result.bucket, result.key), "pages": pages,
+            "expires_in": self.result_url_seconds,
+        }
+        size = int(self.s3.head_object(Bucket=result.bucket, Key=result.key)["ContentLength"])
+        answer["size"] = size
+        if size <= self.inline_result_max_bytes:
+            answer["inline"] = json.loads(self.s3.get_object(Bucket=result.bucket, Key=result.key)["Body"].read())
+        return answer
 
     def _link(self, bucket: str, key: str) -> str:
         return str(self.s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=self.result_url_seconds))
@@ -143,6 +189,18 @@ class JobsApi:
         if job is None or job.get("owner") != owner:
             raise ApiError(404, "job_not_found", f"No job {job_id!r}.")
         return job
+
+
+def _message(job_id: str, model: str, input_uri: str, language: str, pages: str | None, callback_url: str | None) -> JobMessage:
+    body: dict[str, Any] = {"job_id": job_id, "model": model, "input": input_uri, "language": language}
+    if pages is not None:
+        body["pages"] = pages
+    if callback_url is not None:
+        body["callback_url"] = callback_url
+    try:
+        return parse_job_message(body)
+    except InvalidMessageError as err:
+        raise ApiError(400, ErrorCode.INVALID_MESSAGE, str(err)) from None
 
 
 def public_view(job: JobItem) -> dict[str, Any]:

@@ -10,7 +10,7 @@ retrying a message that can never succeed.
 >>> parse_job_message('{"job_id": "j1", "model": "pp-ocrv5"}')
 Traceback (most recent call last):
 ...
-ocr_platform.messages.InvalidMessageError: 'input' is required: an s3://bucket/key URI of the document
+ocr_platform.messages.InvalidMessageError: 'input' is required: an s3://bucket/key URI of the document, or an https:// URL
 """
 
 from __future__ import annotations
@@ -24,10 +24,13 @@ from typing import Any, TypedDict
 from ocr_platform.jobs import NewJob
 from ocr_platform.routing import MODEL_TABLE
 from ocr_platform.s3_layout import JOB_ID_MAX_LENGTH, S3Uri, is_key_safe_id, is_valid_job_id
+from ocr_platform.url_input import is_url_input
 
 LANGUAGE_PATTERN = re.compile(r"^[a-z][a-z_]{1,19}$")
 PAGES_PATTERN = re.compile(r"^\s*\d+\s*(-\s*\d+\s*)?(,\s*\d+\s*(-\s*\d+\s*)?)*$")
 MAX_OPTIONS_BYTES = 16_384
+#: The longest ``input`` URL or ``callback_url`` a message may carry.
+MAX_URL_LENGTH = 2048
 
 
 class JobMessageBody(TypedDict, total=False):
@@ -39,6 +42,7 @@ class JobMessageBody(TypedDict, total=False):
     language: str
     pages: str
     options: dict[str, Any]
+    callback_url: str
 
 
 @dataclass(frozen=True)
@@ -48,10 +52,13 @@ class JobMessage:
     Attributes:
         job_id: letters, digits, ``-``, ``_``; becomes S3 key segments and the SageMaker InferenceId.
         model: the routing key (validated against the model table by the router, not here).
-        input: ``s3://bucket/key`` of the document.
+        input: ``s3://bucket/key`` of the document, or an ``https://`` URL the invoker fetches it from once
+            (``ocr_platform.url_input``).
         language: PaddleOCR language code, default ``en``.
         pages: optional page selection such as ``"1-3,7"`` (1-based).
         options: optional engine options.
+        callback_url: optional ``https://`` URL that gets one signed POST when the job ends
+            (``ocr_platform.webhook_delivery``).
     """
 
     job_id: str
@@ -60,6 +67,7 @@ class JobMessage:
     language: str = "en"
     pages: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    callback_url: str | None = None
 
     def to_body(self) -> JobMessageBody:
         body: JobMessageBody = {"job_id": self.job_id, "model": self.model, "input": self.input, "language": self.language}
@@ -67,6 +75,8 @@ class JobMessage:
             body["pages"] = self.pages
         if self.options:
             body["options"] = self.options
+        if self.callback_url:
+            body["callback_url"] = self.callback_url
         return body
 
     def to_json(self) -> str:
@@ -112,11 +122,20 @@ def parse_job_message(body: str | bytes | Mapping[str, Any]) -> JobMessage:
         raise invalid(f"'model' is required: one of {', '.join(MODEL_TABLE)}")
     input_uri = data.get("input")
     if not isinstance(input_uri, str):
-        raise invalid("'input' is required: an s3://bucket/key URI of the document")
-    try:
-        S3Uri.parse(input_uri)
-    except ValueError as err:
-        raise invalid(f"'input' is invalid: {err}") from None
+        raise invalid("'input' is required: an s3://bucket/key URI of the document, or an https:// URL")
+    if is_url_input(input_uri):
+        if len(input_uri) > MAX_URL_LENGTH:
+            raise invalid(f"'input' is a URL of {len(input_uri)} characters; at most {MAX_URL_LENGTH} are allowed")
+    else:
+        try:
+            S3Uri.parse(input_uri)
+        except ValueError as err:
+            raise invalid(f"'input' is invalid: {err}; give an s3://bucket/key URI or an https:// URL") from None
+    callback_url = data.get("callback_url")
+    if callback_url is not None and (
+        not isinstance(callback_url, str) or not is_url_input(callback_url) or len(callback_url) > MAX_URL_LENGTH
+    ):
+        raise invalid(f"'callback_url' must be an https:// URL of at most {MAX_URL_LENGTH} characters, got {callback_url!r}")
     language = data.get("language", "en")
     if not isinstance(language, str) or not LANGUAGE_PATTERN.match(language):
         raise invalid(f"'language' must be a PaddleOCR language code such as 'en', 'ch' or 'korean', got {language!r}")
@@ -132,4 +151,7 @@ def parse_job_message(body: str | bytes | Mapping[str, Any]) -> JobMessage:
         raise invalid("'options' must be a JSON object")
     if len(json.dumps(options)) > MAX_OPTIONS_BYTES:
         raise invalid(f"'options' is larger than {MAX_OPTIONS_BYTES} bytes")
-    return JobMessage(job_id=job_id, model=model, input=input_uri, language=language, pages=pages, options=options)
+    return JobMessage(
+        job_id=job_id, model=model, input=input_uri, language=language, pages=pages, options=options,
+        callback_url=callback_url or None,
+    )

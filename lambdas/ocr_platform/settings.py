@@ -15,6 +15,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from ocr_platform import defaults
+from ocr_platform.safe_http import UrlPolicy
 
 
 class ENV:
@@ -50,6 +51,18 @@ class ENV:
     #: ``on``: a layout model whose pipeline cannot be built here runs a substitute and the result says so
     #: (an ``engine_fallback`` warning); ``none`` or unset: the job fails ``engine_unavailable``.
     ENGINE_FALLBACK = "OCR_ENGINE_FALLBACK"
+    EVENT_BUS_NAME = "OCR_EVENT_BUS_NAME"
+    WEBHOOK_QUEUE_URL = "OCR_WEBHOOK_QUEUE_URL"
+    WEBHOOK_DLQ_URL = "OCR_WEBHOOK_DLQ_URL"
+    WEBHOOK_SECRET_ARN = "OCR_WEBHOOK_SECRET_ARN"
+    WEBHOOK_FIRST_RETRY_SECONDS = "OCR_WEBHOOK_FIRST_RETRY_SECONDS"
+    WEBHOOK_MAX_RETRY_INTERVAL_SECONDS = "OCR_WEBHOOK_MAX_RETRY_INTERVAL_SECONDS"
+    WEBHOOK_RETRY_WINDOW_SECONDS = "OCR_WEBHOOK_RETRY_WINDOW_SECONDS"
+    URL_FETCH_TIMEOUT_SECONDS = "OCR_URL_FETCH_TIMEOUT_SECONDS"
+    INLINE_RESULT_MAX_BYTES = "OCR_INLINE_RESULT_MAX_BYTES"
+    #: ``local``: outbound URLs (webhooks, URL input) may also be ``http://`` and loopback addresses. Only the
+    #: local stack sets it; a deployed function keeps the default, ``public-https``.
+    URL_POLICY = "OCR_URL_POLICY"
     #: Powertools' own variable: the CloudWatch namespace of the job outcome metrics (``ocr_platform.metrics``).
     METRICS_NAMESPACE = "POWERTOOLS_METRICS_NAMESPACE"
 
@@ -99,6 +112,7 @@ _ENV_VARIABLE = "env"
 _KIND = "kind"
 _RESOURCE = "resource"
 _SETTING = "setting"
+_LOCAL = "local"
 
 
 def _resource(variable: str, *, required: bool = False) -> Any:
@@ -110,6 +124,11 @@ def _resource(variable: str, *, required: bool = False) -> Any:
 def _setting(variable: str, default: int | str) -> Any:
     """A setting whose fallback, when the variable is unset, is what the stack deploys by default."""
     return field(default=default, metadata={_ENV_VARIABLE: variable, _KIND: _SETTING})
+
+
+def _local_switch(variable: str, default: str) -> Any:
+    """A switch only the local stack sets; the deployed stack never does, so there it is always ``default``."""
+    return field(default=default, metadata={_ENV_VARIABLE: variable, _KIND: _LOCAL})
 
 
 @dataclass(frozen=True)
@@ -139,6 +158,15 @@ class RuntimeSettings:
         settle_grace_seconds: how long after SageMaker wrote a GPU job's outcome the sweeper settles the job
             from S3 (its notification had that long to finish it).
         cpu_pages_per_chunk: the processor splits a job of more pages than this into chunks (processor only).
+        event_bus_name: the EventBridge bus the completion events go to (every function that finishes jobs).
+        webhook_queue_url / webhook_dlq_url: the webhook deliveries' queue and where a delivery that ran out
+            of retries is parked.
+        webhook_secret_arn: the Secrets Manager secret whose value signs every webhook (deliverer only).
+        webhook_first_retry_seconds / webhook_max_retry_interval_seconds / webhook_retry_window_seconds: the
+            webhook retry schedule (``defaults.webhook_delivery_attempts``).
+        url_fetch_timeout_seconds: fetching a document submitted by URL, redirects included (invoker only).
+        inline_result_max_bytes: the jobs API returns a result up to this size inline (API only).
+        url_policy: ``public-https`` (deployed) or ``local`` (``ocr_platform.safe_http.UrlPolicy``).
 
     >>> settings = RuntimeSettings.from_env({"OCR_TABLE_NAME": "jobs", "OCR_BUCKET_NAME": "docs"})
     >>> settings.queued_deadline_seconds, settings.job_ttl_days
@@ -165,6 +193,18 @@ class RuntimeSettings:
     sagemaker_deadline_seconds: int = _setting(ENV.SAGEMAKER_DEADLINE_SECONDS, defaults.sagemaker_deadline_seconds())
     settle_grace_seconds: int = _setting(ENV.SETTLE_GRACE_SECONDS, defaults.SETTLE_GRACE_SECONDS)
     cpu_pages_per_chunk: int = _setting(ENV.CPU_PAGES_PER_CHUNK, defaults.CPU_PAGES_PER_CHUNK)
+    event_bus_name: str = _setting(ENV.EVENT_BUS_NAME, defaults.EVENT_BUS_NAME)
+    webhook_queue_url: str = _resource(ENV.WEBHOOK_QUEUE_URL)
+    webhook_dlq_url: str = _resource(ENV.WEBHOOK_DLQ_URL)
+    webhook_secret_arn: str = _resource(ENV.WEBHOOK_SECRET_ARN)
+    webhook_first_retry_seconds: int = _setting(ENV.WEBHOOK_FIRST_RETRY_SECONDS, defaults.WEBHOOK_FIRST_RETRY_SECONDS)
+    webhook_max_retry_interval_seconds: int = _setting(
+        ENV.WEBHOOK_MAX_RETRY_INTERVAL_SECONDS, defaults.WEBHOOK_MAX_RETRY_INTERVAL_SECONDS
+    )
+    webhook_retry_window_seconds: int = _setting(ENV.WEBHOOK_RETRY_WINDOW_SECONDS, defaults.WEBHOOK_RETRY_WINDOW_SECONDS)
+    url_fetch_timeout_seconds: int = _setting(ENV.URL_FETCH_TIMEOUT_SECONDS, defaults.URL_FETCH_TIMEOUT_SECONDS)
+    inline_result_max_bytes: int = _setting(ENV.INLINE_RESULT_MAX_BYTES, defaults.INLINE_RESULT_MAX_BYTES)
+    url_policy: str = _local_switch(ENV.URL_POLICY, UrlPolicy.PUBLIC_HTTPS.value)
 
     @classmethod
     def env_variables(cls) -> dict[str, str]:

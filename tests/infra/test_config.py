@@ -55,6 +55,7 @@ def test_sweeper_deadlines_are_derived_from_the_settings_they_outlast() -> None:
     tuned = PlatformConfig(
         queue_retention_days=1,
         invoker_timeout_seconds=30,
+        url_fetch_timeout_seconds=10,  # a URL job's fetch, plus 20 s to store it and hand it over, fits in 30 s
         processor_max_event_age_hours=1,
         processor_timeout_seconds=600,
         invocation_timeout_seconds=1800,
@@ -173,6 +174,7 @@ def test_config_reaches_the_resources() -> None:
     cfg = PlatformConfig(
         processor_memory_mb=4096,
         invoker_batch_size=5,
+        url_fetch_timeout_seconds=8,  # five fetches of 8 s, plus 20 s to store and hand over, fit in the 60 s timeout
         max_concurrent_invocations_per_instance=2,
         endpoint_vl_backend="vllm",
         instance_type="ml.g6.xlarge",

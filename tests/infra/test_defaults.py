@@ -69,6 +69,11 @@ def test_from_env_reads_every_variable_to_env_writes() -> None:
         lambda_deadline_seconds=400,
         sagemaker_deadline_seconds=500,
         settle_grace_seconds=30,
+        webhook_queue_url="https://sqs.us-east-1.amazonaws.com/123456789012/webhooks",
+        webhook_dlq_url="https://sqs.us-east-1.amazonaws.com/123456789012/webhooks-dlq",
+        webhook_secret_arn="arn:aws:secretsmanager:us-east-1:123456789012:secret:webhooks-AbCdEf",
+        event_bus_name="ocr-events",
+        webhook_retry_window_seconds=2 * 86_400,
     )
     assert set(tuned.to_env()) == set(RuntimeSettings.env_variables().values())
     assert RuntimeSettings.from_env(tuned.to_env()) == tuned
@@ -104,7 +109,7 @@ def test_deployed_function_environments_carry_the_config_and_the_runtime_fallbac
     }
     deployed: set[str] = set()
     environments = _function_environments(synthesis)
-    assert len(environments) == 8
+    assert len(environments) == 9
     for logical_id, environment in environments.items():
         assert environment[ENV.JOB_TTL_DAYS] == str(config.job_ttl_days), logical_id
         for variable, value in environment.items():

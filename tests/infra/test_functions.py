@@ -1,4 +1,4 @@
-"""The six Lambda functions: runtime, size, environment, triggers, async invoke config."""
+"""The nine Lambda functions: runtime, size, environment, triggers, async invoke config."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ def _function(synthesis: Synthesis, name: str) -> dict[str, Any]:
         "sweeper": stack.recovery.sweeper_function,
         "ingest": stack.drop_folder.function,
         "api": stack.jobs_api.function,
+        "webhooks": stack.webhook_deliverer.function,
     }[name]
     assert construct is not None
     return synthesis.resource(construct)["Properties"]
@@ -37,8 +38,13 @@ def _env(props: dict[str, Any]) -> dict[str, Any]:
     return props["Environment"]["Variables"]
 
 
-def test_eight_functions(template: Template) -> None:
-    template.resource_count_is("AWS::Lambda::Function", 8)
+def _publishing(synthesis: Synthesis) -> dict[str, Any]:
+    """What every function that finishes jobs is told: the bus of the completion events, the webhook queue."""
+    return {ENV.EVENT_BUS_NAME: "default", ENV.WEBHOOK_QUEUE_URL: {"Ref": synthesis.logical_id(synthesis.stack.webhooks.queue)}}
+
+
+def test_nine_functions(template: Template) -> None:
+    template.resource_count_is("AWS::Lambda::Function", 9)
 
 
 @pytest.mark.parametrize(
@@ -51,6 +57,7 @@ def test_eight_functions(template: Template) -> None:
         ("sweeper", "ocr_platform.handlers.sweeper.handler", 512, 300),
         ("ingest", "ocr_platform.handlers.ingest.handler", 256, 60),
         ("api", "ocr_platform.handlers.api.handler", 256, 10),
+        ("webhooks", "ocr_platform.handlers.webhook_deliverer.handler", 256, 120),
     ],
 )
 def test_zip_functions_run_the_newest_python_with_powertools(
@@ -82,6 +89,9 @@ def test_invoker_environment(synthesis: Synthesis) -> None:
         ENV.INVOCATION_TIMEOUT_SECONDS: "3600",
         ENV.REQUEST_TTL_SECONDS: "21600",
         ENV.JOB_TTL_DAYS: "30",
+        # A document submitted by URL is fetched within 30 s.
+        ENV.URL_FETCH_TIMEOUT_SECONDS: "30",
+        **_publishing(synthesis),
     }
 
 
@@ -92,6 +102,7 @@ def test_completion_and_processor_environment(synthesis: Synthesis) -> None:
         ENV.BUCKET_NAME: {"Ref": synthesis.logical_id(stack.documents.bucket)},
         ENV.JOB_TTL_DAYS: "30",
         ENV.METRICS_NAMESPACE: "OcrPlatform/dev",
+        **_publishing(synthesis),
     }
     # It sends the chunk requests of a job the endpoint split, with the invoker's timeout and TTL.
     endpoint = {ENV.ENDPOINT_NAME: "ocr-dev-paddleocr-vl", ENV.INVOCATION_TIMEOUT_SECONDS: "3600", ENV.REQUEST_TTL_SECONDS: "21600"}
@@ -131,7 +142,7 @@ def test_scale_in_is_rechecked_on_a_schedule_of_idle_minutes(template: Template,
 def test_invoker_reads_the_queue_one_message_at_a_time_with_partial_failures(
     template: Template, synthesis: Synthesis
 ) -> None:
-    template.resource_count_is("AWS::Lambda::EventSourceMapping", 2)  # the invoker's and the DLQ consumer's
+    template.resource_count_is("AWS::Lambda::EventSourceMapping", 3)  # the invoker's, the DLQ consumer's, the deliverer's
     [props] = [
         m["Properties"] for m in template.find_resources("AWS::Lambda::EventSourceMapping").values()
         if m["Properties"]["FunctionName"] == {"Ref": synthesis.logical_id(synthesis.stack.invoker.function)}
@@ -212,11 +223,11 @@ def test_completion_subscribes_to_success_and_error_topics_scale_in_to_its_topic
 
 def test_every_function_logs_to_its_own_group_with_retention(template: Template, synthesis: Synthesis) -> None:
     groups = template.find_resources("AWS::Logs::LogGroup")
-    assert len(groups) == 9  # eight functions and the jobs API's access log
+    assert len(groups) == 10  # nine functions and the jobs API's access log
     assert all(group["Properties"]["RetentionInDays"] == 30 for group in groups.values())
     used = {
         _function(synthesis, name)["LoggingConfig"]["LogGroup"]["Ref"]
-        for name in ("invoker", "completion", "scale_in", "processor", "dlq_consumer", "sweeper", "ingest", "api")
+        for name in ("invoker", "completion", "scale_in", "processor", "dlq_consumer", "sweeper", "ingest", "api", "webhooks")
     }
     assert used | {synthesis.logical_id(synthesis.stack.jobs_api.node.find_child("AccessLogs"))} == set(groups)
 
@@ -244,6 +255,7 @@ def test_dlq_consumer_environment(synthesis: Synthesis) -> None:
         ENV.TABLE_NAME: {"Ref": synthesis.logical_id(stack.jobs.table)},
         ENV.BUCKET_NAME: {"Ref": synthesis.logical_id(stack.documents.bucket)},
         ENV.JOB_TTL_DAYS: "30",
+        **_publishing(synthesis),
     }
 
 
@@ -262,6 +274,8 @@ def test_sweeper_environment_carries_the_derived_deadlines(synthesis: Synthesis)
         ENV.SETTLE_GRACE_SECONDS: "600",
         # Settling a lost split plan sends its chunk requests, as the completion function would.
         ENV.ENDPOINT_NAME: "ocr-dev-paddleocr-vl", ENV.INVOCATION_TIMEOUT_SECONDS: "3600", ENV.REQUEST_TTL_SECONDS: "21600",
+        # It publishes the completion events a crashed function left pending.
+        **_publishing(synthesis),
     }
     assert (cfg.queued_deadline_seconds, cfg.lambda_deadline_seconds, cfg.sagemaker_deadline_seconds) == (
         346_200,

@@ -13,6 +13,8 @@ from tests.infra.template_helpers import as_list, grants, policy_statements
 UNSCOPABLE_ACTIONS = {"ecr:GetAuthorizationToken", "cloudwatch:PutMetricData"}
 LOGS_ARN_PREFIX = "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>"
 ENDPOINT_ARN = "arn:<AWS::Partition>:sagemaker:<AWS::Region>:<AWS::AccountId>:endpoint/ocr-dev-paddleocr-vl"
+#: The account's default event bus: where the completion events go unless the stage names another bus.
+DEFAULT_BUS_ARN = "arn:<AWS::Partition>:events:<AWS::Region>:<AWS::AccountId>:event-bus/default"
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +32,7 @@ def ids(synthesis: Synthesis) -> dict[str, str]:
         "error": synthesis.logical_id(stack.topics.error_topic),
         "key": synthesis.logical_id(stack.topics.key),
         "parked": synthesis.logical_id(stack.parked_events.queue),
+        "webhooks": synthesis.logical_id(stack.webhooks.queue),
     }
 
 
@@ -37,6 +40,20 @@ def _parks(ids: dict[str, str]) -> dict[str, set[str]]:
     """What Lambda's on-failure destination needs: send to the parked-events queue (CDK's queue grant)."""
     parked = {f"<{ids['parked']}.Arn>"}
     return {"sqs:SendMessage": parked, "sqs:GetQueueAttributes": parked, "sqs:GetQueueUrl": parked}
+
+
+def _publishes(ids: dict[str, str]) -> dict[str, set[str]]:
+    """What a function that finishes jobs needs for their completion events: put them on the bus, queue webhooks."""
+    return {"events:PutEvents": {DEFAULT_BUS_ARN}, "sqs:SendMessage": {f"<{ids['webhooks']}.Arn>"}}
+
+
+def _merged(*grant_sets: dict[str, set[str]]) -> dict[str, set[str]]:
+    """``{action: resources}`` of several grants together (one action may be granted on several resources)."""
+    merged: dict[str, set[str]] = {}
+    for granted in grant_sets:
+        for action, resources in granted.items():
+            merged.setdefault(action, set()).update(resources)
+    return merged
 
 
 def _role_id(synthesis: Synthesis, fn: Any) -> str:
@@ -49,7 +66,7 @@ def _log_group(synthesis: Synthesis, fn: Any) -> str:
 
 def test_roles_have_no_managed_policies(resources: dict[str, Any]) -> None:
     roles = {k: r for k, r in resources.items() if r["Type"] == "AWS::IAM::Role"}
-    assert len(roles) == 9  # eight functions + the SageMaker execution role
+    assert len(roles) == 10  # nine functions + the SageMaker execution role
     for name, role in roles.items():
         assert "ManagedPolicyArns" not in role["Properties"], name
     assert not [r for r in resources.values() if r["Type"] == "AWS::IAM::ManagedPolicy"]
@@ -78,13 +95,17 @@ def test_invoker_grants(synthesis: Synthesis, resources: dict[str, Any], ids: di
         "sagemaker:DescribeEndpoint": {ENDPOINT_ARN},
         "sagemaker:UpdateEndpointWeightsAndCapacities": {ENDPOINT_ARN},
         "sagemaker:InvokeEndpointAsync": {ENDPOINT_ARN},
-        "s3:PutObject": {f"<{ids['bucket']}.Arn>/async/requests/*"},
+        # The endpoint's request objects, and the documents it fetches for jobs submitted by URL.
+        "s3:PutObject": {f"<{ids['bucket']}.Arn>/async/requests/*", f"<{ids['bucket']}.Arn>/documents/*"},
+        # A large fetched document goes up in parts; a failed upload is aborted.
+        "s3:AbortMultipartUpload": {f"<{ids['bucket']}.Arn>/documents/*"},
         # Granted by the SQS event source.
         "sqs:ReceiveMessage": {f"<{ids['queue']}.Arn>"},
         "sqs:DeleteMessage": {f"<{ids['queue']}.Arn>"},
         "sqs:ChangeMessageVisibility": {f"<{ids['queue']}.Arn>"},
         "sqs:GetQueueAttributes": {f"<{ids['queue']}.Arn>"},
         "sqs:GetQueueUrl": {f"<{ids['queue']}.Arn>"},
+        **_publishes(ids),
     }
 
 
@@ -102,13 +123,14 @@ def test_processor_grants(synthesis: Synthesis, resources: dict[str, Any], ids: 
         # The on-failure destination (granted by CDK's LambdaDestination), and itself: the chunks of a
         # long document (the unqualified function only).
         "lambda:InvokeFunction": {f"<{ids['completion']}.Arn>", f"<{ids['completion']}.Arn>:*", f"<{ids['processor']}.Arn>"},
+        **_publishes(ids),
     }
 
 
 def test_completion_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
     fn = synthesis.stack.completion.function
     bucket = f"<{ids['bucket']}.Arn>"
-    assert grants(resources, _role_id(synthesis, fn)) == {
+    assert grants(resources, _role_id(synthesis, fn)) == _merged({
         "logs:CreateLogStream": {_log_group(synthesis, fn)},
         "logs:PutLogEvents": {_log_group(synthesis, fn)},
         "s3:GetObject": {f"{bucket}/async/outputs/*", f"{bucket}/async/failures/*", *_splits(bucket)},
@@ -117,8 +139,7 @@ def test_completion_grants(synthesis: Synthesis, resources: dict[str, Any], ids:
         "sagemaker:InvokeEndpointAsync": {ENDPOINT_ARN},
         "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
         "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
-        **_parks(ids),
-    }
+    }, _parks(ids), _publishes(ids))
 
 
 def _splits(bucket: str) -> set[str]:
@@ -129,7 +150,7 @@ def _splits(bucket: str) -> set[str]:
 def test_ingest_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
     fn = synthesis.stack.drop_folder.function
     bucket = f"<{ids['bucket']}.Arn>"
-    assert grants(resources, _role_id(synthesis, fn)) == {
+    assert grants(resources, _role_id(synthesis, fn)) == _merged({
         "logs:CreateLogStream": {_log_group(synthesis, fn)},
         "logs:PutLogEvents": {_log_group(synthesis, fn)},
         "s3:GetObject": {f"{bucket}/inbox/*", f"{bucket}/uploads/*"},
@@ -141,7 +162,7 @@ def test_ingest_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dic
         "sqs:SendMessage": {f"<{ids['queue']}.Arn>", f"<{ids['parked']}.Arn>"},
         "sqs:GetQueueAttributes": {f"<{ids['parked']}.Arn>"},
         "sqs:GetQueueUrl": {f"<{ids['parked']}.Arn>"},
-    }
+    }, _publishes(ids))
 
 
 def test_drop_folder_rule_takes_only_this_buckets_objects_created_under_inbox(synthesis: Synthesis, ids: dict[str, str]) -> None:
@@ -211,6 +232,7 @@ def test_function_roles_trust_only_lambda(synthesis: Synthesis, resources: dict[
         stack.gpu.scale_in_function,
         stack.recovery.dlq_consumer_function,
         stack.recovery.sweeper_function,
+        stack.webhook_deliverer.function,
     )
     for fn in functions:
         trust = resources[_role_id(synthesis, fn)]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
@@ -232,6 +254,7 @@ def test_dlq_consumer_grants(synthesis: Synthesis, resources: dict[str, Any], id
         "sqs:ChangeMessageVisibility": {f"<{ids['dlq']}.Arn>"},
         "sqs:GetQueueAttributes": {f"<{ids['dlq']}.Arn>"},
         "sqs:GetQueueUrl": {f"<{ids['dlq']}.Arn>"},
+        **_publishes(ids),
     }
 
 
@@ -245,10 +268,12 @@ def test_dlq_consumer_acknowledges_exactly_its_key_prefix_wildcard(synthesis: Sy
 
 def test_sweeper_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
     fn = synthesis.stack.recovery.sweeper_function
-    assert grants(resources, _role_id(synthesis, fn)) == {
+    assert grants(resources, _role_id(synthesis, fn)) == _merged({
         "logs:CreateLogStream": {_log_group(synthesis, fn)},
         "logs:PutLogEvents": {_log_group(synthesis, fn)},
-        "dynamodb:Query": {f"<{ids['table']}.Arn>/index/status-created_at-index"},
+        # Stuck jobs by status; and the notification outbox, whose pending completion events it publishes.
+        "dynamodb:Query": {f"<{ids['table']}.Arn>/index/status-created_at-index",
+                           f"<{ids['table']}.Arn>/index/notification-pending-index"},
         "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
         "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
         "s3:GetObject": {f"<{ids['bucket']}.Arn>/async/outputs/*", f"<{ids['bucket']}.Arn>/async/failures/*",
@@ -256,5 +281,4 @@ def test_sweeper_grants(synthesis: Synthesis, resources: dict[str, Any], ids: di
         "s3:PutObject": {f"<{ids['bucket']}.Arn>/results/*", *_splits(f"<{ids['bucket']}.Arn>")},
         "s3:DeleteObject": {f"<{ids['bucket']}.Arn>/chunks/*"},
         "sagemaker:InvokeEndpointAsync": {ENDPOINT_ARN},
-        **_parks(ids),
-    }
+    }, _parks(ids), _publishes(ids))

@@ -9,6 +9,7 @@ from aws_cdk.assertions import Template
 
 from ocr_infra.config import PlatformConfig
 from ocr_infra.stack import OcrPlatformStack
+from ocr_platform.settings import ENV
 from tests.infra.conftest import Synthesis
 from tests.infra.template_helpers import grants
 from tests.infra.test_config import _app
@@ -42,7 +43,7 @@ def test_the_user_pool_admits_invited_users_with_strong_passwords(synthesis: Syn
     assert client["GenerateSecret"] is False and client["PreventUserExistenceErrors"] == "ENABLED"
 
 
-def test_the_api_function_may_read_the_table_and_index_and_sign_only_uploads_and_result_links(
+def test_the_api_function_may_read_the_table_and_index_queue_url_jobs_and_sign_only_uploads_and_result_links(
     synthesis: Synthesis, resources: dict[str, Any]
 ) -> None:
     stack = synthesis.stack
@@ -55,10 +56,20 @@ def test_the_api_function_may_read_the_table_and_index_and_sign_only_uploads_and
         "dynamodb:GetItem": {f"<{table}.Arn>"},
         "dynamodb:PutItem": {f"<{table}.Arn>"},
         "dynamodb:Query": {f"<{table}.Arn>/index/owner-created_at-index"},
+        # A job submitted by URL has no upload to trigger the drop folder: the API sends its message itself.
+        "sqs:SendMessage": {f"<{synthesis.logical_id(stack.queue.queue)}.Arn>"},
         "s3:PutObject": {f"<{bucket}.Arn>/uploads/*"},
+        # Presigned result links, and a small result.json read to return it inline.
         "s3:GetObject": {f"<{bucket}.Arn>/results/*"},
         "s3:ListBucket": {f"<{bucket}.Arn>"},
     }
+
+
+def test_the_api_function_knows_the_job_queue_and_the_inline_result_limit(synthesis: Synthesis) -> None:
+    stack = synthesis.stack
+    environment = synthesis.resource(stack.jobs_api.function)["Properties"]["Environment"]["Variables"]
+    assert environment[ENV.QUEUE_URL] == {"Ref": synthesis.logical_id(stack.queue.queue)}
+    assert environment[ENV.INLINE_RESULT_MAX_BYTES] == str(1024 * 1024)
 
 
 def test_the_stage_logs_every_request_and_is_throttled(synthesis: Synthesis, resources: dict[str, Any]) -> None:

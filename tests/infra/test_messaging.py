@@ -25,8 +25,11 @@ def test_visibility_timeout_is_six_invoker_timeouts(synthesis: Synthesis, resour
 
 
 def test_queues_are_encrypted_and_tls_only(template: Template, synthesis: Synthesis) -> None:
-    template.resource_count_is("AWS::SQS::Queue", 3)
-    for queue in (synthesis.stack.queue.queue, synthesis.stack.queue.dead_letter_queue, synthesis.stack.parked_events.queue):
+    stack = synthesis.stack
+    template.resource_count_is("AWS::SQS::Queue", 5)
+    queues = (stack.queue.queue, stack.queue.dead_letter_queue, stack.parked_events.queue, stack.webhooks.queue,
+              stack.webhooks.dead_letter_queue)
+    for queue in queues:
         assert synthesis.resource(queue)["Properties"]["SqsManagedSseEnabled"] is True
         template.has_resource_properties(
             "AWS::SQS::QueuePolicy",
@@ -95,7 +98,8 @@ def test_alarm_topics_allow_only_their_alarm_to_publish(synthesis: Synthesis, re
     stack = synthesis.stack
     assert stack.gpu is not None
     pairs = [
-        (stack.topics.alarm_topic, [stack.queue.dead_letter_alarm, stack.parked_events.alarm, stack.failed_jobs.alarm]),
+        (stack.topics.alarm_topic, [stack.queue.dead_letter_alarm, stack.parked_events.alarm, stack.webhooks.dead_letter_alarm,
+                                    stack.failed_jobs.alarm]),
         (stack.topics.scale_in_topic, [stack.gpu.idle_alarm]),
     ]
     for topic, alarms in pairs:

@@ -133,12 +133,13 @@ def test_backlog_without_capacity_scales_out_from_zero(template: Template, synth
     assert step["StepAdjustments"] == [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}]
 
 
-def test_exactly_five_alarms(template: Template) -> None:
+def test_exactly_six_alarms(template: Template) -> None:
     metrics = sorted(a["Properties"].get("MetricName", "<metric math>") for a in template.find_resources("AWS::CloudWatch::Alarm").values())
     assert metrics == [
         "<metric math>",  # the failed-job rate
         "ApproximateBacklogSizePerInstance",
         "ApproximateNumberOfMessagesVisible",  # the job DLQ
         "ApproximateNumberOfMessagesVisible",  # the parked events
+        "ApproximateNumberOfMessagesVisible",  # the webhook DLQ
         "HasBacklogWithoutCapacity",
     ]

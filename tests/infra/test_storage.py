@@ -5,6 +5,8 @@ from __future__ import annotations
 from aws_cdk.assertions import Match, Template
 
 from ocr_platform.jobs import (
+    NOTIFICATION_INDEX_PARTITION_KEY,
+    NOTIFICATION_INDEX_SORT_KEY,
     PARTITION_KEY,
     STATUS_INDEX_NAME,
     STATUS_INDEX_PARTITION_KEY,
@@ -102,7 +104,9 @@ def test_jobs_table_on_demand_pitr_ttl_and_status_index(template: Template, synt
     assert props["SSESpecification"] == {"SSEEnabled": True}
     assert sorted(props["AttributeDefinitions"], key=lambda a: a["AttributeName"]) == [
         {"AttributeName": STATUS_INDEX_SORT_KEY, "AttributeType": "S"},
+        {"AttributeName": NOTIFICATION_INDEX_SORT_KEY, "AttributeType": "S"},
         {"AttributeName": PARTITION_KEY, "AttributeType": "S"},
+        {"AttributeName": NOTIFICATION_INDEX_PARTITION_KEY, "AttributeType": "S"},
         {"AttributeName": "owner", "AttributeType": "S"},
         {"AttributeName": STATUS_INDEX_PARTITION_KEY, "AttributeType": "S"},
     ]
@@ -111,11 +115,16 @@ def test_jobs_table_on_demand_pitr_ttl_and_status_index(template: Template, synt
             "IndexName": index,
             "KeySchema": [
                 {"AttributeName": partition, "KeyType": "HASH"},
-                {"AttributeName": STATUS_INDEX_SORT_KEY, "KeyType": "RANGE"},
+                {"AttributeName": sort, "KeyType": "RANGE"},
             ],
             "Projection": {"ProjectionType": "ALL"},
         }
-        for index, partition in ((STATUS_INDEX_NAME, STATUS_INDEX_PARTITION_KEY), ("owner-created_at-index", "owner"))
+        for index, partition, sort in (
+            (STATUS_INDEX_NAME, STATUS_INDEX_PARTITION_KEY, STATUS_INDEX_SORT_KEY),
+            ("owner-created_at-index", "owner", STATUS_INDEX_SORT_KEY),
+            # The notification outbox: sparse, only finished jobs whose completion event is pending carry its key.
+            ("notification-pending-index", "notification_pending", "finished_at"),
+        )
     ]
 
 

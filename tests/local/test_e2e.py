@@ -26,9 +26,12 @@ from ocr_platform.local.provisioning import create_jobs_table
 from tests import documents
 from tests.documents import ENGLISH_PAGES, character_error_rate
 from tests.local.campaign import queue_depth
+from tests.local.webhook_receiver import WebhookReceiver, receiver_that_is_down
 
 IDLE_PERIODS = 10
 PERIOD_SECONDS = 0.5
+#: Webhook retries after 1 s, doubling to 2 s, for 8 s (AWS: 30 s, 1 h, 24 h): a dead receiver is given up soon.
+WEBHOOK_RETRY_SECONDS = (1, 2, 8)
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -39,7 +42,10 @@ def local(tmp_path_factory: pytest.TempPathFactory, docs: dict[str, Path]) -> It
         patch.setenv(supervisor.STATE_DIR_ENV, str(home))
         patch.setenv("OCR_MODEL_HUB", "off")  # offline: every model from installed packages
         patch.setenv("OCR_MODEL_CACHE_DIR", str(home / "models"))
-        options = stack.LocalOptions(period_seconds=PERIOD_SECONDS, visibility_timeout_seconds=2, retry_delays_seconds=(0.2, 0.2))
+        options = stack.LocalOptions(
+            period_seconds=PERIOD_SECONDS, visibility_timeout_seconds=2, retry_delays_seconds=(0.2, 0.2),
+            webhook_retry_seconds=WEBHOOK_RETRY_SECONDS,
+        )
         info, started = supervisor.up(options=options, timeout=300)  # a deadline, not a wait: a busy machine only takes longer
         assert started
         again, started_again = supervisor.up(options=options)
@@ -499,3 +505,145 @@ def test_the_console_signs_in_uploads_and_draws_the_result_over_its_page(
     wait.until(ready.presence_of_element_located((By.ID, "files"))).send_keys(str(notes))
     failed = wait.until(ready.visibility_of_element_located((By.XPATH, "//tr[td[text()='notes.pdf']]/td[contains(@class,'status-FAILED')]")))
     assert "unsupported_type" in failed.text
+
+
+# ----- results that come to you: completion events, webhooks, input by URL -------------------------------
+
+
+def _secret(local: stack.StackInfo) -> bytes:
+    arn = local.resources["webhook_secret_arn"]
+    return str(boto3.client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"]).encode()
+
+
+_RECORDED: dict[str, list[dict[str, Any]]] = {}
+
+
+def _recorded_events(local: stack.StackInfo, job_id: str, *, at_least: int = 1, timeout: float = 30) -> list[dict[str, Any]]:
+    """The completion events of ``job_id`` that the local stack's recording rule put on its queue."""
+    sqs = boto3.client("sqs")
+    deadline = time.monotonic() + timeout
+    while len(_RECORDED.get(job_id, [])) < at_least:
+        assert time.monotonic() < deadline, f"no completion event recorded for {job_id}"
+        for message in sqs.receive_message(QueueUrl=local.resources["job_events_url"], MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
+            event = json.loads(message["Body"])
+            _RECORDED.setdefault(event["detail"]["job_id"], []).append(event)
+            sqs.delete_message(QueueUrl=local.resources["job_events_url"], ReceiptHandle=message["ReceiptHandle"])
+    return _RECORDED[job_id]
+
+
+def _documented_event_fields() -> tuple[set[str], set[str]]:
+    """(every detail field, the fields present "always") from the README-linked contracts' event table."""
+    text = (REPO / "docs" / "contracts.md").read_text(encoding="utf-8").split("## Completion events", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1:4] for line in text.splitlines() if line.startswith("| `") and line.count("|") >= 5]
+    fields, always = set(), set()
+    for name_cell, _type, present in rows:
+        names = {n.strip(" `") for n in name_cell.split("/")}
+        fields |= names
+        if present.strip() == "always":
+            always |= names
+    return fields, always
+
+
+def test_cli_run_with_a_callback_url_gets_one_signed_post_and_one_recorded_event(
+    local: stack.StackInfo, docs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ocr_platform import cli
+
+    output = tmp_path / "result.json"
+    with WebhookReceiver() as hook:
+        assert cli.main(["run", str(docs["png"]), "--model", "pp-ocrv5", "--output", str(output), "--callback-url", hook.url]) == 0
+        assert "webhook delivered after 1 attempt(s) (HTTP 200)" in capsys.readouterr().err
+        job_id = json.loads(output.read_text())["job_id"]
+        [post] = hook.wait_for(1)
+        assert post.signed_by(_secret(local)) and not post.signed_by(b"another secret")
+        detail = json.loads(post.body)
+        assert (detail["job_id"], detail["status"], detail["page_count"]) == (job_id, "COMPLETED", 1)
+        assert detail["result"] == f"s3://{local.bucket}/results/{job_id}/result.json"
+        assert post.headers["X-OCR-Event-Id"] == detail["event_id"] and post.headers["X-OCR-Delivery-Attempt"] == "1"
+
+        # The event, as the stack's recording rule got it, is the documented schema, with the webhook's detail.
+        [event] = _recorded_events(local, job_id)
+        assert (event["source"], event["detail-type"]) == ("ocr-platform", "OCR Job Completed")
+        assert event["detail"] == detail
+        documented, always = _documented_event_fields()
+        assert always <= set(detail) <= documented, (set(detail) - documented, always - set(detail))
+
+        # Duplicates of the job's message and of the webhook request change nothing: still one POST.
+        sqs = boto3.client("sqs")
+        item = OcrClient(PlatformResources(local.bucket, local.queue_url, local.table)).status(job_id)
+        sqs.send_message(QueueUrl=local.queue_url, MessageBody=json.dumps(
+            {"job_id": job_id, "model": "pp-ocrv5", "input": item["input"], "callback_url": hook.url}))
+        sqs.send_message(QueueUrl=local.resources["webhook_queue_url"], MessageBody=json.dumps(
+            {"job_id": job_id, "event_id": detail["event_id"], "callback_url": hook.url, "detail": detail}))
+        _wait_queue_drained(sqs, local.queue_url)
+        _wait_queue_drained(sqs, local.resources["webhook_queue_url"])
+        time.sleep(1.0)
+        assert len(hook.posts) == 1
+        item = OcrClient(PlatformResources(local.bucket, local.queue_url, local.table)).status(job_id)
+        assert item["callback_status"] == "delivered" and [a["status_code"] for a in item["callback_attempts"]] == [200]
+
+
+def test_a_receiver_that_fails_twice_gets_the_third_attempt_of_the_same_event(client: OcrClient, local: stack.StackInfo, docs: dict[str, Path]) -> None:
+    with WebhookReceiver(fail_first=2) as hook:
+        job = client.submit(docs["png"], model="pp-ocrv5", callback_url=hook.url)
+        assert _wait(client, job["job_id"])["status"] == "COMPLETED"
+        posts = hook.wait_for(3)
+        _wait_for(lambda: client.status(job["job_id"]).get("callback_status") == "delivered", 30, "the delivery's record")
+    assert [p.headers["X-OCR-Delivery-Attempt"] for p in posts] == ["1", "2", "3"]
+    assert len({p.body for p in posts}) == 1 and len({p.headers["X-OCR-Event-Id"] for p in posts}) == 1
+    assert all(p.signed_by(_secret(local)) for p in posts)
+    assert posts[1].at - posts[0].at >= 0.9  # the schedule's first wait, 1 s here
+    attempts = client.status(job["job_id"])["callback_attempts"]
+    assert [(a["attempt"], a.get("status_code")) for a in attempts] == [(1, 500), (2, 500), (3, 200)]
+
+
+def test_a_receiver_that_stays_down_is_dead_lettered_with_every_attempt_recorded(client: OcrClient, local: stack.StackInfo) -> None:
+    body = json.dumps({"job_id": "hook-down-1", "model": "pp-ocrv5", "input": f"s3://{local.bucket}/documents/hook-down-1/missing.png"})
+    with receiver_that_is_down() as url:
+        boto3.client("sqs").send_message(QueueUrl=local.queue_url, MessageBody=json.dumps({**json.loads(body), "callback_url": url}))
+        _wait_for(lambda: client.store.get("hook-down-1") is not None, 60, "the message's job")
+        failed = _wait(client, "hook-down-1")
+        assert (failed["status"], failed["error"]["code"]) == ("FAILED", "input_not_found")
+        _wait_for(lambda: client.status("hook-down-1").get("callback_status") == "dead_lettered", 60, "the webhook to be dead-lettered")
+    attempts = client.status("hook-down-1")["callback_attempts"]
+    assert len(attempts) >= 3 and all("error" in a and "status_code" not in a for a in attempts)
+    assert [a["attempt"] for a in attempts] == list(range(1, len(attempts) + 1))
+    [parked] = boto3.client("sqs").receive_message(
+        QueueUrl=local.resources["webhook_dlq_url"], MessageAttributeNames=["All"], WaitTimeSeconds=2,
+    )["Messages"]
+    assert json.loads(parked["Body"])["job_id"] == "hook-down-1"
+    assert int(parked["MessageAttributes"]["Attempts"]["StringValue"]) == len(attempts)
+    assert _recorded_events(local, "hook-down-1")[0]["detail-type"] == "OCR Job Failed"
+
+
+@pytest.fixture
+def document_server(docs: dict[str, Path]) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 serving the test documents, and answering 404 for anything else."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(docs["png"].parent))
+    handler.log_message = lambda *args: None  # type: ignore[attr-defined]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_document_submitted_by_url_is_fetched_once_and_read_like_an_upload(client: OcrClient, local: stack.StackInfo, document_server: str) -> None:
+    job = client.submit(f"{document_server}/digital.pdf", model="pp-ocrv5")
+    done = _wait(client, job["job_id"])
+    assert done["status"] == "COMPLETED", done.get("error")
+    assert done["input_url"] == f"{document_server}/digital.pdf"
+    assert done["input"] == f"s3://{local.bucket}/documents/{job['job_id']}/digital.pdf"
+    assert _cer(client.result(job["job_id"]), 0, ENGLISH_PAGES[0]) <= 0.02
+
+    missing = client.submit(f"{document_server}/nowhere.pdf", model="pp-ocrv5")
+    failed = _wait(client, missing["job_id"])
+    assert (failed["status"], failed["error"]["code"]) == ("FAILED", "input_unreachable")
+    assert "404" in failed["error"]["message"]
+

@@ -21,7 +21,7 @@ import ocr_platform
 from ocr_platform import cli, s3_layout
 from ocr_platform.client_errors import _ACCESS_CODES, ExitStatus, PlatformClientError
 from ocr_platform.errors import ErrorCode, JobError, JobErrorDict
-from ocr_platform.jobs import CHUNK_CLAIM_ATTRIBUTE_PATTERNS, JobItem, JobStatus, JobStore, NewJob
+from ocr_platform.jobs import CHUNK_CLAIM_ATTRIBUTE_PATTERNS, CallbackAttempt, JobItem, JobStatus, JobStore, NewJob
 from ocr_platform.local.stack import StackInfo
 from ocr_platform.messages import InvalidMessageError, JobMessage, JobMessageBody, parse_job_message
 from ocr_platform.results import (
@@ -54,7 +54,10 @@ def test_message_defaults_and_round_trip() -> None:
         ({"job_id": "../etc"}, "'job_id'", False),
         ({"job_id": None}, "'job_id'", False),
         ({"model": ""}, "'model'", True),
-        ({"input": "https://example.com/a.pdf"}, "'input'", True),
+        ({"input": "ftp://example.com/a.pdf"}, "'input'", True),
+        ({"input": "https://example.com/" + "a" * 2048}, "'input'", True),
+        ({"callback_url": "ftp://example.com/hook"}, "'callback_url'", True),
+        ({"callback_url": 7}, "'callback_url'", True),
         ({"input": "s3://bucket-only"}, "'input'", True),
         ({"language": "EN; drop"}, "'language'", True),
         ({"pages": "1-3,x"}, "'pages'", True),
@@ -198,8 +201,12 @@ def test_every_attribute_the_job_store_writes_is_typed_and_documented(platform: 
     """Drive every JobStore write, including the ``if_not_exists`` paths, and read back what DynamoDB holds."""
     store = platform.store
     warning = engine_fallback_warning(requested="PP-StructureV3", ran="PP-OCRv5", reason="no weights")
-    store.create(NewJob("full", "pp-ocrv5", "s3://b/documents/full/a.pdf", "de", "1-2", {"dpi": 200}, file_name="a.pdf", owner="u-1"))
+    store.create(NewJob(
+        "full", "pp-ocrv5", "https://example.com/a.pdf", "de", "1-2", {"dpi": 200}, file_name="a.pdf", owner="u-1",
+        callback_url="https://hooks.example.com/ocr",
+    ))
     assert store.claim_dispatch("full", "lambda", attempt_id="delivery-1", lease_seconds=60).acquired
+    assert store.record_fetched_input("full", uri="s3://b/documents/full/a.pdf", url="https://example.com/a.pdf", file_name="a.pdf")
     assert store.mark_dispatched("full", attempt_id="delivery-1", output_location="s3://b/async/outputs/o.out", failure_location="s3://b/async/failures/o-error.out")
     assert store.claim_step("full", "run", attempt_id="run-1", lease_seconds=900).acquired
     assert store.claim_step("full", "finish", attempt_id="finish-1", lease_seconds=300).acquired
@@ -210,6 +217,10 @@ def test_every_attribute_the_job_store_writes_is_typed_and_documented(platform: 
     assert store.mark_chunk_done("full", 1) == 1
     assert store.record_chunk_requests("full", [{"output_location": "s3://b/async/outputs/c.out", "failure_location": None}])
     assert store.mark_completed("full", result_uri="s3://b/results/full/result.json", page_count=2, warnings=[warning])
+    assert store.claim_webhook("full", attempt_id="hook-1", lease_seconds=30)
+    attempt: CallbackAttempt = {"attempt": 1, "at": "2026-11-24T05:00:00.000Z", "status_code": 200, "duration_ms": 12}
+    assert store.record_callback_attempt("full", attempt, status="delivered", attempt_id="hook-1")
+    assert store.mark_notified("full")
     unseen = NewJob("unseen", "paddleocr-vl", "s3://b/documents/unseen/a.png")
     assert store.mark_processing("unseen", "sagemaker", job=unseen)
     assert store.mark_failed("unregistered", JobError("invalid_message", "bad"), job=unseen)

@@ -12,10 +12,12 @@ from functools import cache
 import boto3
 from botocore.config import Config
 
-from ocr_platform.dispatch import JobDispatcher
-from ocr_platform.jobs import JobStore
+from ocr_platform.dispatch import JobDispatcher, UrlInputs
+from ocr_platform.jobs import JobItem, JobStore
 from ocr_platform.metrics import count_finished_job
+from ocr_platform.notifications import CompletionNotifier
 from ocr_platform.s3_layout import StorageLayout
+from ocr_platform.safe_http import UrlPolicy
 from ocr_platform.sagemaker_async import AsyncInference, EndpointCapacity
 from ocr_platform.settings import RuntimeSettings
 
@@ -26,6 +28,7 @@ class Services:
     store: JobStore
     layout: StorageLayout
     s3: object
+    notifier: CompletionNotifier
 
     @property
     def lambda_client(self) -> object:
@@ -62,6 +65,8 @@ class Services:
             capacity=self.capacity,
             inference=self.inference or AsyncInference("", self.layout, s3=self.s3, runtime=_client("sagemaker-runtime")),
             dispatch_lease_seconds=self.settings.dispatch_lease_seconds,
+            url_inputs=UrlInputs(self.s3, self.layout, timeout_seconds=self.settings.url_fetch_timeout_seconds),
+            url_policy=UrlPolicy(self.settings.url_policy),
         )
 
 
@@ -76,15 +81,19 @@ def _client(service: str) -> object:
 def services() -> Services:
     """The process-wide services; ``services.cache_clear()`` rebuilds them from the environment."""
     settings = RuntimeSettings.from_env()
-    return Services(
-        settings=settings,
-        store=JobStore(
-            settings.table_name, ttl_days=settings.job_ttl_days, dynamodb=boto3.resource("dynamodb"),
-            on_finished=count_finished_job,
-        ),
-        layout=StorageLayout(settings.bucket_name),
-        s3=_client("s3"),
+    store = JobStore(settings.table_name, ttl_days=settings.job_ttl_days, dynamodb=boto3.resource("dynamodb"))
+    notifier = CompletionNotifier(
+        store, events=_client("events"), sqs=_client("sqs"), bus_name=settings.event_bus_name,
+        webhook_queue_url=settings.webhook_queue_url,
     )
+
+    def finished(job: JobItem) -> None:
+        error = job.get("error")
+        count_finished_job(job["job_id"], job["status"], error["code"] if error else None)
+        notifier.notify_or_leave_pending(job)
+
+    store.on_finished = finished
+    return Services(settings=settings, store=store, layout=StorageLayout(settings.bucket_name), s3=_client("s3"), notifier=notifier)
 
 
 def reset() -> None:

@@ -4,11 +4,12 @@ Every route sits behind the API's JWT authorizer (the Cognito user pool); the ca
 which API Gateway passes in ``requestContext.authorizer.jwt.claims``. A request without it is refused 401
 here too. Bodies and query strings are validated by Powertools' event handler (422 with the field that failed).
 
-- ``POST /jobs`` ``{"filename", "model", "language"?, "pages"?}`` -> 201 ``{"job_id", "status", "upload": {url, fields}}``
+- ``POST /jobs`` ``{"filename", "model", "language"?, "pages"?, "callback_url"?}`` -> 201 ``{"job_id", "status",
+  "upload": {url, fields}}``; or ``{"url", "model", ...}`` -> 201 ``{"job_id", "status"}`` (the platform fetches it)
 - ``GET /jobs?limit=&next=`` -> ``{"jobs": [...], "next"}``, newest first
 - ``GET /jobs/{job_id}`` -> the job's public attributes, progress included
-- ``GET /jobs/{job_id}/result`` -> ``{"result": <presigned URL>, "pages": [{"page", "image"}], "expires_in"}``;
-  409 until it is COMPLETED
+- ``GET /jobs/{job_id}/result`` -> ``{"location", "result": <presigned URL>, "size", "inline"?, "pages": [{"page",
+  "image"}], "expires_in"}`` (``inline``: the result itself, when at most 1 MiB); 409 until it is COMPLETED
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from ocr_platform.handlers._services import services
 from ocr_platform.jobs_api import ApiError, JobsApi
+from ocr_platform.safe_http import UrlPolicy
 from ocr_platform.settings import ENV
 
 logger = Logger(service="ocr-api")
@@ -43,15 +45,20 @@ app = APIGatewayHttpResolver(enable_validation=True, cors=_cors())
 class CreateJobRequest(BaseModel):
     """The body of ``POST /jobs``."""
 
-    filename: str = Field(min_length=1, max_length=200)
+    filename: str | None = Field(default=None, min_length=1, max_length=200)
+    url: str | None = Field(default=None, min_length=8, max_length=2048)
     model: str = Field(min_length=1, max_length=64)
     language: str = Field(default="en", min_length=2, max_length=20)
     pages: str | None = Field(default=None, max_length=200)
+    callback_url: str | None = Field(default=None, min_length=8, max_length=2048)
 
 
 def _api() -> JobsApi:
     svc = services()
-    return JobsApi(svc.store, svc.s3, svc.layout)
+    return JobsApi(
+        svc.store, svc.s3, svc.layout, sqs=svc.sqs, queue_url=svc.settings.queue_url,
+        url_policy=UrlPolicy(svc.settings.url_policy), inline_result_max_bytes=svc.settings.inline_result_max_bytes,
+    )
 
 
 def _caller() -> str:
@@ -69,7 +76,10 @@ def _refused(err: ApiError) -> Response[Any]:
 
 @app.post("/jobs")
 def create_job(request: CreateJobRequest) -> Response[Any]:
-    created = _api().create(_caller(), file_name=request.filename, model=request.model, language=request.language, pages=request.pages)
+    created = _api().create(
+        _caller(), file_name=request.filename, url=request.url, model=request.model, language=request.language,
+        pages=request.pages, callback_url=request.callback_url,
+    )
     return Response(status_code=201, content_type="application/json", body=created)
 
 

@@ -1,5 +1,6 @@
-"""Sweeper Lambda (EventBridge schedule): settles GPU jobs from S3 whose notification was lost, then fails
-jobs stuck QUEUED or PROCESSING past their deadline."""
+"""Sweeper Lambda (EventBridge schedule): settles GPU jobs from S3 whose notification was lost, fails jobs
+stuck QUEUED or PROCESSING past their deadline, and publishes the completion events that a crashed writer
+left in the outbox (``CompletionNotifier.republish_pending``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ocr_platform import defaults
 from ocr_platform.handlers._services import services
 from ocr_platform.job_recovery import Deadlines, settle_finished_inferences, sweep_stuck_jobs
 from ocr_platform.metrics import metrics
@@ -25,5 +27,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         svc.store, svc.s3, svc.layout, grace_seconds=settings.settle_grace_seconds, inference=svc.inference
     )
     failed = sweep_stuck_jobs(svc.store, deadlines)
-    logger.info("Sweep done", settled=settled, failed=failed)
-    return {"settled": settled, "failed": failed}
+    republished = svc.notifier.republish_pending(grace_seconds=defaults.NOTIFICATION_GRACE_SECONDS)
+    logger.info("Sweep done", settled=settled, failed=failed, republished=republished)
+    return {"settled": settled, "failed": failed, "republished": republished}

@@ -10,7 +10,7 @@ from the same ``PlatformConfig``, so a handler cannot tell the local stack from 
 >>> config = PlatformConfig(stage="local")
 >>> [spec.name for spec in function_specs(config, resource_names(config))]  # doctest: +NORMALIZE_WHITESPACE
 ['ocr-local-invoker', 'ocr-local-processor', 'ocr-local-completion', 'ocr-local-scale-in',
- 'ocr-local-dlq-consumer', 'ocr-local-sweeper', 'ocr-local-ingest', 'ocr-local-api']
+ 'ocr-local-dlq-consumer', 'ocr-local-sweeper', 'ocr-local-ingest', 'ocr-local-api', 'ocr-local-webhooks']
 """
 
 from __future__ import annotations
@@ -65,6 +65,11 @@ class FunctionSpec:
 INVOKER_CONCURRENCY = 2
 
 
+#: The webhook deliverer's concurrency here: two, so that a duplicate of a webhook's message can reach two
+#: invocations at once (the ``concurrent-duplicate`` fault), as on AWS, where its SQS event source scales out.
+WEBHOOK_DELIVERER_CONCURRENCY = 2
+
+
 def default_processor_concurrency() -> int:
     """The processor's concurrency in the local stack: one execution environment per core of this machine.
 
@@ -88,13 +93,23 @@ def processor_threads(concurrency: int) -> int:
 
 def function_specs(
     config: PlatformConfig, names: Mapping[str, str], *, processor_timeout_seconds: int | None = None,
-    processor_concurrency: int | None = None, queue_url: str = "",
+    processor_concurrency: int | None = None, resources: Mapping[str, str] | None = None,
+    webhook_retry_seconds: tuple[int, int, int] | None = None,
 ) -> list[FunctionSpec]:
     """The stage's functions, named as in ``names`` (``provisioning.resource_names``); the processor's timeout
-    and concurrency may be overridden (``LocalOptions``). ``queue_url`` is the job queue's, once provisioned."""
+    and concurrency, and the webhook retry schedule (first wait, longest wait, window), may be overridden
+    (``LocalOptions``). ``resources`` are the provisioned queues' URLs and the secret's ARN (``provision``)."""
     cfg = config
+    found = dict(resources or {})
     processors = processor_concurrency or default_processor_concurrency()
-    common: dict[str, Any] = {"table_name": names["table"], "bucket_name": names["bucket"], "job_ttl_days": cfg.job_ttl_days}
+    # Outbound URLs (webhooks, URL input) may be http://127.0.0.1 here: the local stack's receivers are.
+    common: dict[str, Any] = {"table_name": names["table"], "bucket_name": names["bucket"], "job_ttl_days": cfg.job_ttl_days,
+                              "url_policy": "local"}
+    # What every function that finishes jobs gets: where the completion events and the webhooks go.
+    finishes: dict[str, Any] = {"event_bus_name": cfg.event_bus_name, "webhook_queue_url": found.get("webhook_queue_url", "")}
+    first, longest, window = webhook_retry_seconds or (
+        cfg.webhook_first_retry_seconds, cfg.webhook_max_retry_interval_seconds, cfg.webhook_retry_window_seconds
+    )
 
     # Who sends requests to the endpoint: the invoker, and the completion function and the sweeper for the
     # chunks of a job the endpoint split.
@@ -110,14 +125,14 @@ def function_specs(
     return [
         FunctionSpec(
             names["invoker"], "ocr_platform.handlers.invoker.handler",
-            env("ocr-invoker", processor_function=names["processor"], **endpoint_requests,
+            env("ocr-invoker", processor_function=names["processor"], **endpoint_requests, **finishes,
                 variant_name=cfg.variant_name, max_receive_count=cfg.max_receive_count,
-                dispatch_lease_seconds=cfg.dispatch_lease_seconds),
+                dispatch_lease_seconds=cfg.dispatch_lease_seconds, url_fetch_timeout_seconds=cfg.url_fetch_timeout_seconds),
             timeout_seconds=cfg.invoker_timeout_seconds, memory_mb=cfg.invoker_memory_mb, max_concurrency=INVOKER_CONCURRENCY,
         ),
         FunctionSpec(
             names["processor"], "ocr_platform.handlers.processor.handler",
-            {**env("ocr-processor", cpu_pages_per_chunk=cfg.cpu_pages_per_chunk),
+            {**env("ocr-processor", cpu_pages_per_chunk=cfg.cpu_pages_per_chunk, **finishes),
              ENV.ENGINE_FALLBACK: engine_fallback_value(cfg.engine_fallback), ENV.MAX_PAGES: str(cfg.max_pages),
              ENV.CPU_THREADS: str(processor_threads(processors))},
             timeout_seconds=processor_timeout_seconds or cfg.processor_timeout_seconds, memory_mb=cfg.processor_memory_mb,
@@ -125,7 +140,7 @@ def function_specs(
             max_concurrency=processors,
         ),
         FunctionSpec(
-            names["completion"], "ocr_platform.handlers.completion.handler", env("ocr-completion", **endpoint_requests),
+            names["completion"], "ocr_platform.handlers.completion.handler", env("ocr-completion", **endpoint_requests, **finishes),
             timeout_seconds=cfg.completion_timeout_seconds, memory_mb=cfg.completion_memory_mb,
             retry_attempts=defaults.ASYNC_RETRY_ATTEMPTS, on_failure_queue=names["parked_events"],
         ),
@@ -137,7 +152,7 @@ def function_specs(
             retry_attempts=defaults.ASYNC_RETRY_ATTEMPTS, on_failure_queue=names["parked_events"],
         ),
         FunctionSpec(
-            names["dlq_consumer"], "ocr_platform.handlers.dlq_consumer.handler", env("ocr-dlq-consumer"),
+            names["dlq_consumer"], "ocr_platform.handlers.dlq_consumer.handler", env("ocr-dlq-consumer", **finishes),
             timeout_seconds=defaults.DLQ_CONSUMER_TIMEOUT_SECONDS, memory_mb=defaults.DLQ_CONSUMER_MEMORY_MB,
         ),
         FunctionSpec(
@@ -145,18 +160,28 @@ def function_specs(
             env("ocr-sweeper", queued_deadline_seconds=cfg.queued_deadline_seconds,
                 lambda_deadline_seconds=cfg.lambda_deadline_seconds,
                 sagemaker_deadline_seconds=cfg.sagemaker_deadline_seconds, settle_grace_seconds=cfg.settle_grace_seconds,
-                **endpoint_requests),
+                **endpoint_requests, **finishes),
             timeout_seconds=defaults.SWEEPER_TIMEOUT_SECONDS, memory_mb=defaults.SWEEPER_MEMORY_MB,
             retry_attempts=0, on_failure_queue=names["parked_events"],
         ),
         FunctionSpec(
-            names["ingest"], "ocr_platform.handlers.ingest.handler", env("ocr-ingest", queue_url=queue_url),
+            names["ingest"], "ocr_platform.handlers.ingest.handler", env("ocr-ingest", queue_url=found.get("queue_url", ""), **finishes),
             timeout_seconds=defaults.INGEST_TIMEOUT_SECONDS, memory_mb=defaults.INGEST_MEMORY_MB,
             retry_attempts=defaults.ASYNC_RETRY_ATTEMPTS, on_failure_queue=names["parked_events"],
         ),
         FunctionSpec(
             names["api"], "ocr_platform.handlers.api.handler",
-            {**env("ocr-api"), ENV.CONSOLE_ORIGINS: ",".join(cfg.console_origins)},
+            {**env("ocr-api", queue_url=found.get("queue_url", ""), inline_result_max_bytes=cfg.inline_result_max_bytes),
+             ENV.CONSOLE_ORIGINS: ",".join(cfg.console_origins)},
             timeout_seconds=defaults.API_TIMEOUT_SECONDS, memory_mb=defaults.API_MEMORY_MB,
+        ),
+        FunctionSpec(
+            names["webhooks"], "ocr_platform.handlers.webhook_deliverer.handler",
+            env("ocr-webhooks", webhook_queue_url=found.get("webhook_queue_url", ""),
+                webhook_dlq_url=found.get("webhook_dlq_url", ""), webhook_secret_arn=found.get("webhook_secret_arn", ""),
+                webhook_first_retry_seconds=first, webhook_max_retry_interval_seconds=longest,
+                webhook_retry_window_seconds=window),
+            timeout_seconds=defaults.WEBHOOK_DELIVERER_TIMEOUT_SECONDS, memory_mb=defaults.WEBHOOK_DELIVERER_MEMORY_MB,
+            max_concurrency=WEBHOOK_DELIVERER_CONCURRENCY,
         ),
     ]

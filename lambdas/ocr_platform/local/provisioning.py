@@ -14,20 +14,31 @@ creates resources through boto3; what runs against them lives in the other ``ocr
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ocr_platform import defaults
 from ocr_platform.inbox import inbox_event_pattern
-from ocr_platform.jobs import OWNER_INDEX_NAME, STATUS_INDEX_NAME
+from ocr_platform.jobs import (
+    NOTIFICATION_INDEX_NAME,
+    NOTIFICATION_INDEX_PARTITION_KEY,
+    NOTIFICATION_INDEX_SORT_KEY,
+    OWNER_INDEX_NAME,
+    STATUS_INDEX_NAME,
+)
 from ocr_platform.local.endpoint_capacity import set_desired_instances
 from ocr_platform.local.moto_account import ACCOUNT, REGION
+from ocr_platform.notifications import EVENT_SOURCE
 
 if TYPE_CHECKING:
     from ocr_infra.config import PlatformConfig
 
 #: The moto clients ``provision`` needs, by boto3 service name.
-SERVICES = ("s3", "sqs", "sns", "dynamodb", "sagemaker", "cloudwatch", "iam", "application-autoscaling", "events", "cognito-idp")
+SERVICES = (
+    "s3", "sqs", "sns", "dynamodb", "sagemaker", "cloudwatch", "iam", "application-autoscaling", "events", "cognito-idp",
+    "secretsmanager",
+)
 TOPICS = ("success", "error", "scale_in")
 #: The local console's user (a stand-in for an invited user of the deployed pool; local only).
 LOCAL_USER = "you@ocr.local"
@@ -53,6 +64,12 @@ def resource_names(config: PlatformConfig) -> dict[str, str]:
         "sweeper": f"{prefix}-sweeper",
         "ingest": f"{prefix}-ingest",
         "api": f"{prefix}-api",
+        "webhooks": f"{prefix}-webhooks",
+        "webhook_queue": f"{prefix}-webhooks-queue",
+        "webhook_dlq": f"{prefix}-webhooks-dlq",
+        "webhook_secret": f"{prefix}-webhook-signing-secret",
+        "job_events_rule": f"{prefix}-job-events-record",
+        "job_events": f"{prefix}-job-events",
         "user_pool": f"{prefix}-users",
         "inbox_rule": f"{prefix}-inbox-object-created",
         "idle_alarm": f"{prefix}-endpoint-idle",
@@ -61,16 +78,22 @@ def resource_names(config: PlatformConfig) -> dict[str, str]:
 
 
 def create_jobs_table(dynamodb: Any, name: str) -> None:
-    """The jobs table as the stack defines it: on-demand, key ``job_id``, the status/time and owner/time GSIs, TTL."""
+    """The jobs table as the stack defines it: on-demand, key ``job_id``, the status/time, owner/time and
+    notification outbox GSIs, TTL."""
+    indexes = (
+        (STATUS_INDEX_NAME, "status", "created_at"), (OWNER_INDEX_NAME, "owner", "created_at"),
+        (NOTIFICATION_INDEX_NAME, NOTIFICATION_INDEX_PARTITION_KEY, NOTIFICATION_INDEX_SORT_KEY),
+    )
+    attributes = ("job_id", "status", "created_at", "owner", NOTIFICATION_INDEX_PARTITION_KEY, NOTIFICATION_INDEX_SORT_KEY)
     dynamodb.create_table(
         TableName=name, BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("job_id", "status", "created_at", "owner")],
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in attributes],
         KeySchema=[{"AttributeName": "job_id", "KeyType": "HASH"}],
         GlobalSecondaryIndexes=[{
             "IndexName": index,
-            "KeySchema": [{"AttributeName": partition, "KeyType": "HASH"}, {"AttributeName": "created_at", "KeyType": "RANGE"}],
+            "KeySchema": [{"AttributeName": partition, "KeyType": "HASH"}, {"AttributeName": sort, "KeyType": "RANGE"}],
             "Projection": {"ProjectionType": "ALL"},
-        } for index, partition in ((STATUS_INDEX_NAME, "status"), (OWNER_INDEX_NAME, "owner"))],
+        } for index, partition, sort in indexes],
     )
     dynamodb.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})
 
@@ -89,7 +112,9 @@ def provision(
 
     Returns:
         ``queue_url``/``queue_arn``, ``dlq_url``/``dlq_arn``, ``parked_events_url``/``parked_events_arn``, and for each of ``TOPICS`` ``<topic>_topic``
-        (the ARN) and ``<topic>_topic_tap`` (the URL of the SQS queue subscribed to it).
+        (the ARN) and ``<topic>_topic_tap`` (the URL of the SQS queue subscribed to it); ``webhook_queue_url``/
+        ``webhook_queue_arn``, ``webhook_dlq_url``, ``webhook_secret_arn`` and ``job_events_url`` (the queue
+        recording every completion event).
     """
     resources: dict[str, str] = {}
     # 1. The data: the bucket (versioned as configured) and the jobs table.
@@ -118,7 +143,41 @@ def provision(
     resources["inbox_events_tap"] = _create_inbox_rule(clients, names)
     # 7. The jobs API's users: the user pool (invited users, e-mail sign-in) and the console's app client.
     resources.update(_create_user_pool(clients["cognito-idp"], names))
+    # 8. Completion events and webhooks: the webhook queue and its DLQ, the signing secret, and a rule that
+    #    records every completion event on a queue (what a user's own rule would do; tests read it).
+    resources.update(_create_webhook_delivery(clients, config, names))
+    resources["job_events_url"] = _record_job_events(clients, config, names)
     return resources
+
+
+def _create_webhook_delivery(clients: Mapping[str, Any], config: PlatformConfig, names: Mapping[str, str]) -> dict[str, str]:
+    sqs = clients["sqs"]
+    dlq_url = sqs.create_queue(QueueName=names["webhook_dlq"], Attributes={
+        "MessageRetentionPeriod": str(defaults.DLQ_RETENTION_DAYS * 86_400),
+    })["QueueUrl"]
+    queue_url = sqs.create_queue(QueueName=names["webhook_queue"], Attributes={
+        "VisibilityTimeout": str(defaults.webhook_queue_visibility_timeout_seconds()),
+        "MessageRetentionPeriod": str(defaults.WEBHOOK_QUEUE_RETENTION_DAYS * 86_400),
+        "RedrivePolicy": json.dumps({
+            "deadLetterTargetArn": _queue_arn(sqs, dlq_url),
+            "maxReceiveCount": str(defaults.webhook_queue_max_receive_count(config.webhook_delivery_attempts)),
+        }),
+    })["QueueUrl"]
+    secret = clients["secretsmanager"].create_secret(Name=names["webhook_secret"], SecretString=secrets.token_hex(32))
+    return {"webhook_queue_url": queue_url, "webhook_queue_arn": _queue_arn(sqs, queue_url), "webhook_dlq_url": dlq_url,
+            "webhook_secret_arn": secret["ARN"]}
+
+
+def _record_job_events(clients: Mapping[str, Any], config: PlatformConfig, names: Mapping[str, str]) -> str:
+    events = clients["events"]
+    if config.event_bus_name != defaults.EVENT_BUS_NAME:
+        events.create_event_bus(Name=config.event_bus_name)
+    record = clients["sqs"].create_queue(QueueName=names["job_events"])["QueueUrl"]
+    events.put_rule(Name=names["job_events_rule"], EventBusName=config.event_bus_name,
+                    EventPattern=json.dumps({"source": [EVENT_SOURCE]}))
+    events.put_targets(Rule=names["job_events_rule"], EventBusName=config.event_bus_name,
+                       Targets=[{"Id": "record", "Arn": _queue_arn(clients["sqs"], record)}])
+    return str(record)
 
 
 def _create_user_pool(cognito: Any, names: Mapping[str, str]) -> dict[str, str]:

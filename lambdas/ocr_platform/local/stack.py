@@ -2,14 +2,14 @@
 
 ``LocalStack`` is the recipe that puts the pieces together; each piece lives in a module of its own:
 
-1. moto's server for S3, SQS, DynamoDB, SNS, CloudWatch, the SageMaker control plane and Application
-   Auto Scaling, provisioned from the same ``PlatformConfig`` the CDK app uses, stage ``local``
+1. moto's server for S3, SQS, DynamoDB, SNS, CloudWatch, EventBridge, Secrets Manager, the SageMaker
+   control plane and Application Auto Scaling, provisioned from the same ``PlatformConfig`` the CDK app uses, stage ``local``
    (``provisioning``, ``endpoint_capacity``), with its DynamoDB item writes made atomic as DynamoDB's are
    (``moto_consistency``: moto checks a condition and writes without a lock);
 2. the Lambda runtime running the real handler modules (invoker, processor, completion, scale-in, DLQ
    consumer, sweeper) with the environment the stack gives them (``lambda_runtime``, ``function_specs``);
 3. the SQS event sources of the invoker (batches, ReportBatchItemFailures, visibility timeout, moto's
-   redrive to the DLQ) and of the DLQ consumer, and SNS -> Lambda delivery for the success, error and
+   redrive to the DLQ), of the DLQ consumer and of the webhook deliverer, and SNS -> Lambda delivery for the success, error and
    scale-in topics (``event_sources``); what an async hand-over cannot complete (a function's last
    failed retry, an SNS delivery the Lambda service refused) is parked on the parked-events queue;
 4. the SageMaker async runtime with the real vl-endpoint ``serve`` process (``sagemaker_runtime``);
@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ocr_platform import defaults
 from ocr_platform.local.alarms import EndpointAlarms
 from ocr_platform.local.console_server import ConsoleServer
 from ocr_platform.local.endpoint_capacity import refuse_capacity_updates_on_fault
@@ -66,12 +67,15 @@ class LocalOptions:
             checks the stack's value against the worst case of a chunk).
         processor_concurrency: execution environments of the processor; ``None`` = one per core
             (``function_specs.default_processor_concurrency``). Benchmarks set it to compare worker counts.
+        webhook_retry_seconds: the webhook retry schedule as (first wait, longest wait, window) in seconds;
+            ``None`` = the stack's (30 s, 1 h, 24 h). Tests shrink it to see a delivery dead-lettered.
     """
 
     period_seconds: float = 60.0
     visibility_timeout_seconds: int | None = None
     processor_timeout_seconds: int | None = None
     processor_concurrency: int | None = None
+    webhook_retry_seconds: tuple[int, int, int] | None = None
     retry_delays_seconds: tuple[float, ...] = (60.0, 120.0)
     poll_seconds: float = 0.2
     faults: tuple[Fault, ...] = ()
@@ -82,6 +86,9 @@ class LocalOptions:
         values = dict(data)
         values["retry_delays_seconds"] = tuple(values.get("retry_delays_seconds", cls.retry_delays_seconds))
         values["faults"] = tuple(Fault.from_dict(f) if isinstance(f, dict) else f for f in values.get("faults", ()))
+        if values.get("webhook_retry_seconds") is not None:
+            first, longest, window = values["webhook_retry_seconds"]
+            values["webhook_retry_seconds"] = (int(first), int(longest), int(window))
         return cls(**values)
 
 
@@ -205,7 +212,8 @@ class LocalStack:
         }
         self.lambdas = LambdaRuntime(
             function_specs(api_cfg, names, processor_timeout_seconds=options.processor_timeout_seconds,
-                           processor_concurrency=options.processor_concurrency, queue_url=resources["queue_url"]),
+                           processor_concurrency=options.processor_concurrency, resources=resources,
+                           webhook_retry_seconds=options.webhook_retry_seconds),
             base_environment=base_env, port=lambda_port,
             retry_delays_seconds=options.retry_delays_seconds, faults=self.faults, sqs=moto_client("sqs", moto_url),
         )
@@ -240,6 +248,8 @@ class LocalStack:
         for topic, function in (("success_topic", "completion"), ("error_topic", "completion"), ("scale_in_topic", "scale_in")):
             target = topic.replace("_", "-")
             self._spawn(f"sns-{target}", sources.sns_delivery, resources[f"{topic}_tap"], resources[topic], names[function], target)
+        self._spawn("sqs-webhook-queue", sources.sqs_event_source, resources["webhook_queue_url"],
+                    resources["webhook_queue_arn"], names["webhooks"], defaults.WEBHOOK_BATCH_SIZE, "webhook-queue")
         self._spawn("eventbridge-inbox", sources.s3_eventbridge_delivery, resources["inbox_events_tap"], names["ingest"], "inbox-events")
         alarms = EndpointAlarms(
             config=cfg, names=names, scale_in_topic=resources["scale_in_topic"],

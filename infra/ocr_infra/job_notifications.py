@@ -1,0 +1,258 @@
+"""Results that come to you: completion events on EventBridge and signed webhooks (``ocr_platform.notifications``).
+
+Every function that finishes jobs publishes each finished job's ``OCR Job Completed`` / ``OCR Job Failed``
+event on the stage's bus and, for a job with a ``callback_url``, queues one webhook request
+(:class:`CompletionEventTargets`, applied by :class:`ocr_infra.platform_function.PlatformFunction` to every
+function with ``finishes_jobs``). The webhook queue (:class:`WebhookQueue`) feeds the deliverer
+(:class:`WebhookDeliverer`), which POSTs each request signed with the stage's secret and retries on its own
+schedule; what runs out of retries is parked on the webhook DLQ, alarmed.
+
+Named ``job_notifications``: ``notifications`` is the domain module the functions run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from aws_cdk import ArnFormat, Duration, Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as event_sources
+from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from ocr_infra.messaging import any_message_alarm
+from ocr_infra.platform_function import (
+    WEBHOOK_DELIVERER_HANDLER,
+    CommonFunctionProps,
+    PlatformFunction,
+    PlatformFunctionProps,
+)
+from ocr_infra.secure_defaults import acknowledge, allow, removal_policy, secure_queue_props
+from ocr_platform import defaults
+from ocr_platform.settings import ENV
+
+#: The length of the generated signing secret (letters and digits: 64 x ~5.95 bits, ~380 bits).
+WEBHOOK_SECRET_LENGTH = 64
+
+
+@dataclass(frozen=True)
+class WebhookQueueProps:
+    """Props of :class:`WebhookQueue`.
+
+    Attributes:
+        max_receive_count: receives before SQS itself moves a request to the webhook DLQ: twice the attempts
+            of the retry schedule (``2 x PlatformConfig.webhook_delivery_attempts``, 62 by default). The
+            deliverer dead-letters a request by itself once its retry window is over; this redrive only
+            catches a request the deliverer keeps crashing on (or that another invocation keeps holding).
+        visibility_timeout_seconds: 6 x the deliverer's timeout (AWS's guidance for an SQS event source); a
+            failed delivery sets its own message's visibility to the schedule's next wait instead.
+        retention_days: 4 (``defaults.WEBHOOK_QUEUE_RETENTION_DAYS``): longer than the longest retry window the
+            config accepts (3 days) plus the longest wait before the last attempt (12 h). SQS counts retention
+            from the first send; a retry's ChangeMessageVisibility does not renew it.
+        dlq_retention_days: how long a dead-lettered webhook is kept for an operator to redrive (14, the SQS
+            maximum).
+        retain: keep the signing secret when the stack is deleted (the stage's ``retain_data``): receivers hold
+            a copy of it.
+    """
+
+    max_receive_count: int = defaults.webhook_queue_max_receive_count()
+    visibility_timeout_seconds: int = defaults.webhook_queue_visibility_timeout_seconds()
+    retention_days: int = defaults.WEBHOOK_QUEUE_RETENTION_DAYS
+    dlq_retention_days: int = defaults.DLQ_RETENTION_DAYS
+    retain: bool = defaults.RETAIN_DATA
+
+
+class WebhookQueue(Construct):
+    """The webhook queue and its DLQ (SSE-encrypted, TLS-only, the DLQ alarmed), and the secret that signs every
+    webhook.
+
+    The functions that finish jobs send one ``WebhookRequest`` per job with a ``callback_url`` to the queue; the
+    deliverer consumes it. A request whose retry window ran out (or whose URL the platform never calls) is
+    sent to the DLQ by the deliverer itself, with its last error; the queue's redrive, after
+    ``max_receive_count`` receives, only catches a request the deliverer keeps crashing on.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, props: WebhookQueueProps) -> None:
+        super().__init__(scope, construct_id)
+        # 1. DLQ: dead-lettered webhooks wait for an operator (cdk-nag's SQS3 sees it is a DLQ).
+        self._dlq = sqs.Queue(
+            self, "DeadLetterQueue", retention_period=Duration.days(props.dlq_retention_days), **secure_queue_props()
+        )
+        # 2. Webhook queue: one request per finished job with a callback URL; redrives only what crashes the deliverer.
+        self._queue = sqs.Queue(
+            self,
+            "Queue",
+            visibility_timeout=Duration.seconds(props.visibility_timeout_seconds),
+            retention_period=Duration.days(props.retention_days),
+            dead_letter_queue=sqs.DeadLetterQueue(queue=self._dlq, max_receive_count=props.max_receive_count),
+            **secure_queue_props(),
+        )
+        # 3. Alarm: any dead-lettered webhook is a result a receiver never got.
+        self._dlq_alarm = any_message_alarm(
+            self,
+            "DeadLetterAlarm",
+            self._dlq,
+            "OCR webhooks were dead-lettered (the receiver failed for the whole retry window, the URL is one the "
+            "platform never calls, or the deliverer kept crashing): read each message's LastError, then redrive "
+            "them to the webhook queue or discard.",
+        )
+        # 4. Signing secret: 64 random letters and digits, encrypted with the AWS managed key; no resource policy.
+        self._secret = secretsmanager.Secret(
+            self,
+            "SigningSecret",
+            description="Signs every OCR platform webhook (HMAC-SHA256, the X-OCR-Signature header); receivers "
+            "verify with a copy of it.",
+            generate_secret_string=secretsmanager.SecretStringGenerator(
+                password_length=WEBHOOK_SECRET_LENGTH, exclude_punctuation=True, include_space=False
+            ),
+            removal_policy=removal_policy(props.retain),
+        )
+        acknowledge(
+            self._secret,
+            "AwsSolutions-SMG4",
+            "No automatic rotation: every webhook receiver holds a copy of this secret to verify X-OCR-Signature, so "
+            "a rotation by Secrets Manager would make every receiver reject valid webhooks until it fetched the new "
+            "value. Rotate it by hand, as the README describes, with the receivers.",
+        )
+
+    @property
+    def queue(self) -> sqs.Queue:
+        return self._queue
+
+    @property
+    def dead_letter_queue(self) -> sqs.Queue:
+        return self._dlq
+
+    @property
+    def dead_letter_alarm(self) -> cloudwatch.Alarm:
+        return self._dlq_alarm
+
+    @property
+    def secret(self) -> secretsmanager.Secret:
+        return self._secret
+
+
+def event_bus_arn(scope: Construct, bus_name: str) -> str:
+    """The ARN of the bus ``bus_name`` in ``scope``'s account and region (``default``: the account's default bus).
+
+    ``arn:<partition>:events:<region>:<account>:event-bus/<name>``, the resource ``events:PutEvents`` names.
+    """
+    return Stack.of(scope).format_arn(
+        service="events", resource="event-bus", resource_name=bus_name, arn_format=ArnFormat.SLASH_RESOURCE_NAME
+    )
+
+
+@dataclass(frozen=True)
+class CompletionEventTargets:
+    """Where the functions that finish jobs publish: the event bus and the webhook queue.
+
+    :class:`ocr_infra.platform_function.PlatformFunction` applies it (:meth:`allow_publishing`) to every function
+    with ``finishes_jobs`` when ``CommonFunctionProps.completion_events`` is set.
+
+    Attributes:
+        bus_name: the EventBridge bus (``PlatformConfig.event_bus_name``: ``default``, or a bus the stage's
+            owner created; the stack does not create it).
+        bus_arn: its ARN (:func:`event_bus_arn`), the only resource ``events:PutEvents`` is allowed on.
+        webhook_queue: where a finished job with a ``callback_url`` gets its webhook queued.
+    """
+
+    bus_name: str
+    bus_arn: str
+    webhook_queue: sqs.IQueue
+
+    @classmethod
+    def on_bus(cls, scope: Construct, bus_name: str, webhook_queue: sqs.IQueue) -> CompletionEventTargets:
+        """The targets for the bus ``bus_name`` of ``scope``'s account and region."""
+        return cls(bus_name=bus_name, bus_arn=event_bus_arn(scope, bus_name), webhook_queue=webhook_queue)
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """``OCR_EVENT_BUS_NAME`` and ``OCR_WEBHOOK_QUEUE_URL``."""
+        return {ENV.EVENT_BUS_NAME: self.bus_name, ENV.WEBHOOK_QUEUE_URL: self.webhook_queue.queue_url}
+
+    def allow_publishing(self, fn: PlatformFunction) -> None:
+        """Let ``fn`` publish completion events on the bus and queue webhooks, and tell it where."""
+        allow(fn.role, ["events:PutEvents"], [self.bus_arn])
+        allow(fn.role, ["sqs:SendMessage"], [self.webhook_queue.queue_arn])
+        fn.add_environment(self.environment)
+
+
+@dataclass(frozen=True)
+class WebhookDelivererProps:
+    """Props of :class:`WebhookDeliverer`.
+
+    Attributes:
+        common: what every function shares (the table: each POST is claimed and recorded on its job).
+        webhooks: the webhook queue it consumes, the DLQ it parks what runs out of retries on, and the secret it
+            signs with.
+        first_retry_seconds / max_retry_interval_seconds / retry_window_seconds: the retry schedule
+            (``PlatformConfig.webhook_*``: 30 s doubling up to 1 h, for 24 h).
+        memory_mb: 256 (one small POST at a time). Its timeout, ``defaults.WEBHOOK_DELIVERER_TIMEOUT_SECONDS``
+            (120 s: a batch of ``defaults.WEBHOOK_BATCH_SIZE`` POSTs of at most 10 s each, and a margin), also
+            sizes the webhook queue's visibility timeout, so neither it nor the batch size is a prop.
+    """
+
+    common: CommonFunctionProps
+    webhooks: WebhookQueue
+    first_retry_seconds: int = defaults.WEBHOOK_FIRST_RETRY_SECONDS
+    max_retry_interval_seconds: int = defaults.WEBHOOK_MAX_RETRY_INTERVAL_SECONDS
+    retry_window_seconds: int = defaults.WEBHOOK_RETRY_WINDOW_SECONDS
+    memory_mb: int = defaults.WEBHOOK_DELIVERER_MEMORY_MB
+
+
+class WebhookDeliverer(Construct):
+    """The webhook queue -> one signed POST per finished job (``ocr_platform.handlers.webhook_deliverer``).
+
+    A failed delivery's message is made visible again after the schedule's next wait (partial batch
+    failures); a delivery out of retries is sent to the webhook DLQ. It reads and records the job's webhook
+    state but never finishes a job, and it calls the receivers' URLs over the internet (no VPC).
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, props: WebhookDelivererProps) -> None:
+        super().__init__(scope, construct_id)
+        table, webhooks = props.common.table, props.webhooks
+        # 1. Function: the queues, the secret and the retry schedule in its environment.
+        self._fn = PlatformFunction(
+            self,
+            "Deliverer",
+            PlatformFunctionProps(
+                common=props.common,
+                description="OCR platform webhooks: POST each finished job's signed webhook, retry, dead-letter",
+                handler=WEBHOOK_DELIVERER_HANDLER,
+                memory_mb=props.memory_mb,
+                timeout_seconds=defaults.WEBHOOK_DELIVERER_TIMEOUT_SECONDS,
+                service_name="ocr-webhooks",
+                environment={
+                    ENV.WEBHOOK_QUEUE_URL: webhooks.queue.queue_url,
+                    ENV.WEBHOOK_DLQ_URL: webhooks.dead_letter_queue.queue_url,
+                    ENV.WEBHOOK_SECRET_ARN: webhooks.secret.secret_arn,
+                    ENV.WEBHOOK_FIRST_RETRY_SECONDS: str(props.first_retry_seconds),
+                    ENV.WEBHOOK_MAX_RETRY_INTERVAL_SECONDS: str(props.max_retry_interval_seconds),
+                    ENV.WEBHOOK_RETRY_WINDOW_SECONDS: str(props.retry_window_seconds),
+                },
+            ),
+        )
+        role = self._fn.role
+        # 2. Permissions: claim and record each POST on its job; read the signing secret (AWS managed key: no
+        #    KMS grant); delay a retry; park what ran out of retries.
+        allow(role, ["dynamodb:GetItem", "dynamodb:UpdateItem"], [table.table_arn])
+        allow(role, ["secretsmanager:GetSecretValue"], [webhooks.secret.secret_arn])
+        allow(role, ["sqs:ChangeMessageVisibility"], [webhooks.queue.queue_arn])
+        allow(role, ["sqs:SendMessage"], [webhooks.dead_letter_queue.queue_arn])
+        # 3. Event source: the webhook queue, partial batch failures reported per message.
+        self._fn.function.add_event_source(
+            event_sources.SqsEventSource(
+                webhooks.queue, batch_size=defaults.WEBHOOK_BATCH_SIZE, report_batch_item_failures=True
+            )
+        )
+
+    @property
+    def function(self) -> lambda_.Function:
+        return self._fn.function
+
+    @property
+    def environment(self) -> Mapping[str, str]:
+        return self._fn.environment
