@@ -1,14 +1,17 @@
 """Shared fixtures: an in-process moto account holding the platform's resources, and handler drivers.
 
-``platform`` builds the bucket, jobs table (with the status GSI), OCR queue + DLQ, the three SNS topics
-and a SageMaker async endpoint in moto, points the handlers' environment at them, and offers helpers that
-deliver events the way Lambda would (SQS batches, SNS notifications, async invokes).
+``platform`` builds the bucket, jobs table (with the status GSI), OCR queue + DLQ, the three SNS topics,
+a SageMaker async endpoint, the webhook queue + DLQ with its signing secret, and an EventBridge rule that
+records every ``ocr-platform`` event on the default bus in an SQS queue, in moto; points the handlers'
+environment at them, and offers helpers that deliver events the way Lambda would (SQS batches, SNS
+notifications, async invokes) and read back the completion events published.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +24,7 @@ from moto import mock_aws
 # The handlers' Metrics read their namespace when first imported, as on Lambda, where the stack sets it.
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "OcrPlatform/test")
 
+from ocr_platform import defaults  # noqa: E402
 from ocr_platform.handlers import _services  # noqa: E402
 from ocr_platform.jobs import JobStore
 from ocr_platform.local.provisioning import create_jobs_table
@@ -83,6 +87,16 @@ class Platform:
     store: JobStore
     layout: StorageLayout
     calls: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: The webhook queue (the functions that finish jobs send ``WebhookRequest``s to it) and its DLQ.
+    webhook_queue_url: str = ""
+    webhook_queue_arn: str = ""
+    webhook_dlq_url: str = ""
+    #: The Secrets Manager secret that signs webhooks, and its value.
+    webhook_secret_arn: str = ""
+    webhook_secret: str = ""
+    #: Where the EventBridge rule ``{"source": ["ocr-platform"]}`` on the default bus delivers each event.
+    events_queue_url: str = ""
+    _events: list[dict[str, Any]] = field(default_factory=list)
 
     # -- inspection -------------------------------------------------------------------------------
     def job(self, job_id: str) -> dict[str, Any]:
@@ -95,6 +109,17 @@ class Platform:
 
     def keys(self, prefix: str = "") -> list[str]:
         return [o["Key"] for o in self.s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix).get("Contents", [])]
+
+    def events(self) -> list[dict[str, Any]]:
+        """Every ``ocr-platform`` EventBridge event published so far in this test (oldest first), each as
+        EventBridge delivers it to a target: ``{"id", "source", "detail-type", "detail": {...}, ...}``."""
+        while True:
+            received = self.sqs.receive_message(QueueUrl=self.events_queue_url, MaxNumberOfMessages=10).get("Messages", [])
+            if not received:
+                return list(self._events)
+            for m in received:
+                self._events.append(json.loads(m["Body"]))
+                self.sqs.delete_message(QueueUrl=self.events_queue_url, ReceiptHandle=m["ReceiptHandle"])
 
     def variant(self) -> dict[str, Any]:
         desc = self.sagemaker.describe_endpoint(EndpointName=ENDPOINT)
@@ -200,6 +225,29 @@ def platform(monkeypatch: pytest.MonkeyPatch) -> Iterator[Platform]:
             tap_arn = sqs.get_queue_attributes(QueueUrl=taps[name], AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
             sns.subscribe(TopicArn=topics[name], Protocol="sqs", Endpoint=tap_arn)
 
+        webhook_dlq_url = sqs.create_queue(QueueName="ocr-test-webhook-dlq")["QueueUrl"]
+        webhook_dlq_arn = sqs.get_queue_attributes(QueueUrl=webhook_dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        webhook_queue_url = sqs.create_queue(
+            QueueName="ocr-test-webhooks",
+            Attributes={
+                "VisibilityTimeout": str(defaults.webhook_queue_visibility_timeout_seconds()),
+                "RedrivePolicy": json.dumps(
+                    {"deadLetterTargetArn": webhook_dlq_arn, "maxReceiveCount": str(defaults.webhook_queue_max_receive_count())}
+                ),
+            },
+        )["QueueUrl"]
+        webhook_queue_arn = sqs.get_queue_attributes(QueueUrl=webhook_queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        webhook_secret = secrets.token_hex(32)
+        webhook_secret_arn = boto3.client("secretsmanager", region_name=REGION).create_secret(
+            Name="ocr-test-webhook-secret", SecretString=webhook_secret
+        )["ARN"]
+
+        events_queue_url = sqs.create_queue(QueueName="ocr-test-events-record")["QueueUrl"]
+        events_queue_arn = sqs.get_queue_attributes(QueueUrl=events_queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        eventbridge = boto3.client("events", region_name=REGION)
+        eventbridge.put_rule(Name="ocr-test-events-record", EventPattern=json.dumps({"source": ["ocr-platform"]}), State="ENABLED")
+        eventbridge.put_targets(Rule="ocr-test-events-record", Targets=[{"Id": "record", "Arn": events_queue_arn}])
+
         iam = boto3.client("iam", region_name=REGION)
         role_arn = iam.create_role(RoleName="ocr-test-role", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
         boto3.client("lambda", region_name=REGION).create_function(
@@ -241,6 +289,9 @@ def platform(monkeypatch: pytest.MonkeyPatch) -> Iterator[Platform]:
             ENV.VARIANT_NAME: VARIANT,
             ENV.MAX_RECEIVE_COUNT: str(MAX_RECEIVES),
             ENV.INFLIGHT_WINDOW_SECONDS: "3900",
+            ENV.WEBHOOK_QUEUE_URL: webhook_queue_url,
+            ENV.WEBHOOK_DLQ_URL: webhook_dlq_url,
+            ENV.WEBHOOK_SECRET_ARN: webhook_secret_arn,
         }
         for name, value in env.items():
             monkeypatch.setenv(name, value)
@@ -264,6 +315,12 @@ def platform(monkeypatch: pytest.MonkeyPatch) -> Iterator[Platform]:
             store=JobStore(TABLE, dynamodb=boto3.resource("dynamodb", region_name=REGION)),
             layout=StorageLayout(BUCKET),
             calls=calls,
+            webhook_queue_url=webhook_queue_url,
+            webhook_queue_arn=webhook_queue_arn,
+            webhook_dlq_url=webhook_dlq_url,
+            webhook_secret_arn=webhook_secret_arn,
+            webhook_secret=webhook_secret,
+            events_queue_url=events_queue_url,
         )
         platform.set_desired_instances(0)
         calls.clear()

@@ -473,12 +473,14 @@ class JobStore:
         return self._finish(job_id, values, Attr("status").eq(JobStatus.PROCESSING))
 
     def mark_failed(
-        self, job_id: str, error: JobError, *, job: NewJob | None = None, unless_dispatched: bool = False, unless_claimed: bool = False
+        self, job_id: str, error: JobError, *, job: NewJob | None = None, unless_dispatched: bool = False, unless_claimed: bool = False,
+        callback_url: str | None = None,
     ) -> bool:
         """QUEUED or PROCESSING -> FAILED with ``{code, message}``.
 
         A job that has no item yet (e.g. a malformed message nobody registered) gets a FAILED item, so
-        whoever polls for it sees why. ``job`` adds what is known about it. ``unless_dispatched`` leaves a
+        whoever polls for it sees why. ``job`` adds what is known about it; ``callback_url`` only that (a message
+        too malformed for a ``NewJob`` may still name where its failure should be POSTed). ``unless_dispatched`` leaves a
         job alone once it was handed to its backend: the backend's own outcome (or the sweeper) ends it.
         ``unless_claimed`` leaves it alone while a live claim on its ``run`` or ``finish`` holds: a processor
         is running it, or the completion function is publishing its result.
@@ -494,6 +496,8 @@ class JobStore:
         create_if_missing: dict[str, Any] = {"created_at": now}
         if job is not None:
             create_if_missing.update(job.identity())
+        if callback_url:
+            create_if_missing.setdefault("callback_url", callback_url)
         if self.ttl_days:
             create_if_missing["expires_at"] = int((self.clock() + timedelta(days=self.ttl_days)).timestamp())
         unfinished: ConditionBase = Attr("status").is_in([JobStatus.QUEUED, JobStatus.PROCESSING])

@@ -94,6 +94,12 @@ class InvalidMessageError(ValueError):
         self.job_id = job_id
         self.raw = raw or {}
 
+    @property
+    def callback_url(self) -> str | None:
+        """The message's ``callback_url`` when it is a well-formed URL, so the job's failure still reaches it."""
+        url = self.raw.get("callback_url")
+        return url if isinstance(url, str) and is_url_input(url) and len(url) <= MAX_URL_LENGTH else None
+
 
 def parse_job_message(body: str | bytes | Mapping[str, Any]) -> JobMessage:
     """Validate a queue message body and return the typed message."""

@@ -10,6 +10,12 @@ from the output SageMaker wrote, ``settle_grace_seconds`` later). Afterwards not
 had more than one backend run (processor invocations and endpoint requests, counted per job and
 reported): a double hand-over is a problem, not a silent cost.
 
+Most jobs carry a ``callback_url`` to one of four webhook receivers on 127.0.0.1: one that answers, one that
+answers after a second, one that fails each event's first two POSTs, and one that is down. Every job must have its
+completion event recorded (one identity however often it was published), and every webhook must end
+delivered (exactly one 2xx POST of its event) or, for the receiver that is down, dead-lettered with each
+attempt recorded on the job and its request on the webhook DLQ.
+
 The faults come from the local stack's runtimes (``ocr_platform.local.faults``): a real worker process
 killed mid-invocation (the processor's, the completion function's), a handler started too late for its timeout, a model container answering 500,
 SQS and SNS delivering twice, SQS's event source handing one message to two invoker invocations running at
@@ -54,6 +60,7 @@ from ocr_platform.local.stack import LocalOptions, LocalStack
 from tests import documents
 from tests.documents import ENGLISH_PAGES, character_error_rate
 from tests.local.stack_resources import ResourceSampler, StackUsage
+from tests.local.webhook_receiver import WebhookReceiver, receiver_that_is_down
 
 MODELS = ("pp-ocrv5", "pp-structurev3", "paddleocr-vl")
 PROCESSOR_TIMEOUT_SECONDS = 15
@@ -78,6 +85,11 @@ PREPARED_ONNX_MODELS = ("PP-OCRv5_mobile_det", "PP-OCRv5_mobile_rec", "PP-LCNet_
 #: The engines the processor image builds in its init phase (its ``OCR_PRELOAD_MODELS``).
 PRELOADED_MODELS = "pp-ocrv5"
 MAX_CER = 0.02
+#: The campaign's webhook receivers, assigned round-robin (``none``: no callback_url). ``slow`` answers after
+#: 1 s, ``flaky`` fails each event's first two POSTs, ``down`` listens nowhere.
+WEBHOOK_RECEIVERS = ("ok", "flaky", "none", "slow", "down")
+#: Webhook retries after 1 s, doubling to 2 s, for 6 s (AWS: 30 s, 1 h, 24 h).
+WEBHOOK_RETRY_SECONDS = (1, 2, 6)
 #: The documents of the campaign: file name and the text of each page (empty for bad files).
 GOOD_DOCUMENTS: dict[str, tuple[str, list[list[str]]]] = {
     "png": ("invoice.png", ENGLISH_PAGES[:1]),
@@ -104,6 +116,8 @@ class PlannedJob:
     language: str = "en"
     raw_message: dict[str, Any] | None = None
     fault: str = "none"
+    #: Which webhook receiver the job names (``WEBHOOK_RECEIVERS``), or ``none``.
+    callback: str = "none"
 
     @property
     def expected_text(self) -> list[list[str]]:
@@ -123,6 +137,10 @@ class CampaignReport:
     faults_injected: dict[str, int] = field(default_factory=dict)
     #: Events on the parked-events queue, by job id (only a ``completion handler down`` job's may be there).
     parked_events: Counter[str] = field(default_factory=Counter)
+    #: Final ``callback_status`` of the jobs with a callback_url (``delivered``, ``dead_lettered``).
+    webhooks: Counter[str] = field(default_factory=Counter)
+    webhook_attempts: int = 0
+    events_recorded: int = 0
     processor_runs: int = 0
     endpoint_requests: int = 0
     #: Backend runs (processor invocations + endpoint requests) per job id; more than one (more than one per
@@ -166,6 +184,7 @@ class CampaignReport:
             f"jobs per fault: {counts(self.by_fault)}",
             f"faults injected: {counts(Counter(self.faults_injected))}",
             f"parked events: {sum(self.parked_events.values())} for {len(self.parked_events)} jobs (settled from S3 by the sweeper)",
+            f"completion events recorded: {self.events_recorded}; webhooks: {counts(self.webhooks)} after {self.webhook_attempts} attempts",
             (
                 f"backend runs: {sum(self.backend_runs.values())} for {self.jobs} jobs (processor {self.processor_runs}, "
                 f"endpoint {self.endpoint_requests}; {self.split_jobs} jobs split into chunks), at most "
@@ -210,7 +229,8 @@ def plan(total: int = 54) -> tuple[list[PlannedJob], tuple[Fault, ...]]:
 
     def add(label: str, model: str, document: str | None, status: str, code: str | None = None, **extra: Any) -> str:
         job_id = f"{len(jobs):03d}-{label}"
-        jobs.append(PlannedJob(job_id, model, document, status, code, **extra))
+        callback = WEBHOOK_RECEIVERS[len(jobs) % len(WEBHOOK_RECEIVERS)]
+        jobs.append(PlannedJob(job_id, model, document, status, code, callback=callback, **extra))
         return job_id
 
     done, failed = JobStatus.COMPLETED.value, JobStatus.FAILED.value
@@ -367,10 +387,10 @@ def run_campaign(
         settle_grace_seconds=SETTLE_GRACE_SECONDS,
     )
     options = LocalOptions(period_seconds=0.5, visibility_timeout_seconds=2, retry_delays_seconds=(0.2, 0.2), faults=faults,
-                           processor_timeout_seconds=PROCESSOR_TIMEOUT_SECONDS)
+                           processor_timeout_seconds=PROCESSOR_TIMEOUT_SECONDS, webhook_retry_seconds=WEBHOOK_RETRY_SECONDS)
     report = CampaignReport(jobs=len(jobs), rate_per_minute=rate_per_minute)
     report.preparation_seconds = prepare_model_cache(workdir / "models")
-    with _environment(offline):
+    with _environment(offline), _webhook_receivers() as receivers:
         stack = LocalStack(config, options)
         info = stack.start()
         try:
@@ -379,13 +399,15 @@ def run_campaign(
                 client = OcrClient(PlatformResources(info.bucket, info.queue_url, info.table))
                 with ResourceSampler(sample_seconds) if sample_seconds else nullcontext() as sampler:
                     started = time.perf_counter()
-                    submitter = _Submitter(client, jobs, paths, info, rate_per_minute)
+                    urls = {name: receiver if isinstance(receiver, str) else receiver.url for name, receiver in receivers.items()}
+                    submitter = _Submitter(client, jobs, paths, info, rate_per_minute, urls)
                     submitter.start()
                     first_terminal = _wait_all_terminal(client, jobs, submitter, timeout, report)
                     report.seconds = time.perf_counter() - started
                 report.usage = sampler.usage() if sampler is not None else None
                 _settle(stack, info)
                 _check(stack, info, client, jobs, first_terminal, report)
+                _check_notifications(info, client, jobs, receivers, report)
         finally:
             stack.stop()
     return report
@@ -394,9 +416,13 @@ def run_campaign(
 class _Submitter(threading.Thread):
     """Submits the jobs in order, all at once or at a steady rate; ``submitted`` grows as it goes."""
 
-    def __init__(self, client: OcrClient, jobs: list[PlannedJob], paths: dict[str, Path], info: Any, rate_per_minute: float | None) -> None:
+    def __init__(
+        self, client: OcrClient, jobs: list[PlannedJob], paths: dict[str, Path], info: Any, rate_per_minute: float | None,
+        callback_urls: dict[str, str],
+    ) -> None:
         super().__init__(name="campaign-submitter", daemon=True)
         self.client, self.jobs, self.paths, self.info = client, jobs, paths, info
+        self.callback_urls = callback_urls
         self.interval = 60.0 / rate_per_minute if rate_per_minute else 0.0
         self.submitted: list[PlannedJob] = []
         self.error: Exception | None = None
@@ -417,10 +443,15 @@ class _Submitter(threading.Thread):
         paths, info = self.paths, self.info
         if job.raw_message is None:
             assert job.document is not None
-            self.client.submit(paths[job.document], model=job.model, job_id=job.job_id, pages=job.pages, language=job.language)
+            self.client.submit(
+                paths[job.document], model=job.model, job_id=job.job_id, pages=job.pages, language=job.language,
+                callback_url=self.callback_urls.get(job.callback),
+            )
             return
         # What a producer that skips the client may send: no item written first, a raw SQS message.
         body: dict[str, Any] = {"job_id": job.job_id, "model": job.raw_message["model"]}
+        if job.callback in self.callback_urls:
+            body["callback_url"] = self.callback_urls[job.callback]
         if "document" in job.raw_message:
             key = f"documents/{job.job_id}/{paths[job.raw_message['document']].name}"
             s3.upload_file(str(paths[job.raw_message["document"]]), info.bucket, key)
@@ -475,7 +506,7 @@ def _settle(stack: LocalStack, info: Any, timeout: float = 60.0) -> None:
     sqs = boto3.client("sqs")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        quiet = all(queue_depth(sqs, url) == 0 for url in (info.queue_url, info.dlq_url))
+        quiet = all(queue_depth(sqs, url) == 0 for url in (info.queue_url, info.dlq_url, info.resources["webhook_queue_url"]))
         if quiet and stack.sagemaker.backlog() == 0 and stack.lambdas.wait_idle(timeout=1.0):
             time.sleep(2.0)  # one more SQS poll and SNS delivery round
             if stack.lambdas.wait_idle(timeout=1.0):
@@ -617,3 +648,67 @@ def _check_parked_events(sqs: Any, info: Any, jobs: list[PlannedJob], report: Ca
         if report.parked_events[job_id] != expected[job_id]:
             tag = "[injected: completion handler down]" if expected[job_id] else "[not injected]"
             report.problems.append(f"{job_id}: {report.parked_events[job_id]} parked event(s), expected {expected[job_id]} {tag}")
+
+
+@contextmanager
+def _webhook_receivers() -> Iterator[dict[str, Any]]:
+    """The campaign's receivers by name: a running ``WebhookReceiver``, or the URL of one that is down."""
+    with (
+        WebhookReceiver() as ok, WebhookReceiver(delay_seconds=1.0) as slow, WebhookReceiver(fail_first=2) as flaky,
+        receiver_that_is_down() as down,
+    ):
+        yield {"ok": ok, "slow": slow, "flaky": flaky, "down": down}
+
+
+def _check_notifications(info: Any, client: OcrClient, jobs: list[PlannedJob], receivers: dict[str, Any], report: CampaignReport) -> None:
+    """Every job's completion event recorded under one identity; every webhook delivered once or dead-lettered."""
+    sqs = boto3.client("sqs")
+    events: dict[str, list[dict[str, Any]]] = {}
+    for body in _drain(sqs, info.resources["job_events_url"]):
+        event = json.loads(body)
+        events.setdefault(event["detail"]["job_id"], []).append(event)
+    report.events_recorded = sum(len(published) for published in events.values())
+    parked = Counter(json.loads(body)["job_id"] for body in _drain(sqs, info.resources["webhook_dlq_url"]))
+    for job in jobs:
+        item = client.store.get(job.job_id) or {}
+        tag = _injected(job)
+        published = events.get(job.job_id, [])
+        if not published:
+            report.problems.append(f"{job.job_id}: no completion event was published {tag}")
+        elif len({event["detail"]["event_id"] for event in published}) != 1 or published[0]["detail"]["status"] != item.get("status"):
+            report.problems.append(f"{job.job_id}: its completion events disagree: {[e['detail'].get('status') for e in published]} {tag}")
+        if item.get("notification_pending"):
+            report.problems.append(f"{job.job_id}: still in the notification outbox {tag}")
+        if job.callback == "none":
+            continue
+        state, attempts = item.get("callback_status"), item.get("callback_attempts", [])
+        report.webhooks[str(state)] += 1
+        report.webhook_attempts += len(attempts)
+        if [a.get("attempt") for a in attempts] != list(range(1, len(attempts) + 1)):
+            report.problems.append(f"{job.job_id}: webhook attempts not recorded one by one: {attempts} {tag}")
+        if job.callback == "down":
+            if state != "dead_lettered" or len(attempts) < 2 or parked[job.job_id] != 1:
+                report.problems.append(
+                    f"{job.job_id}: webhook to a receiver that is down: {state} after {len(attempts)} attempts, "
+                    f"{parked[job.job_id]} on the webhook DLQ (expected dead_lettered, >= 2, 1) {tag}"
+                )
+            continue
+        posts = receivers[job.callback].of_event(published[0]["detail"]["event_id"]) if published else []
+        answered = bool(attempts) and attempts[-1].get("status_code") == 200
+        if state != "delivered" or not answered or len(posts) != (3 if job.callback == "flaky" else 1):
+            report.problems.append(
+                f"{job.job_id}: webhook to the {job.callback} receiver: {state}, {len(posts)} POST(s), attempts {attempts} {tag}"
+            )
+    if sum(parked.values()) != sum(job.callback == "down" for job in jobs):
+        report.problems.append(f"webhook DLQ holds {sum(parked.values())} requests, expected one per job naming the receiver that is down")
+
+
+def _drain(sqs: Any, url: str) -> list[str]:
+    """Every message body on a queue (received once each, then deleted)."""
+    bodies: list[str] = []
+    while messages := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
+        for message in messages:
+            bodies.append(message["Body"])
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+    return bodies
+

@@ -3,6 +3,7 @@ answers as it is told (fail the first N, answer slowly), and the URL of a receiv
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ocr_platform.webhook_signing import SIGNATURE_HEADER, verify
+from ocr_platform.webhook_signing import EVENT_ID_HEADER, SIGNATURE_HEADER, verify
 
 
 @dataclass(frozen=True)
@@ -22,12 +23,21 @@ class ReceivedPost:
     body: bytes
     at: float
 
+    @property
+    def event_id(self) -> str:
+        return self.headers.get(EVENT_ID_HEADER, "")
+
+    @property
+    def job_id(self) -> str:
+        return str(json.loads(self.body).get("job_id", ""))
+
     def signed_by(self, secret: bytes) -> bool:
         return verify(secret, self.body, self.headers.get(SIGNATURE_HEADER, ""))
 
 
 class WebhookReceiver:
-    """Records each POST; answers 500 to the first ``fail_first`` of them, each after ``delay_seconds``."""
+    """Records each POST; answers 500 to the first ``fail_first`` POSTs of each event (``X-OCR-Event-Id``), and
+    answers every POST after ``delay_seconds``."""
 
     def __init__(self, *, fail_first: int = 0, delay_seconds: float = 0.0) -> None:
         self.fail_first = fail_first
@@ -39,9 +49,10 @@ class WebhookReceiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                post = ReceivedPost(self.path, dict(self.headers.items()), body, time.time())
                 with receiver._lock:
-                    receiver.posts.append(ReceivedPost(self.path, dict(self.headers.items()), body, time.time()))
-                    failing = len(receiver.posts) <= receiver.fail_first
+                    receiver.posts.append(post)
+                    failing = len(receiver.of_event(post.event_id)) <= receiver.fail_first
                 time.sleep(receiver.delay_seconds)
                 self.send_response(500 if failing else 200)
                 self.send_header("Content-Length", "0")
@@ -61,6 +72,9 @@ class WebhookReceiver:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+    def of_event(self, event_id: str) -> list[ReceivedPost]:
+        return [post for post in self.posts if post.event_id == event_id]
 
     def wait_for(self, count: int, timeout: float = 60.0) -> list[ReceivedPost]:
         """The POSTs once there are at least ``count`` of them; ``AssertionError`` after ``timeout``."""

@@ -37,7 +37,9 @@ def handle_record(record: SQSRecord) -> str:
         if err.job_id is None:
             logger.error("Dropped a malformed message without a usable job id", reason=str(err), message_id=record.message_id)
             return "dropped"
-        svc.store.mark_failed(err.job_id, JobError(ErrorCode.INVALID_MESSAGE, f"The job message is invalid: {err}"))
+        svc.store.mark_failed(
+            err.job_id, JobError(ErrorCode.INVALID_MESSAGE, f"The job message is invalid: {err}"), callback_url=err.callback_url
+        )
         return "invalid"
 
     logger.append_keys(job_id=message.job_id, model=message.model)

@@ -129,6 +129,8 @@ class StackInfo:
             "OCR_USER_POOL_ID": self.user_pool_id,
             "OCR_USER_POOL_CLIENT_ID": self.user_pool_client_id,
             "OCR_CONSOLE_URL": self.console_url,
+            "OCR_WEBHOOK_SECRET_ARN": self.resources.get("webhook_secret_arn", ""),
+            "OCR_JOB_EVENTS_URL": self.resources.get("job_events_url", ""),
         }
 
     def export_lines(self) -> list[str]:
