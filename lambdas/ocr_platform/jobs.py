@@ -544,13 +544,14 @@ class JobStore:
                 kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def claim_webhook(self, job_id: str, *, attempt_id: str, lease_seconds: float) -> bool:
-        """Claim one POST of a finished job's webhook: refused once it was delivered or dead-lettered, and while
-        another delivery of the same request holds a live lease (a duplicate of its message, received at once)."""
+        """Claim one POST of a finished job's webhook: refused once it was delivered, and while another delivery
+        of the same request holds a live lease (a duplicate of its message, received at once). A dead-lettered
+        webhook may be claimed again: an operator redrove its request from the webhook DLQ."""
         now = self.clock()
         attempt, lease = claim_attributes("webhook")
         condition = (
             Attr("status").is_in(list(TERMINAL_STATUSES))
-            & ~Attr("callback_status").is_in(["delivered", "dead_lettered"])
+            & Attr("callback_status").ne("delivered")
             & _lease_free(attempt, lease, attempt_id, now)
         )
         values = {attempt: attempt_id, lease: _epoch(now + timedelta(seconds=lease_seconds))}

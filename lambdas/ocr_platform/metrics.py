@@ -31,5 +31,6 @@ warnings.filterwarnings("ignore", message="No application metrics to publish", c
 
 
 def count_finished_job(job_id: str, status: str, error_code: str | None = None) -> None:
-    """Count one job that has just become COMPLETED or FAILED (``JobStore``'s ``on_finished`` hook)."""
+    """Count one job that has just become COMPLETED or FAILED (from ``JobStore``'s ``on_finished`` hook, which
+    ``ocr_platform.handlers._services`` sets)."""
     metrics.add_metric(name=JOBS_FAILED if status == "FAILED" else JOBS_COMPLETED, unit=MetricUnit.Count, value=1)

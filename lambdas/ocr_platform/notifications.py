@@ -159,6 +159,10 @@ class CompletionNotifier:
         cutoff = iso(self.store.clock() - timedelta(seconds=grace_seconds))
         published = []
         for job in self.store.list_notification_pending(finished_before=cutoff):
-            self.notify(job)
+            try:
+                self.notify(job)
+            except Exception:  # noqa: BLE001 - one job EventBridge keeps refusing must not hold up the others
+                logger.exception("Job %s: completion event still not published; the next sweep tries again", job["job_id"])
+                continue
             published.append(job["job_id"])
         return published

@@ -4,8 +4,9 @@ The webhook queue holds one ``WebhookRequest`` per finished job with a ``callbac
 (``ocr_platform.notifications``). The deliverer function takes each message and calls
 ``WebhookDeliverer.deliver``, which
 
-1. claims the job's webhook (``JobStore.claim_webhook``): a request already delivered or dead-lettered is a
-   duplicate and is dropped; one that another invocation is POSTing right now comes back later;
+1. claims the job's webhook (``JobStore.claim_webhook``): a request already delivered is a duplicate and is
+   dropped; one that another invocation is POSTing right now comes back later; a dead-lettered one that an
+   operator redrove from the webhook DLQ is tried again, on a new retry window;
 2. POSTs the event detail, signed (``ocr_platform.webhook_signing``), through ``ocr_platform.safe_http``:
    the URL is checked again after DNS resolution, and redirects are never followed;
 3. records the attempt on the job (``callback_attempts``, ``callback_status``) and says what the queue should
@@ -98,7 +99,7 @@ class WebhookDeliverer:
         job_id = webhook["job_id"]
         if not self.store.claim_webhook(job_id, attempt_id=attempt_id, lease_seconds=self.timeout_seconds + 20):
             job = self.store.get(job_id) or {}
-            if job.get("callback_status") in ("delivered", "dead_lettered") or not job:
+            if job.get("callback_status") == "delivered" or not job:
                 return DeliveryResult("duplicate")
             return DeliveryResult("in_progress")
         record, refused = self._post(webhook, attempt)

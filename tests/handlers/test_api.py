@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 import requests
 
-from ocr_platform.handlers import api, ingest
+from ocr_platform.handlers import _services, api, ingest
+from ocr_platform.jobs import NewJob
 from ocr_platform.local.events import http_api_event, s3_object_created_event
+from ocr_platform.settings import ENV
 from tests.aws_events import FakeLambdaContext
 from tests.conftest import BUCKET, Platform
 from tests.documents import tiny_png
@@ -125,3 +127,67 @@ def test_bad_requests_are_refused_with_the_reason_and_create_nothing(platform: P
 def test_a_request_without_a_verified_user_is_refused(platform: Platform) -> None:
     assert call("GET", "/jobs", None)[0] == 401
     assert call("POST", "/jobs", None, body={"filename": "scan.png", "model": "pp-ocrv5"})[0] == 401
+
+
+def test_a_job_by_url_starts_at_once_with_its_callback(platform: Platform) -> None:
+    body = {"url": "https://example.com/scans/invoice.png", "model": "pp-ocrv5", "callback_url": "https://hooks.example.com/ocr"}
+
+    status, created = call("POST", "/jobs", ALICE, body=body)
+
+    assert status == 201 and created["status"] == "QUEUED" and "upload" not in created
+    job_id = created["job_id"]
+    messages = platform.sqs.receive_message(QueueUrl=platform.queue_url, MaxNumberOfMessages=10)["Messages"]
+    assert [json.loads(m["Body"]) for m in messages] == [{
+        "job_id": job_id, "model": "pp-ocrv5", "input": "https://example.com/scans/invoice.png", "language": "en",
+        "callback_url": "https://hooks.example.com/ocr",
+    }]
+    status, job = call("GET", f"/jobs/{job_id}", ALICE)
+    assert status == 200
+    assert (job["status"], job["file_name"], job["callback_url"]) == ("QUEUED", "invoice.png", "https://hooks.example.com/ocr")
+    assert "input" not in job and "owner" not in job
+    assert call("GET", f"/jobs/{job_id}", BOB)[0] == 404
+
+
+def _completed_job(platform: Platform, job_id: str, result: dict[str, Any]) -> bytes:
+    """A COMPLETED job of ALICE whose result.json is ``result``; returns the bytes stored."""
+    platform.store.create(NewJob(job_id, "pp-ocrv5", f"s3://{BUCKET}/documents/{job_id}/scan.png", file_name="scan.png", owner=ALICE))
+    platform.store.mark_processing(job_id, "lambda")
+    data = json.dumps(result).encode()
+    platform.s3.put_object(Bucket=BUCKET, Key=f"results/{job_id}/result.json", Body=data)
+    assert platform.store.mark_completed(job_id, result_uri=f"s3://{BUCKET}/results/{job_id}/result.json", page_count=1)
+    return data
+
+
+RESULT = {"job_id": "job-r1", "model": "pp-ocrv5", "page_count": 1, "text": "Invoice 42", "pages": [{"page": 1, "lines": []}]}
+
+
+@pytest.mark.parametrize("inline_max", [None, "exactly its size"])
+def test_a_small_result_comes_inline_beside_its_location_and_link(
+    platform: Platform, monkeypatch: pytest.MonkeyPatch, inline_max: str | None
+) -> None:
+    data = _completed_job(platform, "job-r1", RESULT)
+    if inline_max:
+        monkeypatch.setenv(ENV.INLINE_RESULT_MAX_BYTES, str(len(data)))
+        _services.reset()
+
+    status, answer = call("GET", "/jobs/job-r1/result", ALICE)
+
+    assert status == 200
+    assert answer["location"] == f"s3://{BUCKET}/results/job-r1/result.json"
+    assert answer["size"] == len(data)
+    assert answer["inline"] == RESULT
+    assert requests.get(answer["result"], timeout=30).content == data
+
+
+def test_a_result_over_the_inline_limit_comes_by_link_only(platform: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _completed_job(platform, "job-r1", RESULT)
+    monkeypatch.setenv(ENV.INLINE_RESULT_MAX_BYTES, str(len(data) - 1))
+    _services.reset()
+
+    status, answer = call("GET", "/jobs/job-r1/result", ALICE)
+
+    assert status == 200
+    assert "inline" not in answer
+    assert (answer["location"], answer["size"]) == (f"s3://{BUCKET}/results/job-r1/result.json", len(data))
+    assert requests.get(answer["result"], timeout=30).content == data
+    assert call("GET", "/jobs/job-r1/result", BOB)[0] == 404

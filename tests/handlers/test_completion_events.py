@@ -162,3 +162,32 @@ def test_an_event_eventbridge_did_not_take_is_published_by_the_sweeper_with_the_
 
     assert sweeper.handler(SCHEDULED, FakeLambdaContext())["republished"] == []  # out of the outbox: once only
     assert len(platform.events()) == 1 and len(_webhook_requests(platform)) == 1
+
+
+class _RefusingOneJob:
+    """EventBridge that refuses one job's event (say, a detail it will never take) and passes the rest on."""
+
+    def __init__(self, real: Any, job_id: str) -> None:
+        self.real, self.job_id = real, job_id
+
+    def put_events(self, Entries: list[dict[str, Any]]) -> dict[str, Any]:  # noqa: N803 - boto3's name
+        if json.loads(Entries[0]["Detail"])["job_id"] == self.job_id:
+            raise ClientError({"Error": {"Code": "ValidationException", "Message": "Total size exceeds 256KB"}}, "PutEvents")
+        return dict(self.real.put_events(Entries=Entries))
+
+
+def test_one_event_eventbridge_keeps_refusing_does_not_hold_up_the_others(platform: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
+    notifier = _services.services().notifier
+    real_events = notifier.events
+    monkeypatch.setattr(notifier, "events", _RefusingEvents("raises"))
+    for job_id in ("job-ev5", "job-ev6"):
+        _gpu_job(platform, job_id)
+        assert platform.publish("success", _success(platform, job_id)) == {"outcomes": ["completed"]}
+    monkeypatch.setattr(notifier, "events", _RefusingOneJob(real_events, "job-ev5"))
+    later = utc_now() + timedelta(seconds=defaults.NOTIFICATION_GRACE_SECONDS + 5)
+    monkeypatch.setattr(_services.services().store, "clock", lambda: later)
+
+    assert sweeper.handler(SCHEDULED, FakeLambdaContext())["republished"] == ["job-ev6"]
+
+    assert [event["detail"]["job_id"] for event in platform.events()] == ["job-ev6"]
+    assert platform.job("job-ev5")["notification_pending"] == "COMPLETED"  # the next sweep tries again

@@ -16,7 +16,7 @@ from unittest import mock
 import pytest
 from aws_lambda_powertools.utilities import parameters
 
-from ocr_platform import defaults, safe_http
+from ocr_platform import defaults, safe_http, webhook_delivery
 from ocr_platform.handlers import _services, webhook_deliverer
 from ocr_platform.jobs import NewJob
 from ocr_platform.local.events import sqs_event
@@ -24,7 +24,7 @@ from ocr_platform.notifications import event_id
 from ocr_platform.settings import ENV
 from ocr_platform.webhook_signing import verify
 from tests.aws_events import FakeLambdaContext
-from tests.conftest import BUCKET, Platform
+from tests.conftest import BUCKET, Platform, _record_calls
 from tests.local.webhook_receiver import WebhookReceiver, receiver_that_is_down
 
 
@@ -123,6 +123,9 @@ def test_the_same_request_delivered_again_posts_nothing_more(webhooks: Platform)
 
 
 def test_a_receiver_error_is_recorded_and_the_request_comes_back_later(webhooks: Platform) -> None:
+    calls: dict[str, list[dict[str, Any]]] = {}
+    _record_calls(_services._client("sqs"), "ChangeMessageVisibility", calls)  # the client the handler uses
+    visibility_changes = calls.setdefault("ChangeMessageVisibility", [])
     with WebhookReceiver(fail_first=1) as receiver:
         _finished_job(webhooks, "job-wh3", receiver.url)
         [message] = _receive(webhooks)
@@ -135,7 +138,10 @@ def test_a_receiver_error_is_recorded_and_the_request_comes_back_later(webhooks:
         assert (attempt["attempt"], attempt["status_code"]) == (1, 500)
         assert "500" in attempt["error"]
         # The message waits out the schedule's first delay (30 s) before SQS hands it back.
-        assert webhooks.sqs.receive_message(QueueUrl=webhooks.webhook_queue_url, AttributeNames=["All"]).get("Messages", []) == []
+        assert visibility_changes == [{
+            "QueueUrl": webhooks.webhook_queue_url, "ReceiptHandle": message["ReceiptHandle"],
+            "VisibilityTimeout": defaults.WEBHOOK_FIRST_RETRY_SECONDS,
+        }]
         assert _dead_letters(webhooks) == []
 
         webhooks.sqs.change_message_visibility(  # ... the delay is over
@@ -210,3 +216,24 @@ def test_a_window_set_by_the_environment_applies(webhooks: Platform, monkeypatch
 
     assert webhooks.job("job-wh6")["callback_status"] == "dead_lettered"
     assert len(_dead_letters(webhooks)) == 1
+
+
+def test_a_dead_lettered_request_redriven_once_the_receiver_is_back_is_delivered(webhooks: Platform) -> None:
+    with WebhookReceiver() as receiver:
+        _finished_job(webhooks, "job-wh7", receiver.url)
+        [message] = _receive(webhooks)
+        sent = int(message["Attributes"]["SentTimestamp"]) - 2 * defaults.WEBHOOK_RETRY_WINDOW_SECONDS * 1000
+        message["Attributes"]["SentTimestamp"] = str(sent)
+        # The receiver was down for the whole window: dead-lettered.
+        with mock.patch.object(webhook_delivery, "request", side_effect=safe_http.HttpFailure("could not connect", "unreachable")):
+            assert _deliver(webhooks, [message]) == ([], ["dead_lettered"])
+        [parked] = _dead_letters(webhooks)
+
+        # An operator moves it back to the webhook queue: tried again, delivered, recorded after the failure.
+        webhooks.sqs.send_message(QueueUrl=webhooks.webhook_queue_url, MessageBody=parked["Body"])
+        assert _deliver(webhooks, _receive(webhooks)) == ([], ["delivered"])
+
+        assert len(receiver.posts) == 1
+    job = webhooks.job("job-wh7")
+    assert job["callback_status"] == "delivered"
+    assert [a.get("status_code") for a in job["callback_attempts"]] == [None, 200]
