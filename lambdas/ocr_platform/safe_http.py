@@ -408,7 +408,7 @@ def _read_body(response: urllib3.BaseHTTPResponse, what: str, clock: _Clock, max
     try:
         while True:
             try:
-                chunk = response.read1(min(_CHUNK_BYTES, max_bytes - total + 1))
+                chunk = _read_some(response, min(_CHUNK_BYTES, max_bytes - total + 1))
             except (Urllib3Error, OSError) as err:
                 raise _failure(err, what, clock) from err
             clock.check(what)  # also turns the empty read after a cut into a timeout, not a short body
@@ -426,9 +426,23 @@ def _read_body(response: urllib3.BaseHTTPResponse, what: str, clock: _Clock, max
     return bytes(kept)
 
 
+def _read_some(response: urllib3.BaseHTTPResponse, amount: int) -> bytes:
+    """What the socket has, up to ``amount`` bytes (``read1``, urllib3 >= 2.3); an older urllib3, as an AWS
+    Lambda runtime may bundle, waits for ``amount`` bytes instead, each read still under the read timeout."""
+    read1 = getattr(response, "read1", None)
+    return bytes(read1(amount) if read1 is not None else response.read(amount))
+
+
 def _cut(response: urllib3.BaseHTTPResponse) -> None:
+    """End a read blocked on a silent server: ``shutdown`` (urllib3 >= 2.3), else the socket's own."""
     try:
-        response.shutdown()
+        shutdown = getattr(response, "shutdown", None)
+        if shutdown is not None:
+            shutdown()
+            return
+        sock = getattr(getattr(response, "_connection", None), "sock", None)
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RD)
     except (ValueError, RuntimeError, OSError):
         pass  # already closed: nothing left to cut
 
