@@ -152,6 +152,9 @@ class JobDispatcher:
             except JobError as err:
                 self.store.mark_failed(message.job_id, err)
                 return DispatchResult("failed", error=err)
+            except Exception:  # an S3 or DynamoDB error, not the document's: the next delivery fetches again
+                self.store.release_claim(message.job_id, "dispatch", attempt_id=attempt_id)
+                raise
 
         submitted = None
         try:

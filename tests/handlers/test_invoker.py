@@ -224,3 +224,76 @@ def test_model_whose_backend_is_not_deployed_fails_clearly(platform: Platform, m
     job = platform.job("job-nogpu")
     assert job["status"] == "FAILED" and job["error"]["code"] == "unknown_model"
     assert "not deployed" in job["error"]["message"]
+
+
+@pytest.fixture
+def document_site(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - a generator fixture
+    """A web server on 127.0.0.1 with one scan (``/scans/page.png``), and the invoker allowed to fetch from it."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from ocr_platform.handlers import _services
+    from ocr_platform.settings import ENV
+    from tests.documents import tiny_png
+
+    body = tiny_png()
+
+    class Site(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            found = self.path == "/scans/page.png"
+            self.send_response(200 if found else 404)
+            self.send_header("Content-Type", "image/png")
+            self.send_header("Content-Length", str(len(body) if found else 0))
+            self.end_headers()
+            if found:
+                self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv(ENV.URL_POLICY, "local")
+    _services.services.cache_clear()  # the settings again; the clients (whose calls the platform records) stay
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", body
+    finally:
+        server.shutdown()
+        server.server_close()
+        _services.services.cache_clear()
+
+
+def test_a_document_submitted_by_url_is_fetched_into_the_bucket_before_the_hand_over(platform: Platform, document_site) -> None:  # noqa: ANN001
+    site, body = document_site
+    platform.enqueue({"job_id": "job-url", "model": "pp-ocrv5", "input": f"{site}/scans/page.png"})
+
+    assert platform.run_invoker() == {"batchItemFailures": []}
+
+    stored = f"s3://{BUCKET}/documents/job-url/page.png"
+    [call] = platform.calls["Invoke"]
+    assert json.loads(call["Payload"])["input"] == stored  # the processor reads the object, as an upload
+    assert platform.s3.get_object(Bucket=BUCKET, Key="documents/job-url/page.png")["Body"].read() == body
+    job = platform.job("job-url")
+    assert (job["status"], job["input"], job["input_url"], job["file_name"]) == ("PROCESSING", stored, f"{site}/scans/page.png", "page.png")
+
+
+def test_a_document_url_that_answers_404_fails_the_job_without_a_hand_over(platform: Platform, document_site) -> None:  # noqa: ANN001
+    site, _ = document_site
+    platform.enqueue({"job_id": "job-url-404", "model": "pp-ocrv5", "input": f"{site}/scans/missing.png"})
+
+    assert platform.run_invoker() == {"batchItemFailures": []}
+
+    assert platform.calls.get("Invoke", []) == []  # no hand-over
+    job = platform.job("job-url-404")
+    assert (job["status"], job["error"]["code"]) == ("FAILED", "input_unreachable")
+    assert "404" in job["error"]["message"]
+
+
+def test_an_http_callback_url_fails_the_job_in_a_deployed_stage(platform: Platform) -> None:
+    message = _submit(platform, "job-hook-http", "pp-ocrv5", callback_url="http://hooks.example.com/ocr")
+
+    assert platform.run_invoker() == {"batchItemFailures": []}
+
+    job = platform.job("job-hook-http")
+    assert (job["status"], job["error"]["code"]) == ("FAILED", "invalid_message")
+    assert "must use https" in job["error"]["message"] and message["callback_url"] == job["callback_url"]
