@@ -24,13 +24,12 @@ from typing import Any, TypedDict
 from ocr_platform.jobs import NewJob
 from ocr_platform.routing import MODEL_TABLE
 from ocr_platform.s3_layout import JOB_ID_MAX_LENGTH, S3Uri, is_key_safe_id, is_valid_job_id
+from ocr_platform.safe_http import MAX_URL_LENGTH
 from ocr_platform.url_input import is_url_input
 
 LANGUAGE_PATTERN = re.compile(r"^[a-z][a-z_]{1,19}$")
 PAGES_PATTERN = re.compile(r"^\s*\d+\s*(-\s*\d+\s*)?(,\s*\d+\s*(-\s*\d+\s*)?)*$")
 MAX_OPTIONS_BYTES = 16_384
-#: The longest ``input`` URL or ``callback_url`` a message may carry.
-MAX_URL_LENGTH = 2048
 
 
 class JobMessageBody(TypedDict, total=False):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ logger = logging.getLogger(__name__)
 
 DeliveryOutcome = Literal["delivered", "retry", "dead_lettered", "duplicate", "in_progress"]
 USER_AGENT = "ocr-platform-webhooks/1"
+#: Only the receiver's status counts; its body is read (and dropped) up to this size, to end the exchange.
+MAX_ANSWER_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -123,10 +126,11 @@ class WebhookDeliverer:
         started = time.monotonic()
         refused = False
         try:
-            response = request(
-                "POST", webhook["callback_url"], policy=self.policy, body=body, headers=headers,
-                timeout_seconds=self.timeout_seconds, max_redirects=0,
-            )
+            with open(os.devnull, "wb") as discard:
+                response = request(
+                    "POST", webhook["callback_url"], policy=self.policy, body=body, headers=headers,
+                    timeout_seconds=self.timeout_seconds, max_redirects=0, max_bytes=MAX_ANSWER_BYTES, sink=discard,
+                )
         except BlockedUrlError as err:
             record["error"], refused = f"refused: {err}", True
         except HttpFailure as err:

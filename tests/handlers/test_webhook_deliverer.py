@@ -237,3 +237,12 @@ def test_a_dead_lettered_request_redriven_once_the_receiver_is_back_is_delivered
     job = webhooks.job("job-wh7")
     assert job["callback_status"] == "delivered"
     assert [a.get("status_code") for a in job["callback_attempts"]] == [None, 200]
+
+
+def test_a_receiver_that_answers_with_a_page_of_its_own_counts_as_delivered(webhooks: Platform) -> None:
+    """Only the status counts: a 2xx with a 300 KB body (a framework's HTML page, say) is a delivery."""
+    with WebhookReceiver(answer=b"<html>" + b"x" * 300_000 + b"</html>") as receiver:
+        _finished_job(webhooks, "job-wh8", receiver.url)
+        assert _deliver(webhooks, _receive(webhooks)) == ([], ["delivered"])
+        assert len(receiver.posts) == 1
+    assert webhooks.job("job-wh8")["callback_status"] == "delivered"

@@ -37,11 +37,12 @@ class ReceivedPost:
 
 class WebhookReceiver:
     """Records each POST; answers 500 to the first ``fail_first`` POSTs of each event (``X-OCR-Event-Id``), and
-    answers every POST after ``delay_seconds``."""
+    answers every POST after ``delay_seconds``, with ``answer`` as the body."""
 
-    def __init__(self, *, fail_first: int = 0, delay_seconds: float = 0.0) -> None:
+    def __init__(self, *, fail_first: int = 0, delay_seconds: float = 0.0, answer: bytes = b"") -> None:
         self.fail_first = fail_first
         self.delay_seconds = delay_seconds
+        self.answer = answer
         self.posts: list[ReceivedPost] = []
         self._lock = threading.Lock()
         receiver = self
@@ -55,8 +56,9 @@ class WebhookReceiver:
                     failing = len(receiver.of_event(post.event_id)) <= receiver.fail_first
                 time.sleep(receiver.delay_seconds)
                 self.send_response(500 if failing else 200)
-                self.send_header("Content-Length", "0")
+                self.send_header("Content-Length", str(len(receiver.answer)))
                 self.end_headers()
+                self.wfile.write(receiver.answer)
 
             def log_message(self, *args: Any) -> None:
                 pass
