@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from aws_cdk import ArnFormat, Duration, Stack
+from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
@@ -23,14 +23,14 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from ocr_infra.messaging import any_message_alarm
+from ocr_infra.messaging import redriving_queue
 from ocr_infra.platform_function import (
     WEBHOOK_DELIVERER_HANDLER,
     CommonFunctionProps,
     PlatformFunction,
     PlatformFunctionProps,
 )
-from ocr_infra.secure_defaults import acknowledge, allow, removal_policy, secure_queue_props
+from ocr_infra.secure_defaults import acknowledge, allow, removal_policy
 from ocr_platform import defaults
 from ocr_platform.settings import ENV
 
@@ -77,27 +77,18 @@ class WebhookQueue(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: WebhookQueueProps) -> None:
         super().__init__(scope, construct_id)
-        # 1. DLQ: dead-lettered webhooks wait for an operator (cdk-nag's SQS3 sees it is a DLQ).
-        self._dlq = sqs.Queue(
-            self, "DeadLetterQueue", retention_period=Duration.days(props.dlq_retention_days), **secure_queue_props()
-        )
-        # 2. Webhook queue: one request per finished job with a callback URL; redrives only what crashes the deliverer.
-        self._queue = sqs.Queue(
+        # 1-3. Webhook queue (one request per finished job with a callback URL; it redrives only what crashes the
+        #      deliverer), its DLQ where dead-lettered webhooks wait for an operator, and an alarm on it: any
+        #      dead-lettered webhook is a result a receiver never got.
+        self._queues = redriving_queue(
             self,
-            "Queue",
-            visibility_timeout=Duration.seconds(props.visibility_timeout_seconds),
-            retention_period=Duration.days(props.retention_days),
-            dead_letter_queue=sqs.DeadLetterQueue(queue=self._dlq, max_receive_count=props.max_receive_count),
-            **secure_queue_props(),
-        )
-        # 3. Alarm: any dead-lettered webhook is a result a receiver never got.
-        self._dlq_alarm = any_message_alarm(
-            self,
-            "DeadLetterAlarm",
-            self._dlq,
-            "OCR webhooks were dead-lettered (the receiver failed for the whole retry window, the URL is one the "
-            "platform never calls, or the deliverer kept crashing): read each message's LastError, then redrive "
-            "them to the webhook queue or discard.",
+            visibility_timeout_seconds=props.visibility_timeout_seconds,
+            retention_days=props.retention_days,
+            max_receive_count=props.max_receive_count,
+            dlq_retention_days=props.dlq_retention_days,
+            alarm_description="OCR webhooks were dead-lettered (the receiver failed for the whole retry window, the "
+            "URL is one the platform never calls, or the deliverer kept crashing): read each message's LastError, "
+            "then redrive them to the webhook queue or discard.",
         )
         # 4. Signing secret: 64 random letters and digits, encrypted with the AWS managed key; no resource policy.
         self._secret = secretsmanager.Secret(
@@ -120,15 +111,15 @@ class WebhookQueue(Construct):
 
     @property
     def queue(self) -> sqs.Queue:
-        return self._queue
+        return self._queues.queue
 
     @property
     def dead_letter_queue(self) -> sqs.Queue:
-        return self._dlq
+        return self._queues.dead_letter_queue
 
     @property
     def dead_letter_alarm(self) -> cloudwatch.Alarm:
-        return self._dlq_alarm
+        return self._queues.dead_letter_alarm
 
     @property
     def secret(self) -> secretsmanager.Secret:

@@ -125,6 +125,47 @@ def any_message_alarm(scope: Construct, construct_id: str, queue: sqs.IQueue, de
 
 
 @dataclass(frozen=True)
+class RedrivingQueue:
+    """A queue that redrives to its own DLQ, both SSE-encrypted and TLS-only, and an alarm on the DLQ."""
+
+    queue: sqs.Queue
+    dead_letter_queue: sqs.Queue
+    dead_letter_alarm: cloudwatch.Alarm
+
+
+def redriving_queue(
+    scope: Construct,
+    *,
+    visibility_timeout_seconds: int,
+    retention_days: int,
+    max_receive_count: int,
+    dlq_retention_days: int,
+    alarm_description: str,
+    dlq_visibility_timeout_seconds: int | None = None,
+) -> RedrivingQueue:
+    """``DeadLetterQueue``, ``Queue`` (redriving to it after ``max_receive_count`` receives) and
+    ``DeadLetterAlarm`` (any visible message) in ``scope``; the DLQ keeps SQS's default visibility timeout unless
+    ``dlq_visibility_timeout_seconds`` is given (a DLQ with a consumer of its own)."""
+    # cdk-nag's SQS3 sees that the first queue is a DLQ.
+    dlq = sqs.Queue(
+        scope,
+        "DeadLetterQueue",
+        retention_period=Duration.days(dlq_retention_days),
+        visibility_timeout=None if dlq_visibility_timeout_seconds is None else Duration.seconds(dlq_visibility_timeout_seconds),
+        **secure_queue_props(),
+    )
+    queue = sqs.Queue(
+        scope,
+        "Queue",
+        visibility_timeout=Duration.seconds(visibility_timeout_seconds),
+        retention_period=Duration.days(retention_days),
+        dead_letter_queue=sqs.DeadLetterQueue(queue=dlq, max_receive_count=max_receive_count),
+        **secure_queue_props(),
+    )
+    return RedrivingQueue(queue, dlq, any_message_alarm(scope, "DeadLetterAlarm", dlq, alarm_description))
+
+
+@dataclass(frozen=True)
 class ParkedEventsProps:
     """Props of :class:`ParkedEvents`.
 
@@ -202,39 +243,26 @@ class JobQueue(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: JobQueueProps) -> None:
         super().__init__(scope, construct_id)
-        # 1. DLQ: keeps messages that failed max_receive_count times (cdk-nag's SQS3 sees it is a DLQ).
-        self._dlq = sqs.Queue(
+        # The job queue redrives to the DLQ after max_receive_count receives; the DLQ consumer reads the DLQ, and
+        # a message still there is a job nobody finished and needs an operator.
+        self._queues = redriving_queue(
             self,
-            "DeadLetterQueue",
-            retention_period=Duration.days(props.dlq_retention_days),
-            visibility_timeout=Duration.seconds(props.dead_letter_visibility_timeout_seconds),
-            **secure_queue_props(),
-        )
-        # 2. Job queue: redrives to the DLQ after max_receive_count receives.
-        self._queue = sqs.Queue(
-            self,
-            "Queue",
-            visibility_timeout=Duration.seconds(props.visibility_timeout_seconds),
-            retention_period=Duration.days(props.retention_days),
-            dead_letter_queue=sqs.DeadLetterQueue(queue=self._dlq, max_receive_count=props.max_receive_count),
-            **secure_queue_props(),
-        )
-        # 3. Alarm: any message in the DLQ is a job nobody finished and needs an operator.
-        self._dlq_alarm = any_message_alarm(
-            self,
-            "DeadLetterAlarm",
-            self._dlq,
-            "OCR job messages reached the dead-letter queue: inspect them and redrive or discard.",
+            visibility_timeout_seconds=props.visibility_timeout_seconds,
+            retention_days=props.retention_days,
+            max_receive_count=props.max_receive_count,
+            dlq_retention_days=props.dlq_retention_days,
+            dlq_visibility_timeout_seconds=props.dead_letter_visibility_timeout_seconds,
+            alarm_description="OCR job messages reached the dead-letter queue: inspect them and redrive or discard.",
         )
 
     @property
     def queue(self) -> sqs.Queue:
-        return self._queue
+        return self._queues.queue
 
     @property
     def dead_letter_queue(self) -> sqs.Queue:
-        return self._dlq
+        return self._queues.dead_letter_queue
 
     @property
     def dead_letter_alarm(self) -> cloudwatch.Alarm:
-        return self._dlq_alarm
+        return self._queues.dead_letter_alarm
