@@ -175,10 +175,12 @@ class JobsApi:
             "job_id": job_id, "location": str(result), "result": self._link(result.bucket, result.key), "pages": pages,
             "expires_in": self.result_url_seconds,
         }
-        size = int(self.s3.head_object(Bucket=result.bucket, Key=result.key)["ContentLength"])
-        answer["size"] = size
+        stored = self.s3.get_object(Bucket=result.bucket, Key=result.key)
+        answer["size"] = size = int(stored["ContentLength"])
         if size <= self.inline_result_max_bytes:
-            answer["inline"] = json.loads(self.s3.get_object(Bucket=result.bucket, Key=result.key)["Body"].read())
+            answer["inline"] = json.loads(stored["Body"].read())
+        else:
+            stored["Body"].close()  # a larger one is only linked: its bytes are not read
         return answer
 
     def _link(self, bucket: str, key: str) -> str:

@@ -97,7 +97,13 @@ class InvalidMessageError(ValueError):
     def callback_url(self) -> str | None:
         """The message's ``callback_url`` when it is a well-formed URL, so the job's failure still reaches it."""
         url = self.raw.get("callback_url")
-        return url if isinstance(url, str) and is_url_input(url) and len(url) <= MAX_URL_LENGTH else None
+        return url if _is_message_url(url) else None
+
+
+def _is_message_url(value: object) -> bool:
+    """Whether ``value`` is a URL a message may carry (``http(s)://``, at most ``MAX_URL_LENGTH`` characters);
+    whether the stage calls it is the URL policy's question (``safe_http``)."""
+    return isinstance(value, str) and is_url_input(value) and len(value) <= MAX_URL_LENGTH
 
 
 def parse_job_message(body: str | bytes | Mapping[str, Any]) -> JobMessage:
@@ -137,9 +143,7 @@ def parse_job_message(body: str | bytes | Mapping[str, Any]) -> JobMessage:
         except ValueError as err:
             raise invalid(f"'input' is invalid: {err}; give an s3://bucket/key URI or an https:// URL") from None
     callback_url = data.get("callback_url")
-    if callback_url is not None and (
-        not isinstance(callback_url, str) or not is_url_input(callback_url) or len(callback_url) > MAX_URL_LENGTH
-    ):
+    if callback_url is not None and not _is_message_url(callback_url):
         raise invalid(f"'callback_url' must be an https:// URL of at most {MAX_URL_LENGTH} characters, got {callback_url!r}")
     language = data.get("language", "en")
     if not isinstance(language, str) or not LANGUAGE_PATTERN.match(language):
