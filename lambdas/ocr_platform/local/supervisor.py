@@ -19,7 +19,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from dataclasses import asdict
@@ -142,16 +141,21 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     options = LocalOptions.from_dict(json.loads(args.options)) if args.options else LocalOptions()
     stack = LocalStack(options=options)
-    stopping = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-    signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    # The handlers only note the signal: a handler runs in the main thread wherever it was interrupted, and one
+    # that took a lock (``threading.Event.set``) could find it held by that very thread, inside ``Event.wait``.
+    # A SIGTERM sent just as the stack came up hung a supervisor in a CI run until ``down`` killed it (its log
+    # had no "Stopping" line).
+    received: list[int] = []
+    signal.signal(signal.SIGTERM, lambda signum, _: received.append(signum))
+    signal.signal(signal.SIGINT, lambda signum, _: received.append(signum))
     info = stack.start()
     path = _state_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(asdict(info), indent=2))
     logger.info("Local stack up in %.2f s: moto %s, lambda %s, sagemaker %s", info.startup_seconds, info.moto_url, info.lambda_url, info.sagemaker_url)
     try:
-        stopping.wait()
+        while not received:
+            time.sleep(0.1)
     finally:
         logger.info("Stopping the local stack")
         stopped = time.perf_counter()
