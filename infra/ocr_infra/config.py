@@ -108,6 +108,17 @@ class PlatformConfig:
             and the largest job's last chunk must start within ``request_ttl_seconds``
             (``defaults.endpoint_drain_seconds``). Set on the endpoint as ``OCR_GPU_PAGES_PER_CHUNK``.
 
+    Admission control (how much of the account's Lambda concurrency the stage may take):
+        processor_max_concurrency: processor invocations (whole jobs and chunks) running at once (20: about
+            530 dense pages a minute at 3,008 MB, ``defaults.processor_pages_per_minute``). Work beyond it
+            waits in the job queue (``dispatcher``) or in Lambda's async queue (``reserved``); none fails.
+        processor_concurrency_mode: ``dispatcher`` (default, every account): the invoker and the chunk
+            launcher take a slot of the stage's processor semaphore in DynamoDB before each invocation.
+            ``reserved``: the processor's reserved concurrency is ``processor_max_concurrency``; only where the
+            account keeps ``defaults.MIN_UNRESERVED_CONCURRENCY`` unreserved (``ocr-platform doctor`` says).
+        invoker_max_concurrency / webhook_deliverer_max_concurrency: the ``MaximumConcurrency`` of their SQS
+            event sources (2..1000): messages beyond it wait in the queue, never throttled.
+
     Zip Lambdas (newest Python runtime + the AWS Powertools layer):
         invoker_*, completion_*, scale_in_*: memory (MB) and timeout (s) of each function.
         invoker_batch_size: SQS messages per invoker invocation (1..10); failures are per item.
@@ -182,6 +193,11 @@ class PlatformConfig:
     cpu_pages_per_chunk: int = defaults.CPU_PAGES_PER_CHUNK
     max_pages: int = defaults.MAX_PAGES
     gpu_pages_per_chunk: int = defaults.GPU_PAGES_PER_CHUNK
+
+    processor_max_concurrency: int = defaults.PROCESSOR_MAX_CONCURRENCY
+    processor_concurrency_mode: str = defaults.PROCESSOR_CONCURRENCY_MODE
+    invoker_max_concurrency: int = defaults.INVOKER_MAX_CONCURRENCY
+    webhook_deliverer_max_concurrency: int = defaults.WEBHOOK_DELIVERER_MAX_CONCURRENCY
 
     invoker_memory_mb: int = defaults.INVOKER_MEMORY_MB
     invoker_timeout_seconds: int = defaults.INVOKER_TIMEOUT_SECONDS
@@ -277,6 +293,14 @@ class PlatformConfig:
         within("gpu_pages_per_chunk", 1, self.max_pages)
         if not problems and "sagemaker" in self.backends:
             problems.extend(self._endpoint_limit_problems())
+        within("processor_max_concurrency", 1, 10_000)
+        if self.processor_concurrency_mode not in defaults.PROCESSOR_CONCURRENCY_MODES:
+            problems.append(
+                f"processor_concurrency_mode={self.processor_concurrency_mode!r} must be one of "
+                f"{', '.join(defaults.PROCESSOR_CONCURRENCY_MODES)}"
+            )
+        within("invoker_max_concurrency", 2, 1000)
+        within("webhook_deliverer_max_concurrency", 2, 1000)
         for name in ("invoker", "completion", "scale_in"):
             within(f"{name}_memory_mb", 128, 10240)
             within(f"{name}_timeout_seconds", 1, 900)
@@ -366,6 +390,20 @@ class PlatformConfig:
         return defaults.webhook_delivery_attempts(
             self.webhook_first_retry_seconds, self.webhook_max_retry_interval_seconds, self.webhook_retry_window_seconds
         )
+
+    @property
+    def peak_concurrency(self) -> int:
+        """The most concurrent Lambda executions this stage can ask of the account (``defaults.peak_concurrency``)."""
+        return defaults.peak_concurrency(
+            invoker=self.invoker_max_concurrency,
+            processor=self.processor_max_concurrency if "lambda" in self.backends else 0,
+            webhook_deliverer=self.webhook_deliverer_max_concurrency,
+        )
+
+    @property
+    def processor_admission_lease_seconds(self) -> int:
+        """How long a processor slot holds unreleased (``defaults.processor_admission_lease_seconds``)."""
+        return defaults.processor_admission_lease_seconds(self.processor_timeout_seconds)
 
     def _endpoint_limit_problems(self) -> list[str]:
         """Where a worst-case request of the GPU route would outlast its timeout or TTL at this config."""

@@ -73,6 +73,34 @@ PROCESSOR_RETRY_ATTEMPTS = 0
 PROCESSOR_MAX_EVENT_AGE_HOURS = 6
 PROCESSOR_BAKE_MODELS = ""
 
+# ----- admission control: how much of the account's Lambda concurrency the platform may take --------------
+
+#: How the processor's concurrency is bounded. ``dispatcher`` (every account): the invoker and the chunk
+#: launcher take a slot of the stage's processor semaphore (``ocr_platform.admission``) before each
+#: invocation; work without a slot waits in the job queue. ``reserved``: the function's reserved concurrency
+#: is set to ``PROCESSOR_MAX_CONCURRENCY`` and Lambda's async queue holds what is throttled; only where the
+#: account's unreserved concurrency stays at least ``MIN_UNRESERVED_CONCURRENCY`` (``ocr-platform doctor``).
+PROCESSOR_CONCURRENCY_MODE = "dispatcher"
+PROCESSOR_CONCURRENCY_MODES: tuple[str, ...] = ("dispatcher", "reserved")
+#: Processor invocations (whole jobs and chunks) running at once in a stage: 20 x 6 pages / 13.6 s = about
+#: 530 dense pages a minute at 3,008 MB (:func:`processor_pages_per_minute`).
+PROCESSOR_MAX_CONCURRENCY = 20
+#: The invoker's SQS event source runs at most this many invokers at once (its ``MaximumConcurrency``, 2..1000);
+#: one hand-over takes well under a second, so 5 invokers hand over far more jobs than the processor runs.
+INVOKER_MAX_CONCURRENCY = 5
+#: The webhook deliverer's SQS event source, likewise (each invocation POSTs up to 10 webhooks in turn).
+WEBHOOK_DELIVERER_MAX_CONCURRENCY = 5
+#: The DLQ consumer's SQS event source: the smallest ``MaximumConcurrency`` SQS allows.
+DLQ_CONSUMER_MAX_CONCURRENCY = 2
+#: Lambda refuses a reserved concurrency that would leave the account fewer unreserved executions than this.
+MIN_UNRESERVED_CONCURRENCY = 50
+#: A job that finds every processor slot taken goes back to the queue for this long (plus jitter) before
+#: the invoker tries it again; a new message each time, so waiting never counts towards the DLQ.
+ADMISSION_RETRY_SECONDS = 20
+#: A slot is the work item's until it ends (released by the processor, or by the completion function when
+#: the processor crashed) or until its lease runs out: the processor's timeout plus this margin.
+ADMISSION_LEASE_MARGIN_SECONDS = 120
+
 # ----- page fan-out and the per-page cost it is derived from ----------------------------------------
 
 #: Seconds one dense page costs PP-OCRv5 mobile on ONNX Runtime with one intra-op thread: A4 pages of a
@@ -319,6 +347,43 @@ def worst_chunk_seconds(
     chunks = -(-max_pages // pages_per_chunk)
     pages = pages_per_chunk * WORST_PAGE_FACTOR * dense_page_seconds(lambda_vcpus(memory_mb))
     return CHUNK_OVERHEAD_SECONDS + pages + chunks * MERGE_SECONDS_PER_CHUNK
+
+
+def processor_pages_per_minute(
+    max_concurrency: int = PROCESSOR_MAX_CONCURRENCY, memory_mb: int = PROCESSOR_MEMORY_MB
+) -> float:
+    """Dense pages a minute the CPU route reads with ``max_concurrency`` processors busy (warm, no overhead).
+
+    >>> round(processor_pages_per_minute())  # 20 x 60 s / 2.26 s a page
+    531
+    """
+    return max_concurrency * 60 / dense_page_seconds(lambda_vcpus(memory_mb))
+
+
+def peak_concurrency(
+    invoker: int = INVOKER_MAX_CONCURRENCY,
+    processor: int = PROCESSOR_MAX_CONCURRENCY,
+    webhook_deliverer: int = WEBHOOK_DELIVERER_MAX_CONCURRENCY,
+    dlq_consumer: int = DLQ_CONSUMER_MAX_CONCURRENCY,
+    others: int = 10,
+) -> int:
+    """The most concurrent executions a stage can ask of the account at once: the bounded functions at their
+    bounds plus ``others`` for the unbounded, short ones (completion, API, ingest, sweeper, scale-in, whose
+    load follows the bounded ones).
+
+    >>> peak_concurrency()  # 5 + 20 + 5 + 2 + 10
+    42
+    """
+    return invoker + processor + webhook_deliverer + dlq_consumer + others
+
+
+def processor_admission_lease_seconds(processor_timeout_seconds: int = PROCESSOR_TIMEOUT_SECONDS) -> int:
+    """How long a processor slot holds without being released: the processor's timeout plus a margin.
+
+    >>> processor_admission_lease_seconds()  # 900 + 120
+    1020
+    """
+    return processor_timeout_seconds + ADMISSION_LEASE_MARGIN_SECONDS
 
 
 def worst_endpoint_request_seconds(
