@@ -33,6 +33,8 @@ ZIP_FUNCTION_EXCLUDES = [
     "ocr_platform/client.py",
     "ocr_platform/client_errors.py",
     "ocr_platform/console_publish.py",
+    "ocr_platform/doctor.py",
+    "ocr_platform/doctor_quotas.py",
     "ocr_platform/progress.py",
     # The OCR side, which runs in the processor and endpoint images: the engines (imported by model name
     # on first use, so only the registry is needed), document intake, the job runner, the model cache, the

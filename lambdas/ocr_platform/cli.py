@@ -7,13 +7,14 @@
     ocr-platform models seed MODEL_DIR... [--stack NAME]
     ocr-platform status JOB_ID [--stack NAME]
     ocr-platform result JOB_ID [--output F] [--stack NAME]
+    ocr-platform doctor [--region R] [--profile P] [-c ocr:FIELD=VALUE]...   (before `npx cdk deploy`)
 
 ``submit``, ``status``, ``result`` and ``models`` talk to a deployed stack named by ``--stack`` (or
 ``OCR_STACK_NAME``; its CloudFormation outputs), else to the resources named by ``OCR_BUCKET_NAME`` /
 ``OCR_QUEUE_URL`` / ``OCR_TABLE_NAME`` (endpoints from the standard boto3 variables such as
 ``AWS_ENDPOINT_URL``), else to the running local stack; with none of them they exit 2 saying what to do.
 Every problem a user can fix prints one line ``error: <code>: <message>``, never a traceback, and exits
-with an ``ExitStatus``: 0 success, 1 the job (or local OCR run) FAILED, 2 usage or configuration,
+with an ``ExitStatus``: 0 success, 1 the job (or local OCR run, or a ``doctor`` check) FAILED, 2 usage or configuration,
 3 AWS access (credentials, permissions, network), 4 no such job or no result yet, 5 waiting timed out.
 """
 
@@ -124,6 +125,14 @@ def _parser() -> argparse.ArgumentParser:
     console.add_argument("action", choices=["publish"], help="publish: upload the console and its config.json, refresh CloudFront")
     console.add_argument("--stack", required=True, help="the deployed stack whose console bucket and API the console uses")
     console.add_argument("--region", help="AWS region of --stack (default: AWS_DEFAULT_REGION / AWS_REGION / your AWS config)")
+
+    doctor = commands.add_parser("doctor", help="check this account and machine before `npx cdk deploy`; exit 1 when something blocks it")
+    doctor.add_argument("--region", help="region to deploy to (default, as the CDK CLI: AWS_REGION, AWS_DEFAULT_REGION, your AWS profile)")
+    doctor.add_argument("--profile", help="AWS profile to check (default: $AWS_PROFILE, then the default profile)")
+    doctor.add_argument(
+        "-c", "--context", action="append", default=[], metavar="KEY=VALUE",
+        help="context as for `npx cdk deploy -c` (e.g. ocr:processor_memory_mb=4096), over cdk.json's",
+    )
     return parser
 
 
@@ -388,6 +397,15 @@ def run_console_command(args: argparse.Namespace) -> int:
     return ExitStatus.OK
 
 
+def run_doctor(args: argparse.Namespace) -> int:
+    """``ocr-platform doctor``: one line per check of ``ocr_platform.doctor``; exit 1 when one FAILs."""
+    from ocr_platform import doctor
+
+    results = doctor.diagnose(profile=args.profile, region=args.region, context_options=args.context)
+    print(doctor.format_results(results))
+    return doctor.exit_status(results)
+
+
 _COMMANDS = {
     "ocr": run_local_ocr,
     "local": run_local_stack_command,
@@ -397,6 +415,7 @@ _COMMANDS = {
     "status": run_platform_command,
     "result": run_platform_command,
     "console": run_console_command,
+    "doctor": run_doctor,
 }
 
 
