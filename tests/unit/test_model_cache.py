@@ -43,6 +43,20 @@ def test_baked_models_win_over_every_cache(platform: Platform, package_models: P
     assert ModelCache(BUCKET, s3=platform.s3, local_dir=tmp_path / "c").resolve("PP-OCRv5_mobile_rec") == baked / "PP-OCRv5_mobile_rec"
 
 
+def test_a_baked_paddleocr_vl_vlm_is_found_in_its_safetensors_layout(platform: Platform, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PaddleX publishes the PaddleOCR-VL VLMs only as safetensors: no inference.pdiparams, yet the endpoint
+    image bakes them (containers/bake-models.py) and a cold start must load them from there, not the hub."""
+    vlm = tmp_path / "opt-models" / "PaddleOCR-VL-1.6-0.9B"
+    vlm.mkdir(parents=True)
+    (vlm / "inference.yml").write_text("Global:\n  model_name: PaddleOCR-VL-1.6-0.9B\n")
+    (vlm / "model.safetensors").write_bytes(b"weights")
+    monkeypatch.setenv("OCR_MODEL_DIR", str(vlm.parent))
+
+    assert ModelCache(BUCKET, s3=platform.s3, local_dir=tmp_path / "c").resolve("PaddleOCR-VL-1.6-0.9B") == vlm
+    (vlm / "model.safetensors").unlink()
+    assert not is_model_dir(vlm)  # an inference.yml alone is no model
+
+
 def test_installed_model_package_is_the_last_local_source(platform: Platform, package_models: Path, tmp_path: Path) -> None:
     assert ModelCache(BUCKET, s3=platform.s3, local_dir=tmp_path / "c").resolve("PP-OCRv5_mobile_rec") == package_models / "PP-OCRv5_mobile_rec"
 

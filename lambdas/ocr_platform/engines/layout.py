@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from ocr_platform.engines import Engine, EngineOutput
 from ocr_platform.engines.conversion import layout_page_content, raw_result
@@ -58,8 +58,10 @@ class LayoutPipelineEngine:
         fallback_reason: why the pipeline could not be built, for the ``engine_fallback`` warning.
     """
 
-    name: ClassVar[str] = ""
-    models: ClassVar[list[str]] = []
+    #: The pipeline and its models, for ``engine`` and the fallback warning: class attributes, or set per
+    #: instance before ``__init__`` runs where they depend on configuration (``paddleocr-vl``'s version).
+    name: str = ""
+    models: Sequence[str] = ()
 
     def __init__(
         self,

@@ -10,6 +10,7 @@ either; ``engines.layout`` says how the result tells.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ocr_platform.engines import Engine
@@ -42,7 +43,7 @@ class PPStructureV3Engine(LayoutPipelineEngine):
         "wired_table_cells_detection": "RT-DETR-L_wired_table_cell_det",
         "wireless_table_cells_detection": "RT-DETR-L_wireless_table_cell_det",
     }
-    models: ClassVar[list[str]] = list(roles.values())
+    models: Sequence[str] = tuple(roles.values())
 
     def _fallback_engine(self) -> Engine:
         """The local substitute with real layout and table models (``engines.local_structure``) where
