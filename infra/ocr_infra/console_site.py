@@ -14,7 +14,7 @@ from aws_cdk import aws_cloudfront_origins as origins
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from ocr_infra.secure_defaults import acknowledge, secure_bucket_props
+from ocr_infra.secure_defaults import acknowledge, secure_bucket_props, skip_checkov
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,12 @@ class ConsoleSite(Construct):
             server_access_logs_bucket=props.access_log_bucket,
             server_access_logs_prefix="console-bucket/",
             **secure_bucket_props(retain=props.retain),
+        )
+        skip_checkov(
+            self._bucket,
+            "CKV_AWS_21",
+            "Not versioned: it holds the console's static files, which `ocr-platform console publish` uploads from the "
+            "repository after each deploy (no user data); a bad publish is undone by publishing the previous commit.",
         )
         # 2. Distribution: HTTPS only, index.html at the root, the security headers on every answer.
         headers = cloudfront.ResponseHeadersPolicy(
@@ -83,17 +89,21 @@ class ConsoleSite(Construct):
                 cache_policy=cloudfront.CachePolicy.CACHING_OPTIMIZED,
             ),
         )
-        for rule, reason in (
-            ("AwsSolutions-CFR1", "The console is for the stage's invited users wherever they are; sign-in, not "
+        # The same reason answers cdk-nag's rule and checkov's check on the same setting.
+        for rule, check, reason in (
+            ("AwsSolutions-CFR1", None, "The console is for the stage's invited users wherever they are; sign-in, not "
              "geography, decides who uses it."),
-            ("AwsSolutions-CFR2", "The distribution serves static files only; every request that does work goes to "
-             "the jobs API, behind its JWT authorizer and the stage's throttling."),
-            ("AwsSolutions-CFR3", "CloudFront's standard logs need a bucket with ACLs, which the platform's buckets "
-             "disable; the console is static, and the jobs API logs every request."),
-            ("AwsSolutions-CFR4", "No custom domain is configured: the default *.cloudfront.net certificate is used, "
-             "whose security policy CloudFront fixes at TLSv1; a stage with its own domain and certificate sets TLS 1.2."),
+            ("AwsSolutions-CFR2", "CKV_AWS_68", "The distribution serves static files only; every request that does "
+             "work goes to the jobs API, behind its JWT authorizer and the stage's throttling."),
+            ("AwsSolutions-CFR3", "CKV_AWS_86", "CloudFront's standard logs need a bucket with ACLs, which the "
+             "platform's buckets disable; the console is static, and the jobs API logs every request."),
+            ("AwsSolutions-CFR4", "CKV_AWS_174", "No custom domain is configured: the default *.cloudfront.net "
+             "certificate is used, whose security policy CloudFront fixes at TLSv1; a stage with its own domain and "
+             "certificate sets TLS 1.2."),
         ):
             acknowledge(self._distribution, rule, reason)
+            if check:
+                skip_checkov(self._distribution, check, reason)
 
     @property
     def origin(self) -> str:

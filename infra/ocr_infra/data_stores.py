@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from ocr_infra.secure_defaults import removal_policy, secure_bucket_props
+from ocr_infra.secure_defaults import removal_policy, secure_bucket_props, skip_checkov
 from ocr_platform import defaults
 from ocr_platform.jobs import (
     NOTIFICATION_INDEX_NAME,
@@ -36,16 +37,21 @@ class DocumentBucketProps:
             ``chunks/`` (the partial results of a split job that did not finish) expire after this many days;
             they are copies or intermediates of what ``results/`` keeps.
         access_log_retention_days: S3 server access logs expire after this many days.
-        versioned: enable versioning of the data bucket (noncurrent versions then expire after
-            ``async_io_expiry_days`` as well).
+        versioned: versioning of both buckets (on by default): an object overwritten or deleted, by mistake or by
+            someone covering their tracks in the access logs, stays recoverable as a noncurrent version for
+            ``async_io_expiry_days`` (7), after which a lifecycle rule deletes it, so versioning costs at most a
+            week of what is overwritten or deleted. Off: checkov's CKV_AWS_21 is answered with that choice.
         retain: keep both buckets when the stack is deleted (default). With ``False`` they are deleted
-            with the stack, which CloudFormation can only do once they are empty.
+            with the stack, which CloudFormation can only do once they are empty (every version included).
+        encryption_key: the stage's KMS key (``PlatformConfig.customer_managed_key``) for the data bucket; the
+            access-log bucket keeps SSE-S3, the only encryption S3 server access logging delivers to.
     """
 
     async_io_expiry_days: int = defaults.ASYNC_IO_EXPIRY_DAYS
     access_log_retention_days: int = defaults.ACCESS_LOG_RETENTION_DAYS
     versioned: bool = defaults.VERSIONED_BUCKET
     retain: bool = defaults.RETAIN_DATA
+    encryption_key: kms.IKey | None = None
 
 
 class DocumentBucket(Construct):
@@ -59,15 +65,24 @@ class DocumentBucket(Construct):
         # Server access logs are granted by a bucket policy, not the LogDeliveryWrite ACL (ACLs stay
         # disabled: BucketOwnerEnforced). Pinned here so the construct does not depend on cdk.json.
         self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
-        # 1. Access-log bucket: SSE-S3 (required for a log target), TLS only, expiring logs. cdk-nag's S1
-        #    accepts it unlogged because it is the log target of a bucket in this stack.
+        # 1. Access-log bucket: SSE-S3 (required for a log target), TLS only, expiring logs, versioned like the data
+        #    bucket. cdk-nag's S1 accepts it unlogged because it is the log target of a bucket in this stack.
         self._access_logs = s3.Bucket(
             self,
             "AccessLogs",
+            versioned=props.versioned,
             lifecycle_rules=[
-                s3.LifecycleRule(id="expire-access-logs", expiration=Duration.days(props.access_log_retention_days))
+                s3.LifecycleRule(id="expire-access-logs", expiration=Duration.days(props.access_log_retention_days)),
+                *([self._version_housekeeping(props, abort_incomplete_uploads=False)] if props.versioned else []),
             ],
             **secure_bucket_props(retain=props.retain),
+        )
+        skip_checkov(
+            self._access_logs,
+            "CKV_AWS_18",
+            "This is the server-access-log target of the platform's buckets: S3 logging writes into it, so logging it "
+            "into itself would log its own deliveries in a loop. Only the S3 logging service may write to it (bucket "
+            "policy), and CloudTrail records the API calls made on it.",
         )
         # 2. Data bucket: encrypted, private, TLS only, access-logged, transient async I/O expires.
         async_rule = s3.LifecycleRule(
@@ -80,26 +95,40 @@ class DocumentBucket(Construct):
             prefix=CHUNKS_PREFIX,
             expiration=Duration.days(props.async_io_expiry_days),
         )
-        housekeeping = s3.LifecycleRule(
-            id="abort-incomplete-uploads",
-            abort_incomplete_multipart_upload_after=Duration.days(1),
-            noncurrent_version_expiration=Duration.days(props.async_io_expiry_days) if props.versioned else None,
-        )
         self._bucket = s3.Bucket(
             self,
             "Bucket",
             versioned=props.versioned,
             server_access_logs_bucket=self._access_logs,
             server_access_logs_prefix="platform-bucket/",
-            lifecycle_rules=[async_rule, chunks_rule, housekeeping],
-            **secure_bucket_props(retain=props.retain),
+            lifecycle_rules=[async_rule, chunks_rule, self._version_housekeeping(props, abort_incomplete_uploads=True)],
+            **secure_bucket_props(retain=props.retain, encryption_key=props.encryption_key),
         )
+        if not props.versioned:
+            for bucket in (self._access_logs, self._bucket):
+                skip_checkov(
+                    bucket,
+                    "CKV_AWS_21",
+                    "Versioning is turned off for this stage (PlatformConfig.versioned_bucket=false): an overwritten or "
+                    "deleted object is gone at once. The default keeps noncurrent versions for async_io_expiry_days.",
+                )
         # 3. EventBridge notifications, which the drop folder's rule reads ("Object Created" under inbox/). Set
         #    on the bucket resource itself: CDK's notifications custom resource would add a Lambda function
         #    with a wildcard s3:PutBucketNotification grant.
         cfn_bucket = self._bucket.node.default_child
         assert isinstance(cfn_bucket, s3.CfnBucket)
         cfn_bucket.add_property_override("NotificationConfiguration.EventBridgeConfiguration.EventBridgeEnabled", True)
+
+    @staticmethod
+    def _version_housekeeping(props: DocumentBucketProps, *, abort_incomplete_uploads: bool) -> s3.LifecycleRule:
+        """Noncurrent versions expire after ``async_io_expiry_days``, and the delete markers they leave go too; the
+        data bucket's rule also aborts the multipart uploads left incomplete for a day."""
+        return s3.LifecycleRule(
+            id="abort-incomplete-uploads" if abort_incomplete_uploads else "expire-noncurrent-versions",
+            abort_incomplete_multipart_upload_after=Duration.days(1) if abort_incomplete_uploads else None,
+            noncurrent_version_expiration=Duration.days(props.async_io_expiry_days) if props.versioned else None,
+            expired_object_delete_marker=True if props.versioned else None,
+        )
 
     @property
     def bucket(self) -> s3.Bucket:
@@ -118,9 +147,12 @@ class JobTableProps:
 
     Attributes:
         retain: keep the table when the stack is deleted (default).
+        encryption_key: the stage's KMS key (``PlatformConfig.customer_managed_key``); ``None``: the AWS managed key
+            ``aws/dynamodb``.
     """
 
     retain: bool = defaults.RETAIN_DATA
+    encryption_key: kms.IKey | None = None
 
 
 class JobTable(Construct):
@@ -132,7 +164,8 @@ class JobTable(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: JobTableProps) -> None:
         super().__init__(scope, construct_id)
-        # 1. Table: partition key job_id, pay per request, PITR, TTL on expires_at, AWS-managed KMS key.
+        # 1. Table: partition key job_id, pay per request, PITR, TTL on expires_at, the AWS managed KMS key or the
+        #    stage's own.
         self._table = dynamodb.Table(
             self,
             "Table",
@@ -142,9 +175,22 @@ class JobTable(Construct):
                 point_in_time_recovery_enabled=True
             ),
             time_to_live_attribute=TTL_ATTRIBUTE,
-            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            encryption=(
+                dynamodb.TableEncryption.AWS_MANAGED
+                if props.encryption_key is None
+                else dynamodb.TableEncryption.CUSTOMER_MANAGED
+            ),
+            encryption_key=props.encryption_key,
             removal_policy=removal_policy(props.retain),
         )
+        if props.encryption_key is None:
+            skip_checkov(
+                self._table,
+                "CKV_AWS_119",
+                "Encrypted at rest with SSE-KMS under the AWS managed key aws/dynamodb, whose every use KMS records in "
+                "CloudTrail; this check wants a customer managed key. customer_managed_key=true uses the stage's own "
+                "KMS key ($1 a month plus requests), which its owner can disable to cut off all access to the jobs.",
+            )
         # 2. Status index: frontends list jobs by status and creation time; scale-in finds jobs in flight.
         self._table.add_global_secondary_index(
             index_name=STATUS_INDEX_NAME,

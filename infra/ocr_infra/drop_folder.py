@@ -63,6 +63,12 @@ class DropFolder(Construct):
                 environment={ENV.QUEUE_URL: props.queue.queue_url},
                 finishes_jobs=True,
                 async_retry_attempts=defaults.ASYNC_RETRY_ATTEMPTS,
+                concurrency_bound=(
+                    "Runs once per object created under inbox/ or uploads/, for well under a second (one copy, one "
+                    "item, one message), and only queues jobs, which the invoker's bound then admits; a burst of "
+                    "uploads that Lambda throttles waits in EventBridge's retries and Lambda's asynchronous queue (hours), "
+                    "it is not lost."
+                ),
             ),
         )
         role = self._fn.role

@@ -6,18 +6,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration
 from aws_cdk import aws_apigatewayv2 as apigw
 from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_apigatewayv2_integrations as integrations
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from ocr_infra.platform_function import API_HANDLER, CommonFunctionProps, PlatformFunction, PlatformFunctionProps
-from ocr_infra.secure_defaults import acknowledge, allow, removal_policy
+from ocr_infra.secure_defaults import acknowledge, allow, removal_policy, secure_log_group
 from ocr_platform import defaults
 from ocr_platform.jobs_api import ROUTES
 from ocr_platform.s3_layout import RESULTS_PREFIX, UPLOADS_PREFIX
@@ -116,6 +115,16 @@ class JobsApi(Construct):
                     ENV.QUEUE_URL: props.queue.queue_url,
                     ENV.INLINE_RESULT_MAX_BYTES: str(props.inline_result_max_bytes),
                 },
+                concurrency_bound=(
+                    f"Bounded by the HTTP API stage's throttling ({props.throttle_rate} requests a second, bursts of "
+                    f"{props.throttle_burst}) in front of it; each route is a few DynamoDB and S3 calls within its "
+                    f"{props.timeout_seconds} s timeout, so that rate needs few executions."
+                ),
+                failed_events=(
+                    "Invoked synchronously by the HTTP API, which a function DLQ does not apply to (Lambda uses "
+                    "DeadLetterConfig only for asynchronous invocations): a failed request is answered with an error "
+                    "status to its caller, who may retry it; no event is left behind."
+                ),
             ),
         )
         role = self._fn.role
@@ -160,8 +169,8 @@ class JobsApi(Construct):
         for route in ROUTES:
             method, path = route.split(" ", 1)
             self._api.add_routes(path=path, methods=[apigw.HttpMethod(method)], integration=integration)
-        self._access_logs = logs.LogGroup(
-            self, "AccessLogs", retention=props.common.log_retention, removal_policy=RemovalPolicy.DESTROY
+        self._access_logs = secure_log_group(
+            self, "AccessLogs", retention=props.common.log_retention, encryption_key=props.common.encryption_key
         )
         stage = self._api.default_stage
         assert stage is not None

@@ -14,7 +14,8 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from ocr_infra.secure_defaults import acknowledge, secure_queue_props
+from ocr_infra.encryption import allow_service_use
+from ocr_infra.secure_defaults import acknowledge, secure_queue_props, skip_sqs_managed_sse
 from ocr_platform import defaults
 
 
@@ -24,9 +25,12 @@ class NotificationTopicsProps:
 
     Attributes:
         alarm_email: address subscribed to the operations topic; empty for none.
+        key: the stage's KMS key (``PlatformConfig.customer_managed_key``) to encrypt the topics with; ``None``: a
+            key of their own.
     """
 
     alarm_email: str = defaults.ALARM_EMAIL
+    key: kms.IKey | None = None
 
 
 class NotificationTopics(Construct):
@@ -38,13 +42,15 @@ class NotificationTopics(Construct):
     - ``alarms``: operations alarms (DLQ depth), optionally mailed to ``alarm_email``.
 
     A customer-managed key, not ``alias/aws/sns``: CloudWatch alarms and SageMaker can only publish to an
-    encrypted topic whose key policy lets them use the key, and the AWS-managed key's policy is fixed.
+    encrypted topic whose key policy lets them use the key, and the AWS-managed key's policy is fixed. The stage's
+    own key when it has one (``NotificationTopicsProps.key``), else one for the topics alone.
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: NotificationTopicsProps) -> None:
         super().__init__(scope, construct_id)
-        # 1. Key: rotated yearly; it only protects transient notifications, so it is deleted with the stack.
-        self._key = kms.Key(
+        # 1. Key: the stage's, or the topics' own, rotated yearly; that one only protects transient notifications,
+        #    so it is deleted with the stack.
+        self._key: kms.IKey = props.key or kms.Key(
             self,
             "Key",
             description="Encrypts the OCR platform's SNS topics (SageMaker notifications, alarms).",
@@ -90,7 +96,7 @@ class NotificationTopics(Construct):
         self.allow_alarm_publish(topic, alarm)
 
     @property
-    def key(self) -> kms.Key:
+    def key(self) -> kms.IKey:
         return self._key
 
     @property
@@ -142,17 +148,19 @@ def redriving_queue(
     dlq_retention_days: int,
     alarm_description: str,
     dlq_visibility_timeout_seconds: int | None = None,
+    encryption_key: kms.IKey | None = None,
 ) -> RedrivingQueue:
     """``DeadLetterQueue``, ``Queue`` (redriving to it after ``max_receive_count`` receives) and
     ``DeadLetterAlarm`` (any visible message) in ``scope``; the DLQ keeps SQS's default visibility timeout unless
-    ``dlq_visibility_timeout_seconds`` is given (a DLQ with a consumer of its own)."""
+    ``dlq_visibility_timeout_seconds`` is given (a DLQ with a consumer of its own). Both are encrypted with
+    ``encryption_key`` (the stage's KMS key) or, without one, SQS-managed SSE."""
     # cdk-nag's SQS3 sees that the first queue is a DLQ.
     dlq = sqs.Queue(
         scope,
         "DeadLetterQueue",
         retention_period=Duration.days(dlq_retention_days),
         visibility_timeout=None if dlq_visibility_timeout_seconds is None else Duration.seconds(dlq_visibility_timeout_seconds),
-        **secure_queue_props(),
+        **secure_queue_props(encryption_key),
     )
     queue = sqs.Queue(
         scope,
@@ -160,8 +168,10 @@ def redriving_queue(
         visibility_timeout=Duration.seconds(visibility_timeout_seconds),
         retention_period=Duration.days(retention_days),
         dead_letter_queue=sqs.DeadLetterQueue(queue=dlq, max_receive_count=max_receive_count),
-        **secure_queue_props(),
+        **secure_queue_props(encryption_key),
     )
+    skip_sqs_managed_sse(dlq)
+    skip_sqs_managed_sse(queue)
     return RedrivingQueue(queue, dlq, any_message_alarm(scope, "DeadLetterAlarm", dlq, alarm_description))
 
 
@@ -171,9 +181,12 @@ class ParkedEventsProps:
 
     Attributes:
         retention_days: how long a parked event is kept for an operator (14, the SQS maximum).
+        encryption_key: the stage's KMS key; SNS and EventBridge, which dead-letter into the queue themselves, may
+            then use it. ``None``: SQS-managed SSE, which they need no grant for.
     """
 
     retention_days: int = defaults.DLQ_RETENTION_DAYS
+    encryption_key: kms.IKey | None = None
 
 
 class ParkedEvents(Construct):
@@ -190,7 +203,21 @@ class ParkedEvents(Construct):
     def __init__(self, scope: Construct, construct_id: str, props: ParkedEventsProps) -> None:
         super().__init__(scope, construct_id)
         # 1. Queue: kept as long as SQS allows; a parking place, not a work queue.
-        self._queue = sqs.Queue(self, "Queue", retention_period=Duration.days(props.retention_days), **secure_queue_props())
+        self._queue = sqs.Queue(
+            self, "Queue", retention_period=Duration.days(props.retention_days), **secure_queue_props(props.encryption_key)
+        )
+        skip_sqs_managed_sse(self._queue)
+        if props.encryption_key is not None:
+            # SNS subscriptions and EventBridge targets send what they could not deliver here with the service's own
+            # identity, not a role of the stack: the key's policy must admit them (Lambda destinations use the
+            # function's role, which CDK grants).
+            for service in ("sns.amazonaws.com", "events.amazonaws.com"):
+                allow_service_use(
+                    props.encryption_key,
+                    f"AllowDeadLetteringBy{service.split('.')[0].capitalize()}",
+                    service,
+                    ["kms:Decrypt", "kms:GenerateDataKey"],
+                )
         acknowledge(
             self._queue,
             "AwsSolutions-SQS3",
@@ -229,6 +256,7 @@ class JobQueueProps:
             SQS maximum: a message the DLQ consumer cannot handle stays there for an operator).
         dead_letter_visibility_timeout_seconds: 6 x the DLQ consumer's timeout (AWS's guidance for an SQS
             event source; ``defaults.dead_letter_visibility_timeout_seconds``).
+        encryption_key: the stage's KMS key for both queues; ``None``: SQS-managed SSE.
     """
 
     visibility_timeout_seconds: int = defaults.queue_visibility_timeout_seconds()
@@ -236,6 +264,7 @@ class JobQueueProps:
     retention_days: int = defaults.QUEUE_RETENTION_DAYS
     dlq_retention_days: int = defaults.DLQ_RETENTION_DAYS
     dead_letter_visibility_timeout_seconds: int = defaults.dead_letter_visibility_timeout_seconds()
+    encryption_key: kms.IKey | None = None
 
 
 class JobQueue(Construct):
@@ -253,6 +282,7 @@ class JobQueue(Construct):
             dlq_retention_days=props.dlq_retention_days,
             dlq_visibility_timeout_seconds=props.dead_letter_visibility_timeout_seconds,
             alarm_description="OCR job messages reached the dead-letter queue: inspect them and redrive or discard.",
+            encryption_key=props.encryption_key,
         )
 
     @property

@@ -24,8 +24,6 @@ ACKNOWLEDGED_RULES: dict[str, str] = {
     "queue. All keep messages for 14 days with an alarm on any message; a DLQ of their own would have nothing to catch.",
     "WS1004": "False positive: each function's log group is its own AWS::Logs::LogGroup with a retention, attached "
     "through the function's LoggingConfig, not found by the /aws/lambda/<name> naming convention the rule looks for.",
-    "WS1000": "X-Ray tracing is not enabled yet; the functions log structured JSON with job ids (Powertools Logger) "
-    "and emit job outcome metrics. Tracing is a later change.",
     "WS1002": "The scale-in function has two asynchronous invokers by design, with different principals: the idle "
     "alarm's SNS topic and the EventBridge re-check schedule. Both park what fails.",
 }

@@ -82,14 +82,25 @@ def test_platform_bucket_logs_to_the_log_bucket_and_expires_async_io(synthesis: 
         "Status": "Enabled",
     }
     assert rules["abort-incomplete-uploads"]["AbortIncompleteMultipartUpload"] == {"DaysAfterInitiation": 1}
-    assert "VersioningConfiguration" not in bucket
+
+
+def test_both_buckets_are_versioned_and_keep_noncurrent_versions_a_week(synthesis: Synthesis) -> None:
+    """An overwritten or deleted document, result or access log stays recoverable for async_io_expiry_days (7), and
+    no longer: versioning must not make the transient async/ and chunks/ objects, or the logs, pile up."""
+    documents = synthesis.stack.documents
+    for bucket, rule_id in ((documents.bucket, "abort-incomplete-uploads"), (documents.access_log_bucket, "expire-noncurrent-versions")):
+        props = synthesis.resource(bucket)["Properties"]
+        assert props["VersioningConfiguration"] == {"Status": "Enabled"}
+        rule = {rule["Id"]: rule for rule in props["LifecycleConfiguration"]["Rules"]}[rule_id]
+        assert rule["NoncurrentVersionExpiration"] == {"NoncurrentDays": 7}
+        assert rule["ExpiredObjectDeleteMarker"] is True
 
 
 def test_access_logs_expire(synthesis: Synthesis) -> None:
     log_bucket = synthesis.resource(synthesis.stack.documents.access_log_bucket)["Properties"]
-    assert log_bucket["LifecycleConfiguration"]["Rules"] == [
-        {"Id": "expire-access-logs", "ExpirationInDays": 90, "Status": "Enabled"}
-    ]
+    assert log_bucket["LifecycleConfiguration"]["Rules"][0] == {
+        "Id": "expire-access-logs", "ExpirationInDays": 90, "Status": "Enabled"
+    }
 
 
 def test_jobs_table_on_demand_pitr_ttl_and_status_index(template: Template, synthesis: Synthesis) -> None:
