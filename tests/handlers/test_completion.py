@@ -161,5 +161,7 @@ def test_a_finished_job_is_counted_once_for_the_failed_job_rate_alarm(platform: 
     [blob] = _job_metrics(capsys.readouterr().out)
     [directive] = blob["_aws"]["CloudWatchMetrics"]
     assert directive["Namespace"] == "OcrPlatform/test"
-    assert directive["Dimensions"] == [["service"]] and blob["service"] == "jobs"
+    # The alarm reads the service-only set; the route and error code sets are the dashboard's breakdowns.
+    assert directive["Dimensions"] == [["service"], ["service", "route"], ["service", "error_code"]] and blob["service"] == "jobs"
+    assert (blob["route"], blob["error_code"]) == ("paddleocr-vl", "inference_failed")
     assert blob["JobsFailed"] == [1.0] and "JobsCompleted" not in blob

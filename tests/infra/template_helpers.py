@@ -23,6 +23,11 @@ def flatten(node: Any) -> str:
     return json.dumps(node, sort_keys=True)
 
 
+def tracing_grants() -> dict[str, set[str]]:
+    """What active X-Ray tracing adds to every function's role (CDK's grant: X-Ray has no resource-level permissions)."""
+    return {"xray:PutTraceSegments": {"*"}, "xray:PutTelemetryRecords": {"*"}}
+
+
 def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 

@@ -13,7 +13,7 @@ from ocr_infra.stack import OcrPlatformStack
 from ocr_platform import defaults
 from ocr_platform.settings import ENV
 from tests.infra.conftest import Synthesis
-from tests.infra.template_helpers import grants
+from tests.infra.template_helpers import grants, tracing_grants
 from tests.infra.test_config import _app
 
 BUS_ARN = "arn:<AWS::Partition>:events:<AWS::Region>:<AWS::AccountId>:event-bus/{}"
@@ -147,6 +147,7 @@ def test_the_deliverer_may_do_only_what_a_delivery_needs(synthesis: Synthesis, r
         "sqs:GetQueueUrl": {queue},
         # Park a webhook that ran out of retries.
         "sqs:SendMessage": {f"<{synthesis.logical_id(stack.webhooks.dead_letter_queue)}.Arn>"},
+        **tracing_grants(),
     }
 
 

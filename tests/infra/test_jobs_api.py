@@ -11,7 +11,7 @@ from ocr_infra.config import PlatformConfig
 from ocr_infra.stack import OcrPlatformStack
 from ocr_platform.settings import ENV
 from tests.infra.conftest import Synthesis
-from tests.infra.template_helpers import grants
+from tests.infra.template_helpers import grants, tracing_grants
 from tests.infra.test_config import _app
 
 
@@ -62,6 +62,7 @@ def test_the_api_function_may_read_the_table_and_index_queue_url_jobs_and_sign_o
         # Presigned result links, and a small result.json read to return it inline.
         "s3:GetObject": {f"<{bucket}.Arn>/results/*"},
         "s3:ListBucket": {f"<{bucket}.Arn>"},
+        **tracing_grants(),
     }
 
 

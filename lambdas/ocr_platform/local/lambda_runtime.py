@@ -143,6 +143,8 @@ class LambdaRuntime:
             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
             "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{spec.name}",  # each environment adds its log stream
             "PYTHONPATH": os.pathsep.join(p for p in (str(LAMBDAS_DIR), env.get("PYTHONPATH", "")) if p),
+            # No X-Ray daemon here: the handlers' tracer is a no-op (Powertools turns it off outside Lambda anyway).
+            "POWERTOOLS_TRACE_DISABLED": "true",
         })
         return env
 
