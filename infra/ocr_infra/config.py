@@ -76,12 +76,17 @@ class PlatformConfig:
         idle_backlog_threshold: backlog per instance below which the endpoint counts as idle.
         endpoint_base_image: ``BASE_IMAGE`` build argument of ``containers/vl-endpoint/Dockerfile``
             (empty: the Dockerfile's pinned default), e.g. a SageMaker GPU image resolved for the region.
-        endpoint_bake_models: ``BAKE_MODELS`` build argument of the endpoint image: PaddleX model names
-            downloaded at build time so a scale-from-zero start loads them from the image (empty: the
-            first start fetches them and caches them under the bucket's ``models/``).
+        endpoint_bake_models: more PaddleX model names for the endpoint image's ``BAKE_MODELS`` build
+            argument, downloaded at build time so a scale-from-zero start loads them from the image. The
+            layout model and VLM of ``endpoint_vl_version`` are always baked; a model that is not baked is
+            fetched by the first start and cached under the bucket's ``models/``.
         endpoint_vl_backend: how PaddleOCR-VL runs its VLM: ``native`` (in-process, one region at a
             time) or ``vllm`` (PaddleOCR's vLLM generation server inside the container, many regions in
             flight; installs the server's dependencies at build time and sets ``OCR_VL_BACKEND``).
+        endpoint_vl_version: the PaddleOCR-VL pipeline version the endpoint runs, one of those the pinned
+            paddleocr ships (``defaults.VL_VERSION_MODELS``: ``v1``, ``v1.5``, ``v1.6``; default the
+            newest). The image bakes its weights (``VL_VERSION`` build argument) and the model's container
+            gets it as ``OCR_VL_VERSION``; ``engine.name`` in every result names it.
 
     CPU processor Lambda (PP-OCRv5 / PP-StructureV3, container image):
         processor_memory_mb: 3008 MB is the most a new account may use; accounts with a raised quota
@@ -138,8 +143,22 @@ class PlatformConfig:
         access_log_retention_days: lifecycle expiry of the S3 server access logs.
         log_retention_days: CloudWatch Logs retention of every function (a value CloudWatch accepts).
         retain_data: keep the bucket, the access-log bucket and the table when the stack is deleted.
-        versioned_bucket: S3 versioning of the data bucket (noncurrent versions expire with the async
-            rule's age).
+        versioned_bucket: S3 versioning of the data bucket and its access-log bucket (on): an overwritten or
+            deleted object stays recoverable for ``async_io_expiry_days`` as a noncurrent version, then expires.
+        customer_managed_key: one KMS key of the stage's own (``ocr_infra.encryption``; off): it encrypts the
+            bucket, the table, the queues, the topics, the log groups, the functions' environment variables and
+            the webhook secret, rotated yearly and retained with ``retain_data``. $1 a month plus $0.03 per 10,000
+            requests (us-east-1). Clients that upload, queue jobs or read results directly then need
+            ``kms:GenerateDataKey`` and ``kms:Decrypt`` on it (output ``EncryptionKeyArn``). Off: AWS-owned and AWS
+            managed keys encrypt at rest, and checkov's customer-managed-key checks carry that reason.
+        vpc: run the functions in a VPC of the stage's own (``ocr_infra.network``; off): private isolated subnets in
+            2 AZs, gateway endpoints for S3 and DynamoDB, interface endpoints for what the functions call (SQS,
+            EventBridge, Lambda with the CPU backend; the SageMaker runtime and API and CloudWatch with the GPU
+            backend) and flow logs. The invoker (documents by URL) and the webhook deliverer call public hosts and
+            stay outside. Cost: $0.01 per AZ-hour per interface endpoint, $14.60 a month each in 2 AZs: $87.60 a
+            month with both backends (6), $43.80 CPU only (3), $73.00 GPU only (5), plus $0.01 per GB through them
+            and the flow logs' ingestion (us-east-1). PP-StructureV3's layout models must then come from the image
+            (``processor_bake_models``) or the bucket's ``models/`` (``ocr-platform models seed``), not the hub.
         alarm_email: address subscribed to the operations topic (DLQ alarm); empty: no subscription.
         sweeper_interval_minutes: how often (1..1440) the scheduled sweeper fails jobs stuck QUEUED or
             PROCESSING past their deadline; the deadlines are derived, not set
@@ -183,6 +202,7 @@ class PlatformConfig:
     endpoint_base_image: str = defaults.ENDPOINT_BASE_IMAGE
     endpoint_bake_models: str = defaults.ENDPOINT_BAKE_MODELS
     endpoint_vl_backend: str = defaults.ENDPOINT_VL_BACKEND
+    endpoint_vl_version: str = defaults.ENDPOINT_VL_VERSION
 
     processor_memory_mb: int = defaults.PROCESSOR_MEMORY_MB
     processor_ephemeral_storage_mb: int = defaults.PROCESSOR_EPHEMERAL_STORAGE_MB
@@ -217,6 +237,8 @@ class PlatformConfig:
     log_retention_days: int = defaults.LOG_RETENTION_DAYS
     retain_data: bool = defaults.RETAIN_DATA
     versioned_bucket: bool = defaults.VERSIONED_BUCKET
+    customer_managed_key: bool = defaults.CUSTOMER_MANAGED_KEY
+    vpc: bool = defaults.VPC
     alarm_email: str = defaults.ALARM_EMAIL
     sweeper_interval_minutes: int = defaults.SWEEPER_INTERVAL_MINUTES
     settle_grace_seconds: int = defaults.SETTLE_GRACE_SECONDS
@@ -265,6 +287,11 @@ class PlatformConfig:
                 f"{most} request(s) the {self.endpoint_vl_backend!r} VL backend runs at once; the rest would wait in the "
                 "container with SageMaker's invocation timeout running (set it to at most that, or use endpoint_vl_backend=vllm)"
             )
+        if self.endpoint_vl_version not in defaults.VL_VERSION_MODELS:
+            problems.append(
+                f"endpoint_vl_version={self.endpoint_vl_version!r} is not a PaddleOCR-VL pipeline version of the "
+                f"pinned paddleocr; valid: {', '.join(defaults.VL_VERSION_MODELS)}"
+            )
         if not self.instance_type.startswith("ml."):
             problems.append(f"instance_type={self.instance_type!r} must be a SageMaker instance type (ml.*)")
         if not re.match(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$", self.variant_name):
@@ -293,7 +320,7 @@ class PlatformConfig:
         within("gpu_pages_per_chunk", 1, self.max_pages)
         if not problems and "sagemaker" in self.backends:
             problems.extend(self._endpoint_limit_problems())
-        within("processor_max_concurrency", 1, 10_000)
+        within("processor_max_concurrency", 1, 1000)
         if self.processor_concurrency_mode not in defaults.PROCESSOR_CONCURRENCY_MODES:
             problems.append(
                 f"processor_concurrency_mode={self.processor_concurrency_mode!r} must be one of "
@@ -401,9 +428,20 @@ class PlatformConfig:
         )
 
     @property
-    def processor_admission_lease_seconds(self) -> int:
+    def processor_slots(self) -> int:
+        """Slots of the stage's processor semaphore (``ocr_platform.admission``): ``processor_max_concurrency`` in
+        ``dispatcher`` mode, 0 (none) in ``reserved`` mode, where the function's reserved concurrency bounds it."""
+        return self.processor_max_concurrency if self.processor_concurrency_mode == "dispatcher" else 0
+
+    @property
+    def admission_lease_seconds(self) -> int:
         """How long a processor slot holds unreleased (``defaults.processor_admission_lease_seconds``)."""
         return defaults.processor_admission_lease_seconds(self.processor_timeout_seconds)
+
+    @property
+    def admission_retry_seconds(self) -> int:
+        """How long a job that found every processor slot taken waits in the queue (``defaults.ADMISSION_RETRY_SECONDS``)."""
+        return defaults.ADMISSION_RETRY_SECONDS
 
     def _endpoint_limit_problems(self) -> list[str]:
         """Where a worst-case request of the GPU route would outlast its timeout or TTL at this config."""

@@ -135,6 +135,12 @@ class CompletionHandler(Construct):
                 # SNS and the processor's on-failure destination invoke it asynchronously: Lambda's two retries,
                 # then the event is parked (a finished inference's output stays in S3 to redrive).
                 async_retry_attempts=defaults.ASYNC_RETRY_ATTEMPTS,
+                concurrency_bound=(
+                    "Driven by bounded work only: it runs once per finished SageMaker request (at most the endpoint's "
+                    "instances x concurrent invocations at a time) and once per failed processor run (bounded by the "
+                    "processor's own limit), for seconds each (an S3 read, a few DynamoDB writes); an invocation Lambda "
+                    "throttles waits in its asynchronous queue and is retried, not lost."
+                ),
             ),
         )
         role = self._fn.role
@@ -178,6 +184,13 @@ class InvokerProps:
         url_fetch_timeout_seconds: ``OCR_URL_FETCH_TIMEOUT_SECONDS``: the fetch of a document submitted by URL,
             redirects and the whole body included (30 s); the invoker stores it under ``documents/``.
         batch_size: messages per invocation (default 1: one job, one invocation).
+        max_concurrency: the event source's ``MaximumConcurrency`` (5): invokers running at once; the rest of
+            the queue waits, never throttled.
+        processor_slots: ``OCR_PROCESSOR_SLOTS``: the stage's processor semaphore (``ocr_platform.admission``);
+            a CPU job takes a slot before it is handed over, and one that finds none goes back to the queue
+            for ``admission_retry_seconds`` as a new message. 0: no semaphore (reserved concurrency instead).
+        admission_lease_seconds / admission_retry_seconds: ``OCR_ADMISSION_LEASE_SECONDS`` (how long a slot
+            holds unreleased) and ``OCR_ADMISSION_RETRY_SECONDS``.
         memory_mb / timeout_seconds: 256 MB, 60 s.
     """
 
@@ -193,6 +206,10 @@ class InvokerProps:
     dispatch_lease_seconds: int = defaults.dispatch_lease_seconds()
     url_fetch_timeout_seconds: int = defaults.URL_FETCH_TIMEOUT_SECONDS
     batch_size: int = defaults.INVOKER_BATCH_SIZE
+    max_concurrency: int = defaults.INVOKER_MAX_CONCURRENCY
+    processor_slots: int = defaults.PROCESSOR_MAX_CONCURRENCY
+    admission_lease_seconds: int = defaults.processor_admission_lease_seconds()
+    admission_retry_seconds: int = defaults.ADMISSION_RETRY_SECONDS
     memory_mb: int = defaults.INVOKER_MEMORY_MB
     timeout_seconds: int = defaults.INVOKER_TIMEOUT_SECONDS
 
@@ -211,6 +228,10 @@ class Invoker(Construct):
         }
         if props.processor is not None:
             environment[ENV.PROCESSOR_FUNCTION] = props.processor.function_name
+            environment[ENV.PROCESSOR_SLOTS] = str(props.processor_slots)
+            environment[ENV.ADMISSION_LEASE_SECONDS] = str(props.admission_lease_seconds)
+            environment[ENV.ADMISSION_RETRY_SECONDS] = str(props.admission_retry_seconds)
+            environment[ENV.QUEUE_URL] = props.queue.queue_url
         if props.endpoint_name is not None:
             environment[ENV.ENDPOINT_NAME] = props.endpoint_name
             environment[ENV.VARIANT_NAME] = props.variant_name
@@ -229,12 +250,27 @@ class Invoker(Construct):
                 service_name="ocr-invoker",
                 environment=environment,
                 finishes_jobs=True,
+                concurrency_bound=(
+                    f"Bounded by its SQS event source's MaximumConcurrency ({props.max_concurrency}, PlatformConfig."
+                    "invoker_max_concurrency): jobs beyond it wait in the job queue, never throttled."
+                ),
+                failed_events=(
+                    "Invoked by an SQS event source mapping, which a function DLQ does not apply to (Lambda uses "
+                    "DeadLetterConfig only for asynchronous invocations): a job message it fails on returns to the job "
+                    "queue and, after max_receive_count receives, moves to the queue's DLQ, whose consumer fails the job."
+                ),
+                public_internet=(
+                    "Outside the stage's VPC by design: it fetches the documents submitted by URL from any public "
+                    "https:// host, which the VPC's isolated subnets cannot reach (a NAT gateway, $0.045 an hour per AZ, "
+                    "would open the internet to every function). ocr_platform.safe_http admits only hosts that resolve "
+                    "to public addresses, checked after DNS and at every redirect, and caps the time and size of a fetch."
+                ),
             ),
         )
         role = self._fn.role
         # 2. Permissions: move the job; store a document fetched from its URL; start the CPU processor; scale out,
         #    stage the request, invoke the endpoint.
-        allow(role, ["dynamodb:GetItem", "dynamodb:UpdateItem"], [table.table_arn])
+        allow(role, ["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem"], [table.table_arn])
         allow(
             role,
             ["s3:PutObject", "s3:AbortMultipartUpload"],
@@ -244,6 +280,8 @@ class Invoker(Construct):
         )
         if props.processor is not None:
             allow(role, ["lambda:InvokeFunction"], [props.processor.function_arn])
+            # A job that found every processor slot taken goes back to its own queue as a new message.
+            allow(role, ["sqs:SendMessage"], [props.queue.queue_arn])
         if props.endpoint_arn is not None:
             allow(
                 role,
@@ -260,12 +298,14 @@ class Invoker(Construct):
                 [bucket.arn_for_objects(f"{ASYNC_REQUESTS_PREFIX}*")],
                 reason="Key-prefix scope: the invoker writes one request object per job, async/requests/{job_id}.json.",
             )
-        # 3. Event source: the job queue, partial batch failures reported per message.
+        # 3. Event source: the job queue, partial batch failures reported per message, at most
+        #    ``max_concurrency`` invokers at once.
         self._fn.function.add_event_source(
             event_sources.SqsEventSource(
                 props.queue,
                 batch_size=props.batch_size,
                 report_batch_item_failures=True,
+                max_concurrency=props.max_concurrency,
             )
         )
 

@@ -40,6 +40,11 @@ class CpuBackendProps:
         pages_per_chunk: a job of more pages than this is split into chunks, one invocation each
             (``OCR_CPU_PAGES_PER_CHUNK``).
         max_pages: the most pages one job may read (``OCR_MAX_PAGES``).
+        max_concurrency / concurrency_mode: ``reserved``: the function's reserved concurrency is
+            ``max_concurrency`` (Lambda's async queue holds what it throttles, up to ``max_event_age_hours``);
+            ``dispatcher``: none reserved, the stage's processor semaphore of ``max_concurrency`` slots bounds
+            it (``OCR_PROCESSOR_SLOTS``; the processor hands its slot on to the chunks it launches).
+        admission_lease_seconds: ``OCR_ADMISSION_LEASE_SECONDS``: how long a slot holds unreleased.
     """
 
     common: CommonFunctionProps
@@ -53,6 +58,9 @@ class CpuBackendProps:
     bake_models: str = defaults.PROCESSOR_BAKE_MODELS
     pages_per_chunk: int = defaults.CPU_PAGES_PER_CHUNK
     max_pages: int = defaults.MAX_PAGES
+    max_concurrency: int = defaults.PROCESSOR_MAX_CONCURRENCY
+    concurrency_mode: str = defaults.PROCESSOR_CONCURRENCY_MODE
+    admission_lease_seconds: int = defaults.processor_admission_lease_seconds()
 
 
 class CpuBackend(Construct):
@@ -73,7 +81,10 @@ class CpuBackend(Construct):
             build_args={"BAKE_MODELS": props.bake_models} if props.bake_models else None,
             display_name="cpu-ocr processor image",
         )
-        # 2. Function: memory, /tmp and timeout for OCR of multi-page documents; it finishes jobs.
+        # 2. Function: memory, /tmp and timeout for OCR of multi-page documents; it finishes jobs; its
+        #    concurrency bounded by reserved concurrency or by the stage's processor semaphore.
+        reserved = props.concurrency_mode == "reserved"
+        slots = 0 if reserved else props.max_concurrency
         self._processor = PlatformFunction(
             self,
             "Processor",
@@ -91,8 +102,23 @@ class CpuBackend(Construct):
                     ENV.MAX_PAGES: str(props.max_pages),
                     # One worker per execution environment: ONNX Runtime's threads are the vCPUs it pays for.
                     ENV.CPU_THREADS: str(defaults.processor_cpu_threads(props.memory_mb)),
+                    ENV.PROCESSOR_SLOTS: str(slots),
+                    ENV.ADMISSION_LEASE_SECONDS: str(props.admission_lease_seconds),
                 },
                 finishes_jobs=True,
+                reserved_concurrency=props.max_concurrency if reserved else None,
+                concurrency_bound=(
+                    f"Bounded by the stage's processor semaphore in DynamoDB ({props.max_concurrency} slots, "
+                    "PlatformConfig.processor_max_concurrency in dispatcher mode): the invoker takes a slot before each "
+                    "hand-over and the processor passes it on to the chunks it launches; a job that finds none waits "
+                    "in the job queue."
+                ),
+                failed_events=(
+                    "Invoked asynchronously with an on-failure destination instead of a DLQ: after its retries Lambda "
+                    "sends the invocation record, with the error, to the completion function (its EventInvokeConfig), "
+                    "which fails the job; what that function cannot handle is parked on the alarmed parked-events queue. "
+                    "A DLQ would keep the event where no job is ever finished."
+                ),
             ),
         )
         role = self._processor.role
@@ -112,7 +138,7 @@ class CpuBackend(Construct):
             reason="Key-prefix scope: the processor writes results/{job_id}/ for any job and fills the models/ "
             "cache on a cold start.",
         )
-        allow(role, ["dynamodb:GetItem", "dynamodb:UpdateItem"], [table.table_arn])
+        allow(role, ["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem"], [table.table_arn])
         allow(
             role,
             ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],

@@ -25,7 +25,7 @@ from ocr_infra.platform_function import (
     PlatformFunction,
     PlatformFunctionProps,
 )
-from ocr_infra.secure_defaults import allow
+from ocr_infra.secure_defaults import allow, skip_checkov
 from ocr_platform import defaults
 from ocr_platform.s3_layout import (
     ASYNC_FAILURES_PREFIX,
@@ -38,6 +38,14 @@ from ocr_platform.s3_layout import (
 from ocr_platform.settings import ENV, engine_fallback_value
 
 SAGEMAKER_NAMESPACE = "AWS/SageMaker"
+#: Why the model runs without EnableNetworkIsolation (checkov's CKV_AWS_370): what the container reaches itself.
+MODEL_NETWORK_REASON = (
+    "The container needs the network to S3: SageMaker delivers only the job message (async/requests/<job>.json), which "
+    "names the document by its s3:// URI, and the server reads the document itself (model_server.EndpointApp.invoke) "
+    "and writes the images of the pages it read to results/<job>/pages/; with network isolation both fail and so would "
+    "every job. Its execution role may read only async/requests/, documents/ and models/ and write only its outputs, "
+    "failures, models/ and page images, and SageMaker pulls the image, where the weights are baked."
+)
 #: Read by ``ocr_platform.model_server``: requests served at once by one instance.
 DESIRED_INSTANCE_COUNT = "sagemaker:variant:DesiredInstanceCount"
 #: The service-linked role Application Auto Scaling uses for SageMaker variants; naming its full ARN in
@@ -66,8 +74,10 @@ class GpuBackendProps:
             consecutive minutes of ApproximateBacklogSizePerInstance < threshold (missing = idle).
         inflight_window_seconds: ``OCR_INFLIGHT_WINDOW_SECONDS`` of the scale-in function.
         base_image: ``BASE_IMAGE`` build argument of the endpoint image (empty: Dockerfile default).
-        bake_models: ``BAKE_MODELS`` build argument of the endpoint image (empty: none baked in).
+        bake_models: more models for the ``BAKE_MODELS`` build argument of the endpoint image, after the
+            layout model and VLM of ``vl_version``, which are always baked.
         vl_backend: ``native`` or ``vllm`` (the ``VL_BACKEND`` build argument and ``OCR_VL_BACKEND``).
+        vl_version: the PaddleOCR-VL pipeline version (the ``VL_VERSION`` build argument and ``OCR_VL_VERSION``).
         engine_fallback: ``OCR_ENGINE_FALLBACK`` of the model's container; it overrides the image's own
             ``none``. Off: an endpoint whose PaddleOCR-VL cannot load fails ``/ping``; on: PP-OCRv5 serves
             with an ``engine_fallback`` warning in every result.
@@ -91,6 +101,7 @@ class GpuBackendProps:
     base_image: str = defaults.ENDPOINT_BASE_IMAGE
     bake_models: str = defaults.ENDPOINT_BAKE_MODELS
     vl_backend: str = defaults.ENDPOINT_VL_BACKEND
+    vl_version: str = defaults.ENDPOINT_VL_VERSION
     engine_fallback: bool = defaults.ENGINE_FALLBACK
     scale_in_memory_mb: int = defaults.SCALE_IN_MEMORY_MB
     scale_in_timeout_seconds: int = defaults.SCALE_IN_TIMEOUT_SECONDS
@@ -130,12 +141,12 @@ class GpuBackend(Construct):
                 name: value
                 for name, value in (
                     ("BASE_IMAGE", props.base_image),
-                    ("BAKE_MODELS", props.bake_models),
+                    ("BAKE_MODELS", " ".join([*defaults.VL_VERSION_MODELS[props.vl_version], props.bake_models]).strip()),
                     ("VL_BACKEND", "vllm" if props.vl_backend == "vllm" else ""),
+                    ("VL_VERSION", props.vl_version),
                 )
                 if value
-            }
-            or None,
+            },
             display_name="vl-endpoint image",
         )
 
@@ -162,6 +173,7 @@ class GpuBackend(Construct):
                     # The server's thread pool matches the async config's per-instance concurrency.
                     ENV.MAX_CONCURRENT_INVOCATIONS: str(props.max_concurrent_invocations_per_instance),
                     "OCR_VL_BACKEND": "vllm-server" if props.vl_backend == "vllm" else "native",
+                    ENV.VL_VERSION: props.vl_version,
                     ENV.ENGINE_FALLBACK: engine_fallback_value(props.engine_fallback),
                     ENV.MAX_PAGES: str(props.max_pages),
                     ENV.GPU_PAGES_PER_CHUNK: str(props.pages_per_chunk),
@@ -170,6 +182,7 @@ class GpuBackend(Construct):
         )
         # SageMaker checks the role's access to the image when it creates the model: policy first.
         self._model.node.add_dependency(self._role.node.find_child("DefaultPolicy"))
+        skip_checkov(self._model, "CKV_AWS_370", MODEL_NETWORK_REASON)
 
         # 4. Endpoint config: async inference on the GPU instance, S3 paths and SNS notifications.
         bucket_uri = f"s3://{props.common.bucket.bucket_name}"
@@ -267,6 +280,10 @@ class GpuBackend(Construct):
                 # The idle alarm's topic and the re-check schedule invoke it asynchronously; a failed run is
                 # parked (the schedule tries again while the alarm stays in ALARM).
                 async_retry_attempts=defaults.ASYNC_RETRY_ATTEMPTS,
+                concurrency_bound=(
+                    "Runs when the idle alarm changes state (SNS) and on its re-check schedule, every idle_minutes: one "
+                    "or two at a time, for seconds each (a Query, a DescribeEndpoint, one capacity update)."
+                ),
             ),
         )
         allow(self._scale_in.role, ["dynamodb:Query"], [props.status_index_arn])

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_secretsmanager as secretsmanager
@@ -30,7 +31,7 @@ from ocr_infra.platform_function import (
     PlatformFunction,
     PlatformFunctionProps,
 )
-from ocr_infra.secure_defaults import acknowledge, allow, removal_policy
+from ocr_infra.secure_defaults import acknowledge, allow, removal_policy, skip_checkov
 from ocr_platform import defaults
 from ocr_platform.settings import ENV
 
@@ -56,6 +57,8 @@ class WebhookQueueProps:
             maximum).
         retain: keep the signing secret when the stack is deleted (the stage's ``retain_data``): receivers hold
             a copy of it.
+        encryption_key: the stage's KMS key for both queues and the signing secret; ``None``: SQS-managed SSE and
+            Secrets Manager's AWS managed key.
     """
 
     max_receive_count: int = defaults.webhook_queue_max_receive_count()
@@ -63,6 +66,7 @@ class WebhookQueueProps:
     retention_days: int = defaults.WEBHOOK_QUEUE_RETENTION_DAYS
     dlq_retention_days: int = defaults.DLQ_RETENTION_DAYS
     retain: bool = defaults.RETAIN_DATA
+    encryption_key: kms.IKey | None = None
 
 
 class WebhookQueue(Construct):
@@ -89,8 +93,10 @@ class WebhookQueue(Construct):
             alarm_description="OCR webhooks were dead-lettered (the receiver failed for the whole retry window, the "
             "URL is one the platform never calls, or the deliverer kept crashing): read each message's LastError, "
             "then redrive them to the webhook queue or discard.",
+            encryption_key=props.encryption_key,
         )
-        # 4. Signing secret: 64 random letters and digits, encrypted with the AWS managed key; no resource policy.
+        # 4. Signing secret: 64 random letters and digits, encrypted with the stage's key or the AWS managed key; no
+        #    resource policy.
         self._secret = secretsmanager.Secret(
             self,
             "SigningSecret",
@@ -99,8 +105,17 @@ class WebhookQueue(Construct):
             generate_secret_string=secretsmanager.SecretStringGenerator(
                 password_length=WEBHOOK_SECRET_LENGTH, exclude_punctuation=True, include_space=False
             ),
+            encryption_key=props.encryption_key,
             removal_policy=removal_policy(props.retain),
         )
+        if props.encryption_key is None:
+            skip_checkov(
+                self._secret,
+                "CKV_AWS_149",
+                "Encrypted with Secrets Manager's AWS managed key aws/secretsmanager, whose every use KMS records in "
+                "CloudTrail; only the webhook deliverer's role may read the secret. customer_managed_key=true encrypts "
+                "it with the stage's own KMS key ($1 a month plus requests).",
+            )
         acknowledge(
             self._secret,
             "AwsSolutions-SMG4",
@@ -181,6 +196,7 @@ class WebhookDelivererProps:
             signs with.
         first_retry_seconds / max_retry_interval_seconds / retry_window_seconds: the retry schedule
             (``PlatformConfig.webhook_*``: 30 s doubling up to 1 h, for 24 h).
+        max_concurrency: the event source's ``MaximumConcurrency`` (5): deliverers running at once.
         memory_mb: 256 (one small POST at a time). Its timeout, ``defaults.WEBHOOK_DELIVERER_TIMEOUT_SECONDS``
             (120 s: a batch of ``defaults.WEBHOOK_BATCH_SIZE`` POSTs of at most 10 s each, and a margin), also
             sizes the webhook queue's visibility timeout, so neither it nor the batch size is a prop.
@@ -192,6 +208,7 @@ class WebhookDelivererProps:
     max_retry_interval_seconds: int = defaults.WEBHOOK_MAX_RETRY_INTERVAL_SECONDS
     retry_window_seconds: int = defaults.WEBHOOK_RETRY_WINDOW_SECONDS
     memory_mb: int = defaults.WEBHOOK_DELIVERER_MEMORY_MB
+    max_concurrency: int = defaults.WEBHOOK_DELIVERER_MAX_CONCURRENCY
 
 
 class WebhookDeliverer(Construct):
@@ -199,7 +216,8 @@ class WebhookDeliverer(Construct):
 
     A failed delivery's message is made visible again after the schedule's next wait (partial batch
     failures); a delivery out of retries is sent to the webhook DLQ. It reads and records the job's webhook
-    state but never finishes a job, and it calls the receivers' URLs over the internet (no VPC).
+    state but never finishes a job, and it calls the receivers' URLs over the internet, so it stays outside the
+    stage's VPC.
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: WebhookDelivererProps) -> None:
@@ -224,11 +242,28 @@ class WebhookDeliverer(Construct):
                     ENV.WEBHOOK_MAX_RETRY_INTERVAL_SECONDS: str(props.max_retry_interval_seconds),
                     ENV.WEBHOOK_RETRY_WINDOW_SECONDS: str(props.retry_window_seconds),
                 },
+                concurrency_bound=(
+                    f"Bounded by its SQS event source's MaximumConcurrency ({props.max_concurrency}, "
+                    "PlatformConfig.webhook_deliverer_max_concurrency): webhooks beyond it wait in the webhook queue, "
+                    "never throttled."
+                ),
+                failed_events=(
+                    "Invoked by an SQS event source mapping, which a function DLQ does not apply to (Lambda uses "
+                    "DeadLetterConfig only for asynchronous invocations): a webhook whose retries ran out is sent to the "
+                    "webhook DLQ by the function itself, and one it keeps crashing on is moved there by the queue's "
+                    "redrive policy; the DLQ keeps them 14 days, alarmed."
+                ),
+                public_internet=(
+                    "Outside the stage's VPC by design: it POSTs each webhook to the receiver's callback_url, any public "
+                    "https:// host, which the VPC's isolated subnets cannot reach (a NAT gateway, $0.045 an hour per AZ, "
+                    "would open the internet to every function). ocr_platform.safe_http admits only hosts that resolve "
+                    "to public addresses, checked after DNS and at every redirect."
+                ),
             ),
         )
         role = self._fn.role
-        # 2. Permissions: claim and record each POST on its job; read the signing secret (AWS managed key: no
-        #    KMS grant); delay a retry; park what ran out of retries.
+        # 2. Permissions: claim and record each POST on its job; read the signing secret (with the stage's key, the
+        #    role's grant on it decrypts the secret too); delay a retry; park what ran out of retries.
         allow(role, ["dynamodb:GetItem", "dynamodb:UpdateItem"], [table.table_arn])
         allow(role, ["secretsmanager:GetSecretValue"], [webhooks.secret.secret_arn])
         allow(role, ["sqs:ChangeMessageVisibility"], [webhooks.queue.queue_arn])
@@ -236,7 +271,8 @@ class WebhookDeliverer(Construct):
         # 3. Event source: the webhook queue, partial batch failures reported per message.
         self._fn.function.add_event_source(
             event_sources.SqsEventSource(
-                webhooks.queue, batch_size=defaults.WEBHOOK_BATCH_SIZE, report_batch_item_failures=True
+                webhooks.queue, batch_size=defaults.WEBHOOK_BATCH_SIZE, report_batch_item_failures=True,
+                max_concurrency=props.max_concurrency,
             )
         )
 

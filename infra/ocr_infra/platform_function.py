@@ -1,7 +1,8 @@
 """Lambda functions: one construct for every function of the platform, zip or container image.
 
 Each function gets its own execution role without AWS-managed policies and its own log group with a
-retention period; the role may write only to that log group. Everything else a function may do is
+retention period; the role may write only to that log group. Every function traces actively in X-Ray, so
+one job can be followed across the functions that handled it (``ocr_platform.tracing``). Everything else a function may do is
 granted by its owner through :func:`ocr_infra.secure_defaults.allow`. What all functions share (table,
 bucket, zip code and layers, job TTL, log retention, metrics namespace, completion events) comes in one
 :class:`CommonFunctionProps` the stack builds once.
@@ -13,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from aws_cdk import Aws, Duration, RemovalPolicy, Size
+from aws_cdk import Aws, Duration, Size
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_logs as logs
@@ -24,8 +26,9 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from ocr_infra.config import POWERTOOLS_LAYER_ACCOUNT
+from ocr_infra.network import FunctionNetwork
 from ocr_infra.paths import LAMBDA_ASSET_EXCLUDES, LAMBDAS_DIR, ZIP_FUNCTION_EXCLUDES
-from ocr_infra.secure_defaults import lambda_role
+from ocr_infra.secure_defaults import acknowledge_wildcards, allow, lambda_role, secure_log_group, skip_checkov
 from ocr_platform import defaults
 from ocr_platform.settings import ENV, metrics_namespace
 
@@ -43,6 +46,44 @@ SWEEPER_HANDLER = "ocr_platform.handlers.sweeper.handler"
 INGEST_HANDLER = "ocr_platform.handlers.ingest.handler"
 API_HANDLER = "ocr_platform.handlers.api.handler"
 WEBHOOK_DELIVERER_HANDLER = "ocr_platform.handlers.webhook_deliverer.handler"
+#: What CDK grants a function with active tracing, on Resource "*".
+TRACING_ACTIONS = ("xray:PutTraceSegments", "xray:PutTelemetryRecords")
+
+
+#: What every role may do with the stage's KMS key (``CommonFunctionProps.encryption_key``): Lambda decrypts the
+#: environment with the role; S3, SQS, DynamoDB and Secrets Manager use the key with the caller's permissions.
+KEY_USE_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey")
+#: Read by ``ocr_platform.engines.settings``: ``off`` forbids fetching a model from PaddleX's hub.
+MODEL_HUB_VARIABLE = "OCR_MODEL_HUB"
+
+# The reasons checkov's findings on a function get where the stage's settings leave them open; each names the
+# setting that closes it.
+#: CKV_AWS_115, after the function's own bound (``PlatformFunctionProps.concurrency_bound``).
+RESERVED_CONCURRENCY_NOTE = (
+    "Reserved concurrency is not the bound: it takes its executions from the account's quota whether used or not, and "
+    "a new account's quota (it can be 10) cannot spare any, since Lambda keeps part of it unreserved, so the deploy "
+    "would fail. processor_concurrency_mode=reserved reserves the processor's where the account allows it."
+)
+#: CKV_AWS_116 on a function invoked asynchronously (``PlatformFunctionProps.async_retry_attempts``).
+PARKED_EVENTS_REASON = (
+    "Invoked asynchronously with an on-failure destination instead of a DLQ: after its retries Lambda sends the event, "
+    "with the error and the request context, to the parked-events SQS queue (its EventInvokeConfig), alarmed on any "
+    "message. A DeadLetterConfig would park the same event a second time, without that context."
+)
+#: CKV_AWS_117 on every function of a stage without a VPC (``PlatformConfig.vpc``).
+NO_VPC_REASON = (
+    "No VPC by default (PlatformConfig.vpc=false): the function calls only AWS APIs, over TLS with requests signed by "
+    "its own least-privilege role, and reaches no private host or database, so a VPC would not narrow what it can do. "
+    "vpc=true runs the functions in isolated subnets with VPC endpoints and flow logs, for $43.80 to $87.60 a month "
+    "in interface endpoints (us-east-1, by backends)."
+)
+#: CKV_AWS_173 on every function of a stage without its own key (``PlatformConfig.customer_managed_key``).
+AWS_MANAGED_ENVIRONMENT_KEY_REASON = (
+    "Lambda encrypts the environment variables at rest with its AWS managed key; they hold resource names, URLs and "
+    "limits, no secret (the webhook signing secret is read from Secrets Manager at run time). customer_managed_key=true "
+    "encrypts them, the logs, the bucket, the table, the queues and the topics with the stage's own KMS key "
+    "($1 a month plus requests)."
+)
 
 
 #: CloudWatch Logs retention periods by days (``PlatformConfig.log_retention_days``).
@@ -113,6 +154,13 @@ class CommonFunctionProps:
             with ``finishes_jobs`` may put events on that bus and send to the webhook queue, and gets their
             names. ``None``: no completion events (tests of a single construct); a finished job then stays in
             the notification outbox.
+        encryption_key: the stage's KMS key (``PlatformConfig.customer_managed_key``): it encrypts every function's
+            environment variables and log group, and every role may use it (``kms:Decrypt``, ``Encrypt``,
+            ``GenerateDataKey``, ``DescribeKey`` on this key only), since it also encrypts the bucket, the table,
+            the queues and the secret the functions use. ``None``: AWS's keys (:data:`AWS_MANAGED_ENVIRONMENT_KEY_REASON`).
+        network: the stage's VPC (``PlatformConfig.vpc``): every function runs in its isolated subnets with the
+            functions' security group, except one that calls the public internet
+            (``PlatformFunctionProps.public_internet``). ``None``: no VPC (:data:`NO_VPC_REASON`).
     """
 
     table: dynamodb.ITable
@@ -124,6 +172,8 @@ class CommonFunctionProps:
     metrics_namespace: str = metrics_namespace(defaults.STAGE)
     parked_events: sqs.IQueue | None = None
     completion_events: CompletionEventTargets | None = None
+    encryption_key: kms.IKey | None = None
+    network: FunctionNetwork | None = None
 
     def environment(self, *, finishes_jobs: bool) -> dict[str, str]:
         """The variables every function gets; a function that finishes jobs also gets the metrics namespace."""
@@ -156,6 +206,19 @@ class PlatformFunctionProps:
         async_retry_attempts: for a function invoked asynchronously (SNS, EventBridge, a Lambda destination):
             Lambda's retries after a function error (0..2), after which the event goes to
             ``common.parked_events``. ``None``: not invoked asynchronously, or its owner configures it.
+        reserved_concurrency: the function's reserved concurrency; ``None`` (the default): none reserved, the
+            function is bounded by its event source's maximum concurrency or the stage's admission control.
+        concurrency_bound: what bounds how many of it run at once when nothing is reserved (its event source's
+            maximum concurrency, the stage's processor semaphore, a schedule), and so why it needs no reserved
+            concurrency; required without ``reserved_concurrency``. Recorded on the function as the reason of
+            checkov's CKV_AWS_115 (function-level concurrency limit) skip.
+        failed_events: where an event the function failed on goes instead of a function DLQ (its SQS source's
+            redrive, its synchronous caller, its owner's on-failure destination); required unless
+            ``async_retry_attempts`` is set, whose on-failure destination (the parked-events queue) says it.
+            Recorded as the reason of checkov's CKV_AWS_116 (DLQ) skip.
+        public_internet: why the function calls hosts on the public internet (documents by URL, webhooks); such a
+            function stays outside the stage's VPC, whose isolated subnets have no route out, and this is the
+            reason of its checkov CKV_AWS_117 (VPC) skip. Empty: AWS APIs only, in the VPC when there is one.
     """
 
     common: CommonFunctionProps
@@ -169,6 +232,10 @@ class PlatformFunctionProps:
     finishes_jobs: bool = False
     ephemeral_storage_mb: int = 512
     async_retry_attempts: int | None = None
+    reserved_concurrency: int | None = None
+    concurrency_bound: str = ""
+    failed_events: str = ""
+    public_internet: str = ""
 
 
 class PlatformFunction(Construct):
@@ -183,10 +250,9 @@ class PlatformFunction(Construct):
         common = props.common
         # 1. Role: trusted by Lambda only, no managed policies.
         self._role = lambda_role(self, "Role", description=f"Execution role: {props.description}")
-        # 2. Log group: retention set, deleted with the function; the role writes only here.
-        self._log_group = logs.LogGroup(
-            self, "Logs", retention=common.log_retention, removal_policy=RemovalPolicy.DESTROY
-        )
+        # 2. Log group: retention set, deleted with the function, encrypted with the stage's key if it has one; the
+        #    role writes only here.
+        self._log_group = secure_log_group(self, "Logs", retention=common.log_retention, encryption_key=common.encryption_key)
         self._log_group.grant_write(self._role)
         # 3. Function: zip (runtime + handler + the common code and layers) or container image.
         self._environment = {
@@ -194,6 +260,10 @@ class PlatformFunction(Construct):
             **common.environment(finishes_jobs=props.finishes_jobs),
             **props.environment,
         }
+        if props.image is not None and common.network is not None and not props.public_internet:
+            # The image's engines may fetch a model no cache has from PaddleX's hub, which the VPC has no route to:
+            # fail such a job at once (engine_unavailable, naming the variable) instead of at the connect timeout.
+            self._environment[MODEL_HUB_VARIABLE] = "off"
         settings: dict[str, Any] = dict(
             description=props.description,
             role=self._role,
@@ -203,6 +273,10 @@ class PlatformFunction(Construct):
             environment=self._environment,
             log_group=self._log_group,
             architecture=lambda_.Architecture.X86_64,
+            tracing=lambda_.Tracing.ACTIVE,
+            reserved_concurrent_executions=props.reserved_concurrency,
+            environment_encryption=common.encryption_key,
+            **self._network_settings(props),
         )
         if props.image is not None:
             self._function: lambda_.Function = lambda_.DockerImageFunction(
@@ -218,6 +292,14 @@ class PlatformFunction(Construct):
                 layers=list(common.layers),
                 **settings,
             )
+        # 3b. X-Ray: the function's role may send trace segments (the handlers' ``ocr_platform.tracing``).
+        acknowledge_wildcards(
+            self._role.node.find_child("DefaultPolicy"),
+            TRACING_ACTIONS,
+            ["*"],
+            "X-Ray's PutTraceSegments and PutTelemetryRecords support no resource-level permissions (AWS requires "
+            "Resource '*'); CDK grants them for the function's active tracing.",
+        )
         # 4. Asynchronous invocations: retried, then parked, never dropped.
         if props.async_retry_attempts is not None:
             if common.parked_events is None:
@@ -225,9 +307,53 @@ class PlatformFunction(Construct):
             self._function.configure_async_invoke(
                 retry_attempts=props.async_retry_attempts, on_failure=destinations.SqsDestination(common.parked_events)
             )
+            if common.parked_events.encryption_master_key is not None:
+                acknowledge_wildcards(
+                    self._role,
+                    ["kms:ReEncrypt*", "kms:GenerateDataKey*"],
+                    [],
+                    "CDK's SqsDestination grants sending to the parked-events queue with its KMS key's ReEncrypt* and "
+                    "GenerateDataKey* action families, on that one key (the stage's) only.",
+                )
         # 5. Completion events: a function that finishes jobs publishes their events and queues their webhooks.
         if props.finishes_jobs and common.completion_events is not None:
             common.completion_events.allow_publishing(self)
+        # 6. The stage's key: what the function reads and writes is encrypted with it.
+        if common.encryption_key is not None:
+            allow(self._role, KEY_USE_ACTIONS, [common.encryption_key.key_arn])
+        # 7. The checkov findings the function answers with a reason instead of a setting.
+        self._answer_checkov(construct_id, props)
+
+    def _network_settings(self, props: PlatformFunctionProps) -> dict[str, Any]:
+        """``vpc``, ``vpc_subnets`` and ``security_groups`` for a function in the stage's VPC, and its role's
+        permission to manage the function's network interfaces; nothing outside one."""
+        network = props.common.network
+        if network is None or props.public_internet:
+            return {}
+        # A role CDK did not create gets no AWSLambdaVPCAccessExecutionRole: the network grants what it holds.
+        network.allow_network_interfaces(self._role)
+        return {"vpc": network.vpc, "vpc_subnets": network.subnets, "security_groups": [network.security_group]}
+
+    def _answer_checkov(self, construct_id: str, props: PlatformFunctionProps) -> None:
+        """Record, on the function, the reasons for the checkov checks its settings leave open: concurrency (unless
+        reserved), DLQ, VPC (without one, or when it calls the internet) and the environment's key (without one)."""
+        common = props.common
+        if props.reserved_concurrency is None:
+            if not props.concurrency_bound:
+                raise ValueError(f"{construct_id}: without reserved_concurrency, say what bounds it (concurrency_bound)")
+            skip_checkov(self._function, "CKV_AWS_115", f"{props.concurrency_bound} {RESERVED_CONCURRENCY_NOTE}")
+        if props.async_retry_attempts is not None:
+            skip_checkov(self._function, "CKV_AWS_116", PARKED_EVENTS_REASON)
+        elif props.failed_events:
+            skip_checkov(self._function, "CKV_AWS_116", props.failed_events)
+        else:
+            raise ValueError(f"{construct_id}: say where the events it fails on go (failed_events or async_retry_attempts)")
+        if common.network is None:
+            skip_checkov(self._function, "CKV_AWS_117", NO_VPC_REASON)
+        elif props.public_internet:
+            skip_checkov(self._function, "CKV_AWS_117", props.public_internet)
+        if common.encryption_key is None:
+            skip_checkov(self._function, "CKV_AWS_173", AWS_MANAGED_ENVIRONMENT_KEY_REASON)
 
     @property
     def function(self) -> lambda_.Function:

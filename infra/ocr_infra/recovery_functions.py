@@ -89,6 +89,16 @@ class JobRecovery(Construct):
                 timeout_seconds=defaults.DLQ_CONSUMER_TIMEOUT_SECONDS,
                 service_name="ocr-dlq-consumer",
                 finishes_jobs=True,
+                concurrency_bound=(
+                    f"Bounded by its SQS event source's MaximumConcurrency ({defaults.DLQ_CONSUMER_MAX_CONCURRENCY}, the "
+                    "least SQS allows): dead-lettered messages beyond it wait on the DLQ, never throttled."
+                ),
+                failed_events=(
+                    "Invoked by an SQS event source mapping on the job queue's DLQ, which a function DLQ does not apply "
+                    "to (Lambda uses DeadLetterConfig only for asynchronous invocations): a record it fails on stays on "
+                    "that DLQ (14 days, alarmed on any message) and is received again; partial batch failures keep the "
+                    "rest of the batch moving."
+                ),
             ),
         )
         allow(
@@ -99,7 +109,10 @@ class JobRecovery(Construct):
         )
         allow(self._dlq_consumer.role, ["dynamodb:UpdateItem"], [table.table_arn])
         self._dlq_consumer.function.add_event_source(
-            event_sources.SqsEventSource(props.dead_letter_queue, batch_size=10, report_batch_item_failures=True)
+            event_sources.SqsEventSource(
+                props.dead_letter_queue, batch_size=10, report_batch_item_failures=True,
+                max_concurrency=defaults.DLQ_CONSUMER_MAX_CONCURRENCY,
+            )
         )
 
         # 2. Sweeper: query the status GSI for QUEUED and PROCESSING jobs, fail those past their deadline; query
@@ -124,6 +137,11 @@ class JobRecovery(Construct):
                 finishes_jobs=True,
                 # No retries: the next scheduled run sweeps again; a failed run is parked, so its alarm says so.
                 async_retry_attempts=0,
+                concurrency_bound=(
+                    f"Runs on its schedule, every {props.sweeper_interval_minutes} minutes (PlatformConfig."
+                    "sweeper_interval_minutes), so one at a time, two where a run outlasts the interval; every transition "
+                    "it makes is a conditional write, so an overlap is harmless."
+                ),
             ),
         )
         allow(self._sweeper.role, ["dynamodb:Query"], [props.status_index_arn, props.notification_index_arn])

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import CfnOutput, Stack, Tags
+from aws_cdk import Aws, CfnOutput, Stack, Tags
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
@@ -25,6 +26,7 @@ from ocr_infra.data_stores import (
     JobTableProps,
 )
 from ocr_infra.drop_folder import DropFolder, DropFolderProps
+from ocr_infra.encryption import PlatformKey, PlatformKeyProps
 from ocr_infra.gpu_backend import GpuBackend, GpuBackendProps
 from ocr_infra.job_notifications import (
     CompletionEventTargets,
@@ -42,7 +44,14 @@ from ocr_infra.messaging import (
     ParkedEvents,
     ParkedEventsProps,
 )
-from ocr_infra.monitoring import FailedJobRateAlarm, FailedJobRateAlarmProps
+from ocr_infra.monitoring import (
+    EndpointMetricsProps,
+    FailedJobRateAlarm,
+    FailedJobRateAlarmProps,
+    OperationsDashboard,
+    OperationsDashboardProps,
+)
+from ocr_infra.network import PlatformVpc, PlatformVpcProps
 from ocr_infra.platform_function import RETENTION_BY_DAYS, CommonFunctionProps, lambdas_code, powertools_layer
 from ocr_infra.recovery_functions import JobRecovery, JobRecoveryProps
 from ocr_platform import defaults
@@ -58,6 +67,8 @@ OUTPUT_DLQ_URL = "DlqUrl"
 OUTPUT_EVENT_BUS_NAME = "EventBusName"
 OUTPUT_WEBHOOK_SECRET_ARN = "WebhookSecretArn"
 OUTPUT_WEBHOOK_DLQ_URL = "WebhookDlqUrl"
+#: The stage's KMS key, with ``customer_managed_key`` only: what direct clients need a grant on.
+OUTPUT_ENCRYPTION_KEY_ARN = "EncryptionKeyArn"
 
 
 class OcrPlatformStack(Stack):
@@ -80,8 +91,25 @@ class OcrPlatformStack(Stack):
         super().__init__(scope, construct_id, **kwargs)
         self._config = cfg = config
         for key, value in (("project", "ocr-platform"), ("stage", cfg.stage)):
-            # ScalableTarget tags are newer than cfn-lint's schema and add nothing to cost reports.
-            Tags.of(self).add(key, value, exclude_resource_types=["AWS::ApplicationAutoScaling::ScalableTarget"])
+            # ScalableTarget and Dashboard tags are newer than cfn-lint's schema and add nothing to cost reports.
+            Tags.of(self).add(
+                key, value, exclude_resource_types=["AWS::ApplicationAutoScaling::ScalableTarget", "AWS::CloudWatch::Dashboard"]
+            )
+
+        # 0. The stage's own KMS key and VPC, each only where the config asks for it.
+        self.key = PlatformKey(self, "Encryption", PlatformKeyProps(retain=cfg.retain_data)) if cfg.customer_managed_key else None
+        stage_key = self.key.key if self.key else None
+        self.network = (
+            PlatformVpc(
+                self,
+                "Network",
+                PlatformVpcProps(
+                    backends=cfg.backends, flow_log_retention=RETENTION_BY_DAYS[cfg.log_retention_days], encryption_key=stage_key
+                ),
+            )
+            if cfg.vpc
+            else None
+        )
 
         # 1. Storage: platform bucket (+ access logs) and the jobs table.
         self.documents = DocumentBucket(
@@ -92,9 +120,10 @@ class OcrPlatformStack(Stack):
                 access_log_retention_days=cfg.access_log_retention_days,
                 versioned=cfg.versioned_bucket,
                 retain=cfg.retain_data,
+                encryption_key=stage_key,
             ),
         )
-        self.jobs = JobTable(self, "Jobs", JobTableProps(retain=cfg.retain_data))
+        self.jobs = JobTable(self, "Jobs", JobTableProps(retain=cfg.retain_data, encryption_key=stage_key))
         bucket, table = self.documents.bucket, self.jobs.table
 
         # 2. Messaging: job queue + DLQ, encrypted topics, the webhook queue; the DLQ alarms go to the operations topic.
@@ -105,19 +134,24 @@ class OcrPlatformStack(Stack):
                 visibility_timeout_seconds=cfg.queue_visibility_timeout_seconds,
                 max_receive_count=cfg.max_receive_count,
                 retention_days=cfg.queue_retention_days,
+                encryption_key=stage_key,
             ),
         )
-        self.topics = NotificationTopics(self, "Topics", NotificationTopicsProps(alarm_email=cfg.alarm_email))
+        self.topics = NotificationTopics(self, "Topics", NotificationTopicsProps(alarm_email=cfg.alarm_email, key=stage_key))
         self.topics.notify(self.topics.alarm_topic, self.queue.dead_letter_alarm)
         # Parked events: every asynchronous hand-over's last stop instead of a silent drop; alarmed.
-        self.parked_events = ParkedEvents(self, "ParkedEvents", ParkedEventsProps())
+        self.parked_events = ParkedEvents(self, "ParkedEvents", ParkedEventsProps(encryption_key=stage_key))
         self.topics.notify(self.topics.alarm_topic, self.parked_events.alarm)
         # Completion events go to the stage's bus; webhooks to their queue (its DLQ alarmed like the job DLQ),
         # signed with the stage's secret.
         self.webhooks = WebhookQueue(
             self,
             "Webhooks",
-            WebhookQueueProps(max_receive_count=defaults.webhook_queue_max_receive_count(cfg.webhook_delivery_attempts), retain=cfg.retain_data),
+            WebhookQueueProps(
+                max_receive_count=defaults.webhook_queue_max_receive_count(cfg.webhook_delivery_attempts),
+                retain=cfg.retain_data,
+                encryption_key=stage_key,
+            ),
         )
         self.topics.notify(self.topics.alarm_topic, self.webhooks.dead_letter_alarm)
         completion_events = CompletionEventTargets.on_bus(self, cfg.event_bus_name, self.webhooks.queue)
@@ -135,6 +169,8 @@ class OcrPlatformStack(Stack):
             metrics_namespace=metrics_namespace(cfg.stage),
             parked_events=self.parked_events.queue,
             completion_events=completion_events,
+            encryption_key=stage_key,
+            network=self.network.network if self.network else None,
         )
 
         # 3. Completion handler: SageMaker notifications and CPU processor failures finish jobs.
@@ -167,6 +203,9 @@ class OcrPlatformStack(Stack):
                     bake_models=cfg.processor_bake_models,
                     pages_per_chunk=cfg.cpu_pages_per_chunk,
                     max_pages=cfg.max_pages,
+                    max_concurrency=cfg.processor_max_concurrency,
+                    concurrency_mode=cfg.processor_concurrency_mode,
+                    admission_lease_seconds=cfg.admission_lease_seconds,
                 ),
             )
 
@@ -191,6 +230,7 @@ class OcrPlatformStack(Stack):
                     base_image=cfg.endpoint_base_image,
                     bake_models=cfg.endpoint_bake_models,
                     vl_backend=cfg.endpoint_vl_backend,
+                    vl_version=cfg.endpoint_vl_version,
                     engine_fallback=cfg.engine_fallback,
                     scale_in_memory_mb=cfg.scale_in_memory_mb,
                     scale_in_timeout_seconds=cfg.scale_in_timeout_seconds,
@@ -216,6 +256,10 @@ class OcrPlatformStack(Stack):
                 dispatch_lease_seconds=cfg.dispatch_lease_seconds,
                 url_fetch_timeout_seconds=cfg.url_fetch_timeout_seconds,
                 batch_size=cfg.invoker_batch_size,
+                max_concurrency=cfg.invoker_max_concurrency,
+                processor_slots=cfg.processor_slots,
+                admission_lease_seconds=cfg.admission_lease_seconds,
+                admission_retry_seconds=cfg.admission_retry_seconds,
                 memory_mb=cfg.invoker_memory_mb,
                 timeout_seconds=cfg.invoker_timeout_seconds,
             ),
@@ -282,6 +326,7 @@ class OcrPlatformStack(Stack):
                 first_retry_seconds=cfg.webhook_first_retry_seconds,
                 max_retry_interval_seconds=cfg.webhook_max_retry_interval_seconds,
                 retry_window_seconds=cfg.webhook_retry_window_seconds,
+                max_concurrency=cfg.webhook_deliverer_max_concurrency,
             ),
         )
 
@@ -297,6 +342,28 @@ class OcrPlatformStack(Stack):
             ),
         )
         self.topics.notify(self.topics.alarm_topic, self.failed_jobs.alarm)
+
+        # 8b. Operations dashboard: every alarm built above with its state, jobs by route and error code, pages per
+        #     minute, latency per route, the CPU processor, the queues and the GPU endpoint. Dashboards are global
+        #     to the account, so its name carries the region.
+        self.dashboard = OperationsDashboard(
+            self,
+            "Operations",
+            OperationsDashboardProps(
+                namespace=common.metrics_namespace,
+                routes=cfg.models,
+                job_queue=self.queue.queue,
+                dead_letter_queue=self.queue.dead_letter_queue,
+                webhook_dead_letter_queue=self.webhooks.dead_letter_queue,
+                parked_events=self.parked_events.queue,
+                alarms=[construct for construct in self.node.find_all() if isinstance(construct, cloudwatch.Alarm)],
+                failed_job_rate=self.failed_jobs.alarm,
+                processor=self.cpu.function if self.cpu else None,
+                endpoint=EndpointMetricsProps(self.gpu.endpoint_name, cfg.variant_name, cfg.idle_backlog_threshold) if self.gpu else None,
+                dashboard_name=f"{cfg.stack_name}-{Aws.REGION}",
+            ),
+        )
+        self._output("DashboardName", self.dashboard.dashboard.dashboard_name, "CloudWatch dashboard of this stage's operations")
 
         # 9. Outputs: what clients and frontends need (read with describe_stacks).
         self._output(OUTPUT_BUCKET_NAME, bucket.bucket_name, "Bucket for documents/, results/, models/ and async/")
@@ -323,6 +390,12 @@ class OcrPlatformStack(Stack):
             "The secret that signs every webhook; receivers verify X-OCR-Signature with it",
         )
         self._output(OUTPUT_WEBHOOK_DLQ_URL, self.webhooks.dead_letter_queue.queue_url, "Webhooks that were never delivered")
+        if self.key:
+            self._output(
+                OUTPUT_ENCRYPTION_KEY_ARN, self.key.key.key_arn,
+                "The stage's KMS key: clients that upload, send job messages or read results directly need "
+                "kms:GenerateDataKey and kms:Decrypt on it",
+            )
 
     def _output(self, key: str, value: str, description: str) -> None:
         CfnOutput(self, key, value=value, description=description)

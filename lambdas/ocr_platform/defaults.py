@@ -54,6 +54,17 @@ IDLE_BACKLOG_THRESHOLD = 0.1
 ENDPOINT_BASE_IMAGE = ""
 ENDPOINT_BAKE_MODELS = ""
 ENDPOINT_VL_BACKEND = "native"
+#: The PaddleOCR-VL pipeline versions of the pinned paddleocr (``PaddleOCRVL(pipeline_version=...)``) and
+#: the layout model and VLM each one runs, as PaddleX's ``PaddleOCR-VL*.yaml`` pipeline configs name them
+#: (tests/ocr/test_layout_engines.py checks this table against the installed package). The endpoint image
+#: bakes the chosen version's two models.
+VL_VERSION_MODELS: dict[str, tuple[str, str]] = {
+    "v1": ("PP-DocLayoutV2", "PaddleOCR-VL-0.9B"),
+    "v1.5": ("PP-DocLayoutV3", "PaddleOCR-VL-1.5-0.9B"),
+    "v1.6": ("PP-DocLayoutV3", "PaddleOCR-VL-1.6-0.9B"),
+}
+#: The newest version PaddleOCR 3.7 ships (also its own default).
+ENDPOINT_VL_VERSION = "v1.6"
 #: How many requests each VL backend really works on at once in one instance. ``native`` (PaddleOCR's
 #: in-process VLM) serializes its predictions with a lock, so a second request admitted to the container
 #: would only wait there with SageMaker's invocation timeout already running; ``vllm`` batches concurrent
@@ -92,8 +103,9 @@ INVOKER_MAX_CONCURRENCY = 5
 WEBHOOK_DELIVERER_MAX_CONCURRENCY = 5
 #: The DLQ consumer's SQS event source: the smallest ``MaximumConcurrency`` SQS allows.
 DLQ_CONSUMER_MAX_CONCURRENCY = 2
-#: Lambda refuses a reserved concurrency that would leave the account fewer unreserved executions than this.
-MIN_UNRESERVED_CONCURRENCY = 50
+#: Lambda refuses a reserved concurrency that would leave the account fewer unreserved executions than this
+#: (AWS Lambda API reference, PutFunctionConcurrency: "leave at least 100 simultaneous executions unreserved").
+MIN_UNRESERVED_CONCURRENCY = 100
 #: A job that finds every processor slot taken goes back to the queue for this long (plus jitter) before
 #: the invoker tries it again; a new message each time, so waiting never counts towards the DLQ.
 ADMISSION_RETRY_SECONDS = 20
@@ -208,7 +220,12 @@ ASYNC_IO_EXPIRY_DAYS = 7
 ACCESS_LOG_RETENTION_DAYS = 90
 LOG_RETENTION_DAYS = 30
 RETAIN_DATA = True
-VERSIONED_BUCKET = False
+#: Both buckets keep an overwritten or deleted object's previous version for ``ASYNC_IO_EXPIRY_DAYS``.
+VERSIONED_BUCKET = True
+#: No KMS key of the stage's own: AWS's keys encrypt everything at rest ($1 a month plus requests with one).
+CUSTOMER_MANAGED_KEY = False
+#: No VPC: the functions call only AWS APIs (VPC endpoints for one cost $43.80 to $87.60 a month).
+VPC = False
 #: No e-mail subscription to the operations topic.
 ALARM_EMAIL = ""
 SWEEPER_INTERVAL_MINUTES = 15

@@ -19,20 +19,27 @@ A job submitted by URL is fetched by the holder of the claim, once, into ``docum
 hand-over (``ocr_platform.url_input``); the backend then reads it as it reads an upload. A ``callback_url``
 the stage's URL policy refuses (``http://`` in a deployed stage) fails the job ``invalid_message`` at once,
 rather than after a day of failed deliveries.
+
+A CPU job takes a slot of the stage's processor semaphore (``ocr_platform.admission``) before it is claimed:
+one that finds every slot taken stays QUEUED (its item is written, so a poller sees it) and raises
+:class:`AdmissionDeferredError`; the invoker puts its message back on the queue to wait. The slot's token
+travels to the processor in the event's ``slot`` field, and the processor gives it back when it ends.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ocr_platform import defaults
+from ocr_platform.admission import ProcessorSlots, slot_token
 from ocr_platform.errors import ErrorCode, JobError, RetryLaterError
-from ocr_platform.jobs import TERMINAL_STATUSES, JobStore
+from ocr_platform.jobs import TERMINAL_STATUSES, JobAlreadyExistsError, JobItem, JobStore
 from ocr_platform.messages import JobMessage
-from ocr_platform.routing import route
+from ocr_platform.routing import Backend, route
 from ocr_platform.s3_layout import S3Uri, StorageLayout
 from ocr_platform.safe_http import BlockedUrlError, UrlPolicy, check_url
 from ocr_platform.sagemaker_async import AsyncInference, EndpointCapacity
@@ -46,6 +53,10 @@ DispatchOutcome = Literal["dispatched", "duplicate", "failed"]
 class HandOverInProgressError(Exception):
     """Another delivery of the same message holds the hand-over's lease: retry later, and never give the job up
     for it (the holder hands it over, or its lease runs out and a later delivery takes over)."""
+
+
+class AdmissionDeferredError(Exception):
+    """Every processor slot of the stage is taken: the job stays QUEUED and its message waits in the queue."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +97,7 @@ class JobDispatcher:
         dispatch_lease_seconds: how long a delivery's claim on the hand-over holds.
         url_inputs: how documents submitted by URL are fetched; ``None``: such a job fails ``input_unreachable``.
         url_policy: which callback URLs the stage accepts.
+        slots: the stage's processor semaphore; ``None``: the processor's reserved concurrency bounds it.
     """
 
     def __init__(
@@ -99,6 +111,7 @@ class JobDispatcher:
         dispatch_lease_seconds: float = defaults.dispatch_lease_seconds(),
         url_inputs: UrlInputs | None = None,
         url_policy: UrlPolicy = UrlPolicy.PUBLIC_HTTPS,
+        slots: ProcessorSlots | None = None,
     ) -> None:
         self.store = store
         self.lambda_client = lambda_client
@@ -108,12 +121,14 @@ class JobDispatcher:
         self.dispatch_lease_seconds = dispatch_lease_seconds
         self.url_inputs = url_inputs
         self.url_policy = url_policy
+        self.slots = slots
 
     def dispatch(self, message: JobMessage, *, attempt_id: str | None = None) -> DispatchResult:
         """Route one job, as the delivery ``attempt_id`` (default: a new id).
 
         Raises:
             HandOverInProgressError: another delivery is handing the job over right now.
+            AdmissionDeferredError: every processor slot is taken; the job stays QUEUED.
             RetryLaterError: the endpoint is busy; AWS errors: for the caller to retry.
         """
         try:
@@ -129,11 +144,24 @@ class JobDispatcher:
             logger.warning("Duplicate delivery of job %s (%s); ignored", message.job_id, job.get("status"))
             return DispatchResult("duplicate", backend=job.get("backend"))
 
-        # Capacity first: a job waiting for the endpoint stays QUEUED (scaling out twice is harmless).
+        # Capacity first: a job waiting for the endpoint, or for a processor slot, stays QUEUED (scaling out
+        # twice, or taking the slot a job's earlier delivery took, is harmless).
         scaled_out = self.capacity.ensure_capacity() if spec.backend == "sagemaker" else False
+        slot = self._take_slot(message, job) if spec.backend == "lambda" else None
         attempt_id = attempt_id or uuid.uuid4().hex
+        try:
+            return self._hand_over(message, spec.backend, job, attempt_id=attempt_id, slot=slot, scaled_out=scaled_out)
+        except HandOverInProgressError:
+            raise  # the slot is the job's (its token is the job id): the delivery handing it over keeps it
+        except Exception:
+            self._give_back(slot)
+            raise
+
+    def _hand_over(
+        self, message: JobMessage, backend: Backend, job: JobItem | None, *, attempt_id: str, slot: str | None, scaled_out: bool
+    ) -> DispatchResult:
         claim = self.store.claim_dispatch(
-            message.job_id, spec.backend, attempt_id=attempt_id, lease_seconds=self.dispatch_lease_seconds,
+            message.job_id, backend, attempt_id=attempt_id, lease_seconds=self.dispatch_lease_seconds,
             job=message.as_new_job(),
         )
         if not claim.acquired:
@@ -143,6 +171,8 @@ class JobDispatcher:
                     "this one comes back after the visibility timeout."
                 )
             current = claim.job or {}
+            if current.get("status") in TERMINAL_STATUSES:
+                self._give_back(slot)
             return DispatchResult("duplicate", backend=current.get("backend"))
         if job and job.get("dispatch_attempt") and job.get("dispatch_attempt") != attempt_id:
             logger.info("Job %s was claimed by an earlier delivery that did not hand it over; taking over", message.job_id)
@@ -151,6 +181,7 @@ class JobDispatcher:
                 message = self._fetch_input(message)
             except JobError as err:
                 self.store.mark_failed(message.job_id, err)
+                self._give_back(slot)
                 return DispatchResult("failed", error=err)
             except Exception:  # an S3 or DynamoDB error, not the document's: the next delivery fetches again
                 self.store.release_claim(message.job_id, "dispatch", attempt_id=attempt_id)
@@ -158,11 +189,10 @@ class JobDispatcher:
 
         submitted = None
         try:
-            if spec.backend == "lambda":
+            if backend == "lambda":
+                payload = {**message.to_body(), **({"slot": slot} if slot else {})}
                 self.lambda_client.invoke(
-                    FunctionName=self.processor_function,
-                    InvocationType="Event",
-                    Payload=message.to_json().encode(),
+                    FunctionName=self.processor_function, InvocationType="Event", Payload=json.dumps(payload).encode()
                 )
             else:
                 submitted = self.inference.submit(message)
@@ -174,7 +204,27 @@ class JobDispatcher:
             output_location=submitted.output_location if submitted else None,
             failure_location=submitted.failure_location if submitted else None,
         )
-        return DispatchResult("dispatched", backend=spec.backend, scaled_out=scaled_out)
+        return DispatchResult("dispatched", backend=backend, scaled_out=scaled_out)
+
+    def _take_slot(self, message: JobMessage, job: JobItem | None) -> str | None:
+        """A processor slot for the job (its token), or ``AdmissionDeferredError`` with the job left QUEUED."""
+        if self.slots is None:
+            return None
+        token = slot_token(message.job_id)
+        if self.slots.acquire(token):
+            return token
+        if job is None:
+            try:
+                self.store.create(message.as_new_job())
+            except JobAlreadyExistsError:
+                pass
+        raise AdmissionDeferredError(
+            f"All {self.slots.limit} processor slots of the stage are taken; job {message.job_id} waits in the queue."
+        )
+
+    def _give_back(self, slot: str | None) -> None:
+        if slot and self.slots is not None:
+            self.slots.release(slot)
 
     def _check_callback_url(self, message: JobMessage) -> None:
         if message.callback_url:

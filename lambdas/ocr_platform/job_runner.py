@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol
 from botocore.exceptions import ClientError
 
 from ocr_platform import defaults
+from ocr_platform.admission import ProcessorSlots, slot_token
 from ocr_platform.chunks import Chunk, plan_chunks
 from ocr_platform.engines import Engine
 from ocr_platform.errors import ErrorCode, JobError
@@ -89,9 +90,10 @@ def ocr_document(
 
 
 class ChunkLauncher(Protocol):
-    """Starts one chunk of a split job: the processor invokes itself asynchronously with the chunk."""
+    """Starts one chunk of a split job: the processor invokes itself asynchronously with the chunk, and with
+    the token of the processor slot the chunk holds (``None`` without admission control)."""
 
-    def __call__(self, message: JobMessage, chunk: Chunk) -> None: ...
+    def __call__(self, message: JobMessage, chunk: Chunk, slot: str | None = None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -101,10 +103,26 @@ class FanOut:
     Attributes:
         pages_per_chunk: a job of more selected pages than this is split into chunks of at most this many.
         launch: starts one chunk (``LambdaChunkLauncher`` in the processor).
+        slots: the stage's processor semaphore (``ocr_platform.admission``): each chunk is launched holding a
+            slot, the run that splits the job hands its own to the first chunk, each chunk that ends hands
+            its slot to the next one, and the rest wait for free slots. ``None``: every chunk is launched at
+            once (the processor's reserved concurrency bounds them).
     """
 
     pages_per_chunk: int
     launch: ChunkLauncher
+    slots: ProcessorSlots | None = None
+
+
+@dataclass(frozen=True)
+class HeldSlot:
+    """The processor slot an invocation holds: the token its event's ``slot`` field carries."""
+
+    slots: ProcessorSlots
+    token: str
+
+    def release(self) -> None:
+        self.slots.release(self.token)
 
 
 @dataclass(frozen=True)
@@ -117,8 +135,8 @@ class LambdaChunkLauncher:
     lambda_client: Any
     function_name: str
 
-    def __call__(self, message: JobMessage, chunk: Chunk) -> None:
-        payload = {**message.to_body(), "chunk": chunk.to_payload()}
+    def __call__(self, message: JobMessage, chunk: Chunk, slot: str | None = None) -> None:
+        payload = {**message.to_body(), "chunk": chunk.to_payload(), **({"slot": slot} if slot else {})}
         self.lambda_client.invoke(FunctionName=self.function_name, InvocationType="Event", Payload=json.dumps(payload).encode())
 
 
@@ -133,6 +151,7 @@ def process_job(
     lease_seconds: float = defaults.PROCESSOR_TIMEOUT_SECONDS,
     limits: IntakeLimits | None = None,
     fan_out: FanOut | None = None,
+    held: HeldSlot | None = None,
 ) -> ProcessResult:
     """Process ``message`` end to end and leave the job COMPLETED or FAILED, or split it into chunks.
 
@@ -141,11 +160,36 @@ def process_job(
     terminal, or whose run another live invocation holds (Lambda delivered the async event twice), is
     skipped without touching it.
 
+    ``held`` is the processor slot the invoker took for the job: given back when the run ends (or handed to
+    the first chunk), kept when the run is skipped for another live invocation of the same job, which holds it.
+
     The document is opened first: its selected pages are checked against ``limits`` and counted into the
     item's ``page_count``. With ``fan_out``, a job of more than ``fan_out.pages_per_chunk`` pages is split:
     the chunks are recorded on the item and launched, and this run ends ``fanned_out``; the chunks finish the
     job (:func:`process_chunk`).
     """
+    result = _run_job(
+        message, store=store, s3=s3, layout=layout, engine_for=engine_for, attempt_id=attempt_id,
+        lease_seconds=lease_seconds, limits=limits, fan_out=fan_out, held=held,
+    )
+    if held is not None and (result.outcome in ("completed", "failed") or _has_ended(store, message.job_id)):
+        held.release()
+    return result
+
+
+def _run_job(
+    message: JobMessage,
+    *,
+    store: JobStore,
+    s3: Any,
+    layout: StorageLayout,
+    engine_for: Callable[[str], Engine],
+    attempt_id: str | None,
+    lease_seconds: float,
+    limits: IntakeLimits | None,
+    fan_out: FanOut | None,
+    held: HeldSlot | None,
+) -> ProcessResult:
     job = store.get(message.job_id)
     if job and job.get("status") in TERMINAL_STATUSES:
         logger.warning("Job %s is already %s; not processing it again", message.job_id, job["status"])
@@ -172,7 +216,7 @@ def process_job(
             store.record_page_count(message.job_id, len(selected))
             if fan_out is not None and len(selected) > fan_out.pages_per_chunk:
                 return _start_chunks(message, plan_chunks(selected, pages_per_chunk=fan_out.pages_per_chunk),
-                                     store=store, fan_out=fan_out, attempt_id=attempt_id)
+                                     store=store, fan_out=fan_out, attempt_id=attempt_id, held=held)
             engine = engine_for(message.model)
             result, raw = ocr_document(
                 path, job_id=message.job_id, model=message.model, engine=engine,
@@ -211,21 +255,72 @@ def selected_pages(path: Path, *, pages: str | None, limits: IntakeLimits) -> li
 
 
 def _start_chunks(
-    message: JobMessage, chunks: list[Chunk], *, store: JobStore, fan_out: FanOut, attempt_id: str
+    message: JobMessage, chunks: list[Chunk], *, store: JobStore, fan_out: FanOut, attempt_id: str, held: HeldSlot | None
 ) -> ProcessResult:
-    if not store.start_chunks(message.job_id, len(chunks), attempt_id=attempt_id):
+    pages = [chunk.page_spec for chunk in chunks]
+    if not store.start_chunks(message.job_id, len(chunks), attempt_id=attempt_id, chunk_pages=pages):
         logger.warning("Job %s was split by another run; not starting its chunks again", message.job_id)
         return ProcessResult("skipped")
-    for chunk in chunks:
+    try:
+        launched = launch_waiting_chunks(message, store=store, fan_out=fan_out, held=held)
+    except ChunkLaunchError as err:
+        return _fail(store, message, err.error)
+    logger.info("Job %s split into %d chunks, %d launched now", message.job_id, len(chunks), launched)
+    return ProcessResult("fanned_out")
+
+
+class ChunkLaunchError(Exception):
+    """A chunk's invocation could not be started; the job fails with :attr:`error`."""
+
+    def __init__(self, error: JobError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def launch_waiting_chunks(message: JobMessage, *, store: JobStore, fan_out: FanOut, held: HeldSlot | None) -> int:
+    """Launch the split job's chunks that are not running yet, as far as processor slots allow; how many.
+
+    ``held`` (the slot of the run that split the job, or of a chunk that just ended) goes to the first chunk
+    launched, or is given back when no chunk is left, so a split job always has a chunk in flight until the
+    last is launched. Without a semaphore every waiting chunk is launched at once.
+
+    Raises:
+        ChunkLaunchError: an invocation could not be started (its slot is given back).
+    """
+    launched = 0
+    while True:
+        token = _slot_for_next_chunk(message.job_id, fan_out.slots, held)
+        held = None
+        if fan_out.slots is not None and token is None:
+            return launched
+        taken = store.claim_chunk_launch(message.job_id)
+        if taken is None:
+            if token is not None and fan_out.slots is not None:
+                fan_out.slots.release(token)
+            return launched
+        index, count, pages = taken
+        chunk = Chunk.from_payload({"index": index, "count": count, "pages": pages})
         try:
-            fan_out.launch(message, chunk)
+            fan_out.launch(message, chunk, token)
         except Exception as err:
             logger.exception("Could not start %s of job %s", chunk.label, message.job_id)
-            return _fail(store, message, JobError(
+            if token is not None and fan_out.slots is not None:
+                fan_out.slots.release(token)
+            raise ChunkLaunchError(JobError(
                 ErrorCode.INTERNAL_ERROR, f"The job could not start its {chunk.label}: {type(err).__name__}: {err}"
-            ))
-    logger.info("Job %s split into %d chunks", message.job_id, len(chunks))
-    return ProcessResult("fanned_out")
+            )) from err
+        launched += 1
+
+
+def _slot_for_next_chunk(job_id: str, slots: ProcessorSlots | None, held: HeldSlot | None) -> str | None:
+    """A slot token for the next chunk: ``held``'s slot handed over, else a free one; ``None`` when none is free
+    (or there is no semaphore)."""
+    if slots is None:
+        return None
+    token = slot_token(job_id, "chunk")
+    if held is not None and held.slots.hand_over(held.token, token):
+        return token
+    return token if slots.acquire(token) else None
 
 
 def process_chunk(
@@ -239,13 +334,49 @@ def process_chunk(
     attempt_id: str | None = None,
     lease_seconds: float = defaults.PROCESSOR_TIMEOUT_SECONDS,
     limits: IntakeLimits | None = None,
+    fan_out: FanOut | None = None,
+    held: HeldSlot | None = None,
 ) -> ProcessResult:
     """Read one chunk of a split job; the chunk that completes the set merges the job's result.
 
     The chunk's run is claimed (``JobStore.claim_chunk``), so a duplicate delivery of its event, while it
     runs or after it is done, changes nothing. A chunk that fails fails the job, once, with the chunk's
     pages in the message; the other chunks then find the job FAILED and stop.
+
+    A chunk that ends well hands its processor slot (``held``) to the next chunk still waiting, and launches
+    more where slots are free (``fan_out``); the last one gives its slot back, as does one that failed or
+    found the job ended.
     """
+    result = _run_chunk(message, chunk, store=store, s3=s3, layout=layout, engine_for=engine_for,
+                        attempt_id=attempt_id, lease_seconds=lease_seconds, limits=limits)
+    if result.outcome == "chunk_done" and fan_out is not None:
+        try:
+            launch_waiting_chunks(message, store=store, fan_out=fan_out, held=held)
+        except ChunkLaunchError as err:
+            _fail(store, message, err.error)
+        return result
+    if held is not None and (result.outcome != "skipped" or _has_ended(store, message.job_id)):
+        held.release()
+    return result
+
+
+def _has_ended(store: JobStore, job_id: str) -> bool:
+    job = store.get(job_id)
+    return bool(job and job.get("status") in TERMINAL_STATUSES)
+
+
+def _run_chunk(
+    message: JobMessage,
+    chunk: Chunk,
+    *,
+    store: JobStore,
+    s3: Any,
+    layout: StorageLayout,
+    engine_for: Callable[[str], Engine],
+    attempt_id: str | None,
+    lease_seconds: float,
+    limits: IntakeLimits | None,
+) -> ProcessResult:
     claim = store.claim_chunk(message.job_id, chunk.index, attempt_id=attempt_id or uuid.uuid4().hex, lease_seconds=lease_seconds)
     if not claim.acquired:
         current = claim.job or {}

@@ -166,6 +166,8 @@ class JobItem(TypedDict, total=False):
     pages_done: int
     chunk_count: int
     chunks_done: set[int]
+    chunk_pages: list[str]
+    chunks_launched: int
     chunk_requests: list[ChunkRequest]
     warnings: list[ResultWarning]
     error: JobErrorDict
@@ -393,20 +395,39 @@ class JobStore:
             quiet=True,
         )
 
-    def start_chunks(self, job_id: str, chunk_count: int, *, attempt_id: str, step: ClaimStep = "run") -> bool:
+    def start_chunks(
+        self, job_id: str, chunk_count: int, *, attempt_id: str, step: ClaimStep = "run", chunk_pages: list[str] | None = None
+    ) -> bool:
         """Record that the holder of ``step`` (``attempt_id``) split the job into ``chunk_count`` chunks.
 
         ``run`` on the CPU route (the processor that opened the document), ``finish`` on the GPU route (the
         completion function that read the endpoint's split plan). Once only: a second holder of the same
         job (a duplicate event that took over an expired lease) finds ``chunk_count`` set and must not start
-        the chunks again.
+        the chunks again. ``chunk_pages`` (the CPU route) is each chunk's page selection, in chunk order: the
+        chunks are launched one by one as processor slots free up (:meth:`claim_chunk_launch`).
         """
         holder, _ = claim_attributes(step)
         condition = (
             Attr("status").eq(JobStatus.PROCESSING) & Attr("chunk_count").not_exists() & Attr(holder).eq(attempt_id)
         )
-        now = iso(self.clock())
-        return self._transition(job_id, {"chunk_count": chunk_count, "updated_at": now}, condition, to=f"PROCESSING ({chunk_count} chunks)")
+        values: dict[str, Any] = {"chunk_count": chunk_count, "updated_at": iso(self.clock())}
+        if chunk_pages is not None:
+            values.update(chunk_pages=chunk_pages, chunks_launched=0)
+        return self._transition(job_id, values, condition, to=f"PROCESSING ({chunk_count} chunks)")
+
+    def claim_chunk_launch(self, job_id: str) -> tuple[int, int, str] | None:
+        """Take the next chunk of a split job to launch: its index, the job's chunk count and the chunk's page
+        selection; each index once.
+
+        One atomic ``ADD`` to ``chunks_launched``, refused once every chunk was taken or the job is no longer
+        PROCESSING (a chunk failed it): ``None`` then.
+        """
+        condition = Attr("status").eq(JobStatus.PROCESSING) & Attr("chunks_launched").lt(Attr("chunk_count"))
+        item = self._update(job_id, {}, condition, to="PROCESSING (chunk launched)", add={"chunks_launched": 1}, returns="ALL_NEW", quiet=True)
+        if item is None:
+            return None
+        index = int(item["chunks_launched"]) - 1
+        return index, int(item["chunk_count"]), str(item["chunk_pages"][index])
 
     def record_chunk_requests(self, job_id: str, locations: list[ChunkRequest]) -> bool:
         """Record where SageMaker will write each chunk request's outcome (``chunk_requests``, in chunk order),

@@ -42,9 +42,18 @@ class ENV:
     SETTLE_GRACE_SECONDS = "OCR_SETTLE_GRACE_SECONDS"
     MAX_CONCURRENT_INVOCATIONS = "OCR_MAX_CONCURRENT_INVOCATIONS"
     CPU_PAGES_PER_CHUNK = "OCR_CPU_PAGES_PER_CHUNK"
+    #: Processor invocations that may run at once under the stage's own admission control; 0: none (the
+    #: processor's reserved concurrency bounds it instead).
+    PROCESSOR_SLOTS = "OCR_PROCESSOR_SLOTS"
+    ADMISSION_LEASE_SECONDS = "OCR_ADMISSION_LEASE_SECONDS"
+    ADMISSION_RETRY_SECONDS = "OCR_ADMISSION_RETRY_SECONDS"
     #: Read by the endpoint container (``ocr_platform.model_server``): it answers a job of more pages with a
     #: split plan; unset or 0, it reads every job whole.
     GPU_PAGES_PER_CHUNK = "OCR_GPU_PAGES_PER_CHUNK"
+    #: Read by the endpoint container's ``paddleocr-vl`` engine: the PaddleOCR-VL pipeline version it runs
+    #: (``defaults.VL_VERSION_MODELS``; unset: ``defaults.ENDPOINT_VL_VERSION``). The stack sets it from
+    #: ``PlatformConfig.endpoint_vl_version``, the version whose weights the image bakes.
+    VL_VERSION = "OCR_VL_VERSION"
     #: Read by the engines (``PaddleSettings``), not by ``RuntimeSettings``.
     MAX_PAGES = "OCR_MAX_PAGES"
     CPU_THREADS = "OCR_CPU_THREADS"
@@ -158,6 +167,10 @@ class RuntimeSettings:
         settle_grace_seconds: how long after SageMaker wrote a GPU job's outcome the sweeper settles the job
             from S3 (its notification had that long to finish it).
         cpu_pages_per_chunk: the processor splits a job of more pages than this into chunks (processor only).
+        processor_slots: processor invocations that may hold a slot of the stage's semaphore at once
+            (``ocr_platform.admission``; invoker and processor); 0: no semaphore (reserved concurrency instead).
+        admission_lease_seconds: how long a processor slot holds unreleased.
+        admission_retry_seconds: how long a job that found no free slot waits in the queue before the next try.
         event_bus_name: the EventBridge bus the completion events go to (every function that finishes jobs).
         webhook_queue_url / webhook_dlq_url: the webhook deliveries' queue and where a delivery that ran out
             of retries is parked.
@@ -193,6 +206,9 @@ class RuntimeSettings:
     sagemaker_deadline_seconds: int = _setting(ENV.SAGEMAKER_DEADLINE_SECONDS, defaults.sagemaker_deadline_seconds())
     settle_grace_seconds: int = _setting(ENV.SETTLE_GRACE_SECONDS, defaults.SETTLE_GRACE_SECONDS)
     cpu_pages_per_chunk: int = _setting(ENV.CPU_PAGES_PER_CHUNK, defaults.CPU_PAGES_PER_CHUNK)
+    processor_slots: int = _setting(ENV.PROCESSOR_SLOTS, defaults.PROCESSOR_MAX_CONCURRENCY)
+    admission_lease_seconds: int = _setting(ENV.ADMISSION_LEASE_SECONDS, defaults.processor_admission_lease_seconds())
+    admission_retry_seconds: int = _setting(ENV.ADMISSION_RETRY_SECONDS, defaults.ADMISSION_RETRY_SECONDS)
     event_bus_name: str = _setting(ENV.EVENT_BUS_NAME, defaults.EVENT_BUS_NAME)
     webhook_queue_url: str = _resource(ENV.WEBHOOK_QUEUE_URL)
     webhook_dlq_url: str = _resource(ENV.WEBHOOK_DLQ_URL)

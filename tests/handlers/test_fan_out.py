@@ -64,7 +64,9 @@ def test_a_long_document_is_split_into_chunks_and_merged_in_page_order(
         {"index": 0, "count": 4, "pages": "1-6"}, {"index": 1, "count": 4, "pages": "7-12"},
         {"index": 2, "count": 4, "pages": "13-18"}, {"index": 3, "count": 4, "pages": "19-20"},
     ]
-    assert all({k: v for k, v in event.items() if k != "chunk"} == message for event in invokes.events)
+    assert all({k: v for k, v in event.items() if k not in ("chunk", "slot")} == message for event in invokes.events)
+    # Each chunk runs holding a processor slot of its own (20 by default, so all four start at once).
+    assert len({event["slot"] for event in invokes.events}) == 4
     job = platform.job("job-f1")
     assert (job["status"], job["page_count"], job["pages_done"], job["chunk_count"]) == ("PROCESSING", 20, 0, 4)
     assert engine.calls == []  # the run that opened the document read no page

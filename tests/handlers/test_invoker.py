@@ -32,7 +32,7 @@ def test_cpu_models_are_invoked_asynchronously_on_the_processor(platform: Platfo
     [call] = platform.calls["Invoke"]
     assert call["FunctionName"] == PROCESSOR
     assert call["InvocationType"] == "Event"
-    assert json.loads(call["Payload"]) == message
+    assert json.loads(call["Payload"]) == {**message, "slot": "job-cpu"}  # the processor slot it holds
     job = platform.job("job-cpu")
     assert job["status"] == "PROCESSING"
     assert job["backend"] == "lambda"

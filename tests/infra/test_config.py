@@ -114,6 +114,9 @@ def test_context_overrides_object_then_fields() -> None:
         # would wait there behind three 70-page documents and pass its invocation timeout.
         ({"max_concurrent_invocations_per_instance": 4}, "max_concurrent_invocations_per_instance=4 exceeds the 1 request(s) the 'native'"),
         ({"endpoint_vl_backend": "vllm", "max_concurrent_invocations_per_instance": 5}, "exceeds the 4 request(s) the 'vllm'"),
+        # PaddleOCR 3.7's PaddleOCRVL refuses any other pipeline_version; the image would bake nothing for it.
+        ({"endpoint_vl_version": "v2"}, "endpoint_vl_version='v2' is not a PaddleOCR-VL pipeline version of the pinned paddleocr; valid: v1, v1.5, v1.6"),
+        ({"endpoint_vl_version": "1.5"}, "endpoint_vl_version='1.5' is not a PaddleOCR-VL pipeline version"),
         # A throttled poll counts as a receive: fewer than 5 dead-letters valid jobs (AWS's guidance).
         ({"max_receive_count": 3}, "max_receive_count=3 must be between 5 and 1000"),
         ({"queue_retention_days": 15}, "queue_retention_days=15"),
@@ -177,6 +180,7 @@ def test_config_reaches_the_resources() -> None:
         url_fetch_timeout_seconds=8,  # five fetches of 8 s, plus 20 s to store and hand over, fit in the 60 s timeout
         max_concurrent_invocations_per_instance=2,
         endpoint_vl_backend="vllm",
+        endpoint_vl_version="v1.5",
         instance_type="ml.g6.xlarge",
         max_instance_count=2,
         idle_minutes=15,
@@ -193,6 +197,7 @@ def test_config_reaches_the_resources() -> None:
     assert resolve(stack.gpu.scalable_target.node.default_child.max_capacity) == 2
     idle = stack.gpu.idle_alarm.node.default_child
     assert resolve(idle.evaluation_periods) == 15 and resolve(idle.datapoints_to_alarm) == 15
+    assert resolve(stack.gpu.model.primary_container)["environment"][ENV.VL_VERSION] == "v1.5"
 
 
 def test_sweeper_settings_reach_its_rule_and_environment() -> None:
@@ -219,6 +224,14 @@ def test_engine_fallback_is_off_unless_the_context_turns_it_on_for_both_backends
     cfg = PlatformConfig.from_context(App(context={"ocr:engine_fallback": "true"}))
     assert cfg.engine_fallback is True
     assert fallback_env(OcrPlatformStack(_app(), "FallbackOn", config=cfg)) == ("on", "on")
+
+
+def test_the_vl_version_comes_from_the_context() -> None:
+    assert PlatformConfig().endpoint_vl_version == "v1.6"  # the newest PaddleOCR ships
+    # `cdk deploy -c ocr:endpoint_vl_version=v1`
+    assert PlatformConfig.from_context(App(context={"ocr:endpoint_vl_version": "v1"})).endpoint_vl_version == "v1"
+    with pytest.raises(ValueError, match="valid: v1, v1.5, v1.6"):
+        PlatformConfig.from_context(App(context={"ocr:endpoint_vl_version": "latest"}))
 
 
 def test_vllm_backend_reaches_the_model_environment() -> None:

@@ -21,6 +21,7 @@ from ocr_infra.paths import (
     VL_ENDPOINT_DOCKERFILE,
 )
 from ocr_infra.platform_function import COMPLETION_HANDLER, INVOKER_HANDLER, SCALE_IN_HANDLER
+from ocr_platform import defaults
 
 PROCESSOR_HANDLER = "ocr_platform.handlers.processor.handler"
 
@@ -115,6 +116,15 @@ def test_models_are_baked_in(dockerfile: str, always: list[str]) -> None:
     assert 'ARG BAKE_MODELS=""' in text
     assert _bake_command(text) == [*always, "${BAKE_MODELS}"]
     assert "OCR_MODEL_DIR=/opt/ocr-models" in text
+
+
+def test_the_vl_image_serves_the_default_vl_version_by_default() -> None:
+    """A by-hand build serves what the stack deploys by default; the stack passes its own ``VL_VERSION``."""
+    text = _read(VL_ENDPOINT_DOCKERFILE)
+    assert _arg_default(text, "VL_VERSION") == defaults.ENDPOINT_VL_VERSION
+    assert "ENV OCR_VL_VERSION=${VL_VERSION}" in text
+    serve = _read("containers/vl-endpoint/serve")
+    assert "VLVersion.from_env().vlm" in serve and '--model_name "${vlm}"' in serve  # vLLM serves that version's VLM
 
 
 def test_the_cpu_image_exports_every_pp_ocr_model_it_bakes_to_onnx() -> None:

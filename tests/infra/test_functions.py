@@ -91,6 +91,12 @@ def test_invoker_environment(synthesis: Synthesis) -> None:
         ENV.JOB_TTL_DAYS: "30",
         # A document submitted by URL is fetched within 30 s.
         ENV.URL_FETCH_TIMEOUT_SECONDS: "30",
+        # Admission control: 20 processor slots, each held at most 900 + 120 s; a job that finds none goes
+        # back on its queue for 20 s.
+        ENV.PROCESSOR_SLOTS: "20",
+        ENV.ADMISSION_LEASE_SECONDS: "1020",
+        ENV.ADMISSION_RETRY_SECONDS: "20",
+        ENV.QUEUE_URL: {"Ref": synthesis.logical_id(stack.queue.queue)},
         **_publishing(synthesis),
     }
 
@@ -112,6 +118,8 @@ def test_completion_and_processor_environment(synthesis: Synthesis) -> None:
         "POWERTOOLS_SERVICE_NAME": "ocr-processor", **common, ENV.ENGINE_FALLBACK: "none",
         # Long documents split into chunks of 6 pages; ONNX Runtime gets the 1.7 vCPUs of 3008 MB, rounded up.
         ENV.CPU_PAGES_PER_CHUNK: "6", ENV.MAX_PAGES: "2000", ENV.CPU_THREADS: "2",
+        # It hands its processor slot to the chunks it launches, and takes free ones for them.
+        ENV.PROCESSOR_SLOTS: "20", ENV.ADMISSION_LEASE_SECONDS: "1020",
     }
 
 

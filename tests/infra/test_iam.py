@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from tests.infra.conftest import Synthesis
-from tests.infra.template_helpers import as_list, grants, policy_statements
+from tests.infra.template_helpers import as_list, grants, policy_statements, tracing_grants
 
 #: Actions that support no resource-level permissions: AWS requires Resource "*" for them.
-UNSCOPABLE_ACTIONS = {"ecr:GetAuthorizationToken", "cloudwatch:PutMetricData"}
+UNSCOPABLE_ACTIONS = {"ecr:GetAuthorizationToken", "cloudwatch:PutMetricData", *tracing_grants()}
 LOGS_ARN_PREFIX = "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>"
 ENDPOINT_ARN = "arn:<AWS::Partition>:sagemaker:<AWS::Region>:<AWS::AccountId>:endpoint/ocr-dev-paddleocr-vl"
 #: The account's default event bus: where the completion events go unless the stage names another bus.
@@ -91,6 +91,8 @@ def test_invoker_grants(synthesis: Synthesis, resources: dict[str, Any], ids: di
         "logs:PutLogEvents": {_log_group(synthesis, fn)},
         "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
         "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
+        # The processor semaphore's item is taken with a conditional PutItem (admission control).
+        "dynamodb:PutItem": {f"<{ids['table']}.Arn>"},
         "lambda:InvokeFunction": {f"<{ids['processor']}.Arn>"},
         "sagemaker:DescribeEndpoint": {ENDPOINT_ARN},
         "sagemaker:UpdateEndpointWeightsAndCapacities": {ENDPOINT_ARN},
@@ -105,7 +107,8 @@ def test_invoker_grants(synthesis: Synthesis, resources: dict[str, Any], ids: di
         "sqs:ChangeMessageVisibility": {f"<{ids['queue']}.Arn>"},
         "sqs:GetQueueAttributes": {f"<{ids['queue']}.Arn>"},
         "sqs:GetQueueUrl": {f"<{ids['queue']}.Arn>"},
-        **_publishes(ids),
+        **_merged(_publishes(ids), {"sqs:SendMessage": {f"<{ids['queue']}.Arn>"}}),  # a job waiting for a slot goes back on its queue
+        **tracing_grants(),
     }
 
 
@@ -120,10 +123,13 @@ def test_processor_grants(synthesis: Synthesis, resources: dict[str, Any], ids: 
         "s3:DeleteObject": {f"{bucket}/chunks/*"},
         "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
         "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
+        # Slots of the processor semaphore for the chunks it launches (admission control).
+        "dynamodb:PutItem": {f"<{ids['table']}.Arn>"},
         # The on-failure destination (granted by CDK's LambdaDestination), and itself: the chunks of a
         # long document (the unqualified function only).
         "lambda:InvokeFunction": {f"<{ids['completion']}.Arn>", f"<{ids['completion']}.Arn>:*", f"<{ids['processor']}.Arn>"},
         **_publishes(ids),
+        **tracing_grants(),
     }
 
 
@@ -139,7 +145,7 @@ def test_completion_grants(synthesis: Synthesis, resources: dict[str, Any], ids:
         "sagemaker:InvokeEndpointAsync": {ENDPOINT_ARN},
         "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
         "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
-    }, _parks(ids), _publishes(ids))
+    }, _parks(ids), _publishes(ids), tracing_grants())
 
 
 def _splits(bucket: str) -> set[str]:
@@ -162,7 +168,7 @@ def test_ingest_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dic
         "sqs:SendMessage": {f"<{ids['queue']}.Arn>", f"<{ids['parked']}.Arn>"},
         "sqs:GetQueueAttributes": {f"<{ids['parked']}.Arn>"},
         "sqs:GetQueueUrl": {f"<{ids['parked']}.Arn>"},
-    }, _publishes(ids))
+    }, _publishes(ids), tracing_grants())
 
 
 def test_drop_folder_rule_takes_only_this_buckets_objects_created_under_inbox(synthesis: Synthesis, ids: dict[str, str]) -> None:
@@ -187,6 +193,7 @@ def test_scale_in_grants(synthesis: Synthesis, resources: dict[str, Any], ids: d
         "sagemaker:UpdateEndpointWeightsAndCapacities": {ENDPOINT_ARN},
         "cloudwatch:DescribeAlarms": {f"<{synthesis.logical_id(synthesis.stack.gpu.idle_alarm)}.Arn>"},
         **_parks(ids),
+        **tracing_grants(),
     }
 
 
@@ -255,6 +262,7 @@ def test_dlq_consumer_grants(synthesis: Synthesis, resources: dict[str, Any], id
         "sqs:GetQueueAttributes": {f"<{ids['dlq']}.Arn>"},
         "sqs:GetQueueUrl": {f"<{ids['dlq']}.Arn>"},
         **_publishes(ids),
+        **tracing_grants(),
     }
 
 
@@ -281,4 +289,4 @@ def test_sweeper_grants(synthesis: Synthesis, resources: dict[str, Any], ids: di
         "s3:PutObject": {f"<{ids['bucket']}.Arn>/results/*", *_splits(f"<{ids['bucket']}.Arn>")},
         "s3:DeleteObject": {f"<{ids['bucket']}.Arn>/chunks/*"},
         "sagemaker:InvokeEndpointAsync": {ENDPOINT_ARN},
-    }, _parks(ids), _publishes(ids))
+    }, _parks(ids), _publishes(ids), tracing_grants())

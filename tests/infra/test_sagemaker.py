@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from aws_cdk.assertions import Template
 
+from ocr_infra.paths import VL_ENDPOINT_DOCKERFILE
 from tests.infra.conftest import Synthesis
 from tests.infra.template_helpers import flatten
 
@@ -29,6 +31,7 @@ def test_one_model_from_the_vl_endpoint_image(template: Template, synthesis: Syn
         "OCR_BUCKET_NAME": {"Ref": synthesis.logical_id(synthesis.stack.documents.bucket)},
         "OCR_MAX_CONCURRENT_INVOCATIONS": "1",
         "OCR_VL_BACKEND": "native",
+        "OCR_VL_VERSION": "v1.6",  # PlatformConfig.endpoint_vl_version: the newest PaddleOCR-VL PaddleOCR ships
         "OCR_ENGINE_FALLBACK": "none",  # the stack's value, over the image's: fail closed by default
         "OCR_MAX_PAGES": "2000",
         "OCR_GPU_PAGES_PER_CHUNK": "10",  # a longer job is answered with a split plan, one request per chunk
@@ -36,6 +39,13 @@ def test_one_model_from_the_vl_endpoint_image(template: Template, synthesis: Syn
     # SageMaker validates the role when it creates the model: its policy must exist first.
     policy_id = synthesis.logical_id(gpu.execution_role.node.find_child("DefaultPolicy"))
     assert policy_id in model["DependsOn"]
+
+
+def test_the_image_is_built_for_the_configured_vl_version_with_its_weights_baked(synthesis: Synthesis) -> None:
+    manifest = json.loads((synthesis.outdir / f"{synthesis.stack.artifact_id}.assets.json").read_text())
+    [image] = [a["source"] for a in manifest["dockerImages"].values() if a["source"]["dockerFile"] == VL_ENDPOINT_DOCKERFILE]
+    # The layout model and VLM of v1.6 (defaults.VL_VERSION_MODELS) are baked; endpoint_bake_models adds none.
+    assert image["dockerBuildArgs"] == {"VL_VERSION": "v1.6", "BAKE_MODELS": "PP-DocLayoutV3 PaddleOCR-VL-1.6-0.9B"}
 
 
 def test_endpoint_config_is_async_on_g5_xlarge(synthesis: Synthesis, gpu) -> None:

@@ -212,7 +212,8 @@ def test_every_attribute_the_job_store_writes_is_typed_and_documented(platform: 
     assert store.claim_step("full", "finish", attempt_id="finish-1", lease_seconds=300).acquired
     assert store.release_claim("full", "finish", attempt_id="finish-1")
     assert store.record_page_count("full", 2) and store.add_pages_done("full")
-    assert store.start_chunks("full", 2, attempt_id="run-1")
+    assert store.start_chunks("full", 2, attempt_id="run-1", chunk_pages=["1", "2"])
+    assert store.claim_chunk_launch("full") == (0, 2, "1")
     assert store.claim_chunk("full", 1, attempt_id="chunk-1", lease_seconds=900).acquired
     assert store.mark_chunk_done("full", 1) == 1
     assert store.record_chunk_requests("full", [{"output_location": "s3://b/async/outputs/c.out", "failure_location": None}])

@@ -12,6 +12,7 @@ from functools import cache
 import boto3
 from botocore.config import Config
 
+from ocr_platform.admission import ProcessorSlots
 from ocr_platform.dispatch import JobDispatcher, UrlInputs
 from ocr_platform.jobs import JobItem, JobStore
 from ocr_platform.metrics import count_finished_job
@@ -20,6 +21,7 @@ from ocr_platform.s3_layout import StorageLayout
 from ocr_platform.safe_http import UrlPolicy
 from ocr_platform.sagemaker_async import AsyncInference, EndpointCapacity
 from ocr_platform.settings import RuntimeSettings
+from ocr_platform.tracing import job_subsegment
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,15 @@ class Services:
         )
 
     @property
+    def slots(self) -> ProcessorSlots | None:
+        """The stage's processor semaphore; ``None`` where reserved concurrency bounds the processor instead."""
+        if self.settings.processor_slots < 1:
+            return None
+        return ProcessorSlots(
+            self.store.table, limit=self.settings.processor_slots, lease_seconds=self.settings.admission_lease_seconds
+        )
+
+    @property
     def dispatcher(self) -> JobDispatcher:
         return JobDispatcher(
             self.store,
@@ -67,6 +78,7 @@ class Services:
             dispatch_lease_seconds=self.settings.dispatch_lease_seconds,
             url_inputs=UrlInputs(self.s3, self.layout, timeout_seconds=self.settings.url_fetch_timeout_seconds),
             url_policy=UrlPolicy(self.settings.url_policy),
+            slots=self.slots,
         )
 
 
@@ -89,8 +101,9 @@ def services() -> Services:
 
     def finished(job: JobItem) -> None:
         error = job.get("error")
-        count_finished_job(job["job_id"], job["status"], error["code"] if error else None)
-        notifier.notify_or_leave_pending(job)
+        with job_subsegment("job finished", job["job_id"], status=job["status"], error_code=error["code"] if error else ""):
+            count_finished_job(job)
+            notifier.notify_or_leave_pending(job)
 
     store.on_finished = finished
     return Services(settings=settings, store=store, layout=StorageLayout(settings.bucket_name), s3=_client("s3"), notifier=notifier)

@@ -27,6 +27,7 @@ from ocr_platform.handlers._services import services
 from ocr_platform.jobs_api import ApiError, JobsApi
 from ocr_platform.safe_http import UrlPolicy
 from ocr_platform.settings import ENV
+from ocr_platform.tracing import annotate_job, tracer
 
 logger = Logger(service="ocr-api")
 
@@ -80,6 +81,7 @@ def create_job(request: CreateJobRequest) -> Response[Any]:
         _caller(), file_name=request.filename, url=request.url, model=request.model, language=request.language,
         pages=request.pages, callback_url=request.callback_url,
     )
+    annotate_job(created["job_id"], model=request.model)
     return Response(status_code=201, content_type="application/json", body=created)
 
 
@@ -90,14 +92,18 @@ def list_jobs(limit: Annotated[int, Query(ge=1, le=100)] = 20, next: Annotated[s
 
 @app.get("/jobs/<job_id>")
 def get_job(job_id: str) -> dict[str, Any]:
+    annotate_job(job_id)
     return _api().get(_caller(), job_id)
 
 
 @app.get("/jobs/<job_id>/result")
 def get_result(job_id: str) -> dict[str, Any]:
+    annotate_job(job_id)
     return _api().result_links(_caller(), job_id)
 
 
+# Its responses hold presigned URLs and up to 1 MiB of inline result: kept out of the trace's metadata.
+@tracer.capture_lambda_handler(capture_response=False)
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)

@@ -8,7 +8,7 @@ Two triggers, two event shapes:
   until the last one merges the job's result;
 - the CPU processor's on-failure destination (a Lambda invocation record with ``requestPayload`` and
   ``responsePayload``), sent when the processor crashed or timed out -> the job FAILED (naming the chunk
-  and its pages when the invocation ran one chunk of a split job).
+  and its pages when the invocation ran one chunk of a split job), and the run's processor slot given back.
 """
 
 from __future__ import annotations
@@ -24,11 +24,13 @@ from ocr_platform.completion import AsyncInferenceNotification, finish_async_inf
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.handlers._services import services
 from ocr_platform.metrics import metrics
+from ocr_platform.tracing import annotate_job, tracer
 
 logger = Logger(service="ocr-completion")
 
 
 @metrics.log_metrics
+@tracer.capture_lambda_handler
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if "requestContext" in event and "requestPayload" in event:
@@ -43,6 +45,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             outcomes.append("ignored")
             continue
         logger.append_keys(job_id=notification.inference_id)
+        annotate_job(notification.inference_id)
         outcome = finish_async_inference(
             notification, store=svc.store, s3=svc.s3, layout=svc.layout,
             attempt_id=context.aws_request_id, lease_seconds=context.get_remaining_time_in_millis() / 1000,
@@ -61,6 +64,7 @@ def finish_crashed_processor_run(record: dict[str, Any]) -> str:
     if not isinstance(job_id, str):
         logger.error("Processor failure record without a job id", record=record)
         return "ignored"
+    annotate_job(job_id)
     response = record.get("responsePayload") or {}
     condition = record.get("requestContext", {}).get("condition", "unknown")
     error_type = response.get("errorType", "Unknown") if isinstance(response, dict) else "Unknown"
@@ -73,6 +77,10 @@ def finish_crashed_processor_run(record: dict[str, Any]) -> str:
             text = f"{Chunk.from_payload(payload['chunk']).label}: {text}"
         except InvalidChunkError:
             pass
-    finished = services().store.mark_failed(job_id, JobError(code, text))
+    svc = services()
+    finished = svc.store.mark_failed(job_id, JobError(code, text))
+    slot, slots = payload.get("slot"), svc.slots
+    if isinstance(slot, str) and slot and slots is not None:
+        slots.release(slot)  # the crashed run cannot give its processor slot back itself
     logger.warning("Processor run failed", job_id=job_id, code=code, applied=finished)
     return "failed" if finished else "ignored"

@@ -21,11 +21,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ocr_platform.handlers._services import services
 from ocr_platform.inbox import InboxUpload, ingest_upload
 from ocr_platform.metrics import metrics
+from ocr_platform.tracing import annotate_job, tracer
 
 logger = Logger(service="ocr-ingest")
 
 
 @metrics.log_metrics
+@tracer.capture_lambda_handler
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     svc = services()
@@ -33,6 +35,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     obj = s3_event.detail.object
     upload = InboxUpload(s3_event.detail.bucket.name, obj.key, etag=obj.etag, version_id=obj.raw_event.get("version-id"))
     logger.append_keys(job_id=upload.job_id, key=upload.key)
+    annotate_job(upload.job_id)
     outcome = ingest_upload(
         upload, store=svc.store, s3=svc.s3, sqs=svc.sqs, queue_url=svc.settings.queue_url, layout=svc.layout
     )

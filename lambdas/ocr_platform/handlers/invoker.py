@@ -2,7 +2,8 @@
 
 Reports partial batch failures (``ReportBatchItemFailures``), so only a message that must be retried
 (endpoint busy, an AWS call that failed, another delivery of it handing the job over right now) comes
-back after the visibility timeout. A malformed message
+back after the visibility timeout. A CPU job that finds every processor slot taken waits: its message goes
+back on the queue as a new one (``admission.wait_in_queue``) and this one is done. A malformed message
 never comes back: with a job id its job is FAILED ``invalid_message``, without one it is logged and
 dropped. On the last receive before the DLQ a job that still cannot be dispatched is FAILED instead.
 """
@@ -17,11 +18,13 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ocr_platform.dispatch import HandOverInProgressError
+from ocr_platform.admission import wait_in_queue
+from ocr_platform.dispatch import AdmissionDeferredError, HandOverInProgressError
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.handlers._services import services
 from ocr_platform.messages import InvalidMessageError, parse_job_message
-from ocr_platform.metrics import metrics
+from ocr_platform.metrics import count_started_job, metrics
+from ocr_platform.tracing import annotate_job, tracer
 
 logger = Logger(service="ocr-invoker")
 # A fully failed batch is reported item by item (not raised): the queue retries it the same way, and an
@@ -29,6 +32,7 @@ logger = Logger(service="ocr-invoker")
 batch = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
+@tracer.capture_method
 def handle_record(record: SQSRecord) -> str:
     svc = services()
     try:
@@ -43,6 +47,7 @@ def handle_record(record: SQSRecord) -> str:
         return "invalid"
 
     logger.append_keys(job_id=message.job_id, model=message.model)
+    annotate_job(message.job_id, model=message.model)
     dispatcher = svc.dispatcher
     try:
         result = dispatcher.dispatch(message)
@@ -51,6 +56,12 @@ def handle_record(record: SQSRecord) -> str:
         # last receive the DLQ consumer fails the job only if it was never handed over.
         logger.warning("Another delivery is handing the job over; this one is retried", error=str(err))
         raise
+    except AdmissionDeferredError as err:
+        if not svc.settings.queue_url:
+            raise
+        delay = wait_in_queue(svc.sqs, svc.settings.queue_url, record.body, delay_seconds=svc.settings.admission_retry_seconds)
+        logger.info("Job waits for a processor slot", reason=str(err), delay_seconds=delay)
+        return "deferred"
     except Exception as err:
         receives = int(record.attributes.approximate_receive_count or 1)
         if receives >= svc.settings.max_receive_count:
@@ -60,10 +71,13 @@ def handle_record(record: SQSRecord) -> str:
         logger.warning("Dispatch failed; the message will be retried", error=str(err), receives=receives)
         raise
     logger.info("Job routed", outcome=result.outcome, backend=result.backend, scaled_out=result.scaled_out)
+    if result.outcome == "dispatched":
+        count_started_job(message.model)
     return result.outcome
 
 
 @metrics.log_metrics
+@tracer.capture_lambda_handler
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     return process_partial_response(event=event, record_handler=handle_record, processor=batch, context=context)

@@ -2,7 +2,8 @@
 
 Invoked asynchronously by the invoker with the job message as the payload, and by itself with the job
 message plus a ``chunk`` field for each chunk of a long document (``ocr_platform.chunks``): the run that
-opens a document of more than ``OCR_CPU_PAGES_PER_CHUNK`` pages launches one invocation per chunk. Models load once per
+opens a document of more than ``OCR_CPU_PAGES_PER_CHUNK`` pages launches one invocation per chunk, as far as
+the stage's processor slots allow (an event's ``slot`` field names the slot it holds: ``ocr_platform.admission``). Models load once per
 container (``ocr_platform.engines.get_engine`` caches them) and serve every warm invocation.
 
 Init phase (module import, before the first invocation): the engines named in ``OCR_PRELOAD_MODELS``
@@ -24,15 +25,17 @@ from ocr_platform.engines import get_engine, preload_engines
 from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.handlers._services import services
-from ocr_platform.job_runner import FanOut, LambdaChunkLauncher, process_chunk, process_job
+from ocr_platform.job_runner import FanOut, HeldSlot, LambdaChunkLauncher, process_chunk, process_job
 from ocr_platform.messages import InvalidMessageError, parse_job_message
 from ocr_platform.metrics import metrics
+from ocr_platform.tracing import annotate_job, tracer
 
 logger = Logger(service="ocr-processor")
 preload_engines()  # $OCR_PRELOAD_MODELS; nothing when unset (tests, the local stack)
 
 
 @metrics.log_metrics
+@tracer.capture_lambda_handler
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     svc = services()
@@ -46,20 +49,24 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         logger.error("Invalid processor payload", reason=str(err))
         return {"job_id": job_id, "outcome": "failed"}
     logger.append_keys(job_id=message.job_id, model=message.model, chunk=chunk.label if chunk else None)
+    annotate_job(message.job_id, model=message.model)
     # A claim lasts as long as this invocation can; Lambda retries an event with its request id.
     attempt_id, lease_seconds = context.aws_request_id, context.get_remaining_time_in_millis() / 1000
+    slots = svc.slots
+    token = event.get("slot")
+    held = HeldSlot(slots, token) if slots is not None and isinstance(token, str) and token else None
+    fan_out = FanOut(svc.settings.cpu_pages_per_chunk, LambdaChunkLauncher(svc.lambda_client, context.function_name), slots)
     if chunk is not None:
         result = process_chunk(
             message, chunk, store=svc.store, s3=svc.s3, layout=svc.layout, engine_for=get_engine,
             attempt_id=attempt_id, lease_seconds=lease_seconds, limits=PaddleSettings.from_env().intake,
+            fan_out=fan_out, held=held,
         )
     else:
-        fan_out = FanOut(
-            svc.settings.cpu_pages_per_chunk, LambdaChunkLauncher(svc.lambda_client, context.function_name)
-        )
         result = process_job(
             message, store=svc.store, s3=svc.s3, layout=svc.layout, engine_for=get_engine,
             limits=PaddleSettings.from_env().intake, fan_out=fan_out, attempt_id=attempt_id, lease_seconds=lease_seconds,
+            held=held,
         )
     logger.info("Job processed", outcome=result.outcome, result=result.result_uri)
     return {"job_id": message.job_id, "outcome": result.outcome, "result": result.result_uri}

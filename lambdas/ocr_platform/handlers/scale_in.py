@@ -17,10 +17,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ocr_platform.handlers._services import _client, services
 from ocr_platform.scaling import idle_alarm_is_firing, scale_in_when_idle
+from ocr_platform.tracing import tracer
 
 logger = Logger(service="ocr-scale-in")
 
 
+@tracer.capture_lambda_handler
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     svc = services()

@@ -13,11 +13,14 @@ from ocr_platform import defaults
 from ocr_platform.handlers._services import services
 from ocr_platform.job_recovery import Deadlines, settle_finished_inferences, sweep_stuck_jobs
 from ocr_platform.metrics import metrics
+from ocr_platform.tracing import tracer
 
 logger = Logger(service="ocr-sweeper")
 
 
 @metrics.log_metrics
+# Its response lists every job a sweep touched: it could outgrow a trace segment (64 KB), so it stays in the log.
+@tracer.capture_lambda_handler(capture_response=False)
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     svc = services()

@@ -23,6 +23,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ocr_platform.handlers._services import services
 from ocr_platform.notifications import WebhookRequest
 from ocr_platform.safe_http import UrlPolicy
+from ocr_platform.tracing import annotate_job, tracer
 from ocr_platform.webhook_delivery import RetrySchedule, WebhookDeliverer
 
 logger = Logger(service="ocr-webhooks")
@@ -50,10 +51,12 @@ def deliverer() -> WebhookDeliverer:
     )
 
 
+@tracer.capture_method
 def handle_record(record: SQSRecord) -> str:
     svc = services()
     webhook: WebhookRequest = json.loads(record.body)
     logger.append_keys(job_id=webhook["job_id"], event_id=webhook["event_id"])
+    annotate_job(webhook["job_id"])
     attempt = int(record.attributes.approximate_receive_count or 1)
     first_sent_at = int(record.attributes.sent_timestamp) / 1000
     result = deliverer().deliver(webhook, attempt=attempt, first_sent_at=first_sent_at, attempt_id=uuid.uuid4().hex)
@@ -78,6 +81,7 @@ def handle_record(record: SQSRecord) -> str:
     return result.outcome
 
 
+@tracer.capture_lambda_handler
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     return process_partial_response(event=event, record_handler=handle_record, processor=batch, context=context)

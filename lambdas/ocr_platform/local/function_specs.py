@@ -94,14 +94,17 @@ def processor_threads(concurrency: int) -> int:
 def function_specs(
     config: PlatformConfig, names: Mapping[str, str], *, processor_timeout_seconds: int | None = None,
     processor_concurrency: int | None = None, resources: Mapping[str, str] | None = None,
-    webhook_retry_seconds: tuple[int, int, int] | None = None,
+    webhook_retry_seconds: tuple[int, int, int] | None = None, admission_retry_seconds: int | None = None,
 ) -> list[FunctionSpec]:
     """The stage's functions, named as in ``names`` (``provisioning.resource_names``); the processor's timeout
-    and concurrency, and the webhook retry schedule (first wait, longest wait, window), may be overridden
-    (``LocalOptions``). ``resources`` are the provisioned queues' URLs and the secret's ARN (``provision``)."""
+    and concurrency, the webhook retry schedule (first wait, longest wait, window) and how long a job waits
+    for a processor slot between tries may be overridden (``LocalOptions``). ``resources`` are the
+    provisioned queues' URLs and the secret's ARN (``provision``)."""
     cfg = config
     found = dict(resources or {})
     processors = processor_concurrency or default_processor_concurrency()
+    if cfg.processor_concurrency_mode == "reserved":  # the function's reserved concurrency, as deployed
+        processors = min(processors, cfg.processor_max_concurrency)
     # Outbound URLs (webhooks, URL input) may be http://127.0.0.1 here: the local stack's receivers are.
     common: dict[str, Any] = {"table_name": names["table"], "bucket_name": names["bucket"], "job_ttl_days": cfg.job_ttl_days,
                               "url_policy": "local"}
@@ -110,6 +113,12 @@ def function_specs(
     first, longest, window = webhook_retry_seconds or (
         cfg.webhook_first_retry_seconds, cfg.webhook_max_retry_interval_seconds, cfg.webhook_retry_window_seconds
     )
+
+    # The stage's processor semaphore, as the invoker and the processor use it (``ocr_platform.admission``).
+    admission: dict[str, Any] = {
+        "processor_slots": cfg.processor_slots,
+        "admission_lease_seconds": defaults.processor_admission_lease_seconds(processor_timeout_seconds or cfg.processor_timeout_seconds),
+    }
 
     # Who sends requests to the endpoint: the invoker, and the completion function and the sweeper for the
     # chunks of a job the endpoint split.
@@ -127,12 +136,14 @@ def function_specs(
             names["invoker"], "ocr_platform.handlers.invoker.handler",
             env("ocr-invoker", processor_function=names["processor"], **endpoint_requests, **finishes,
                 variant_name=cfg.variant_name, max_receive_count=cfg.max_receive_count,
-                dispatch_lease_seconds=cfg.dispatch_lease_seconds, url_fetch_timeout_seconds=cfg.url_fetch_timeout_seconds),
+                dispatch_lease_seconds=cfg.dispatch_lease_seconds, url_fetch_timeout_seconds=cfg.url_fetch_timeout_seconds,
+                queue_url=found.get("queue_url", ""), **admission,
+                admission_retry_seconds=cfg.admission_retry_seconds if admission_retry_seconds is None else admission_retry_seconds),
             timeout_seconds=cfg.invoker_timeout_seconds, memory_mb=cfg.invoker_memory_mb, max_concurrency=INVOKER_CONCURRENCY,
         ),
         FunctionSpec(
             names["processor"], "ocr_platform.handlers.processor.handler",
-            {**env("ocr-processor", cpu_pages_per_chunk=cfg.cpu_pages_per_chunk, **finishes),
+            {**env("ocr-processor", cpu_pages_per_chunk=cfg.cpu_pages_per_chunk, **finishes, **admission),
              ENV.ENGINE_FALLBACK: engine_fallback_value(cfg.engine_fallback), ENV.MAX_PAGES: str(cfg.max_pages),
              ENV.CPU_THREADS: str(processor_threads(processors))},
             timeout_seconds=processor_timeout_seconds or cfg.processor_timeout_seconds, memory_mb=cfg.processor_memory_mb,

@@ -69,6 +69,8 @@ class LocalOptions:
             (``function_specs.default_processor_concurrency``). Benchmarks set it to compare worker counts.
         webhook_retry_seconds: the webhook retry schedule as (first wait, longest wait, window) in seconds;
             ``None`` = the stack's (30 s, 1 h, 24 h). Tests shrink it to see a delivery dead-lettered.
+        admission_retry_seconds: how long a job that found every processor slot taken waits in the queue before
+            the next try; ``None`` = the stack's (20 s, ``defaults.ADMISSION_RETRY_SECONDS``).
     """
 
     period_seconds: float = 60.0
@@ -76,6 +78,7 @@ class LocalOptions:
     processor_timeout_seconds: int | None = None
     processor_concurrency: int | None = None
     webhook_retry_seconds: tuple[int, int, int] | None = None
+    admission_retry_seconds: int | None = None
     retry_delays_seconds: tuple[float, ...] = (60.0, 120.0)
     poll_seconds: float = 0.2
     faults: tuple[Fault, ...] = ()
@@ -215,7 +218,8 @@ class LocalStack:
         self.lambdas = LambdaRuntime(
             function_specs(api_cfg, names, processor_timeout_seconds=options.processor_timeout_seconds,
                            processor_concurrency=options.processor_concurrency, resources=resources,
-                           webhook_retry_seconds=options.webhook_retry_seconds),
+                           webhook_retry_seconds=options.webhook_retry_seconds,
+                           admission_retry_seconds=options.admission_retry_seconds),
             base_environment=base_env, port=lambda_port,
             retry_delays_seconds=options.retry_delays_seconds, faults=self.faults, sqs=moto_client("sqs", moto_url),
         )
@@ -234,6 +238,7 @@ class LocalStack:
                 **base_env, ENV.BUCKET_NAME: names["bucket"],
                 ENV.ENGINE_FALLBACK: engine_fallback_value(cfg.engine_fallback),
                 ENV.MAX_PAGES: str(cfg.max_pages), ENV.GPU_PAGES_PER_CHUNK: str(cfg.gpu_pages_per_chunk),
+                ENV.VL_VERSION: cfg.endpoint_vl_version,
             },
             s3=clients["s3"], sns=clients["sns"], sagemaker=clients["sagemaker"],
             poll_seconds=options.poll_seconds, port=sagemaker_port, faults=self.faults,
