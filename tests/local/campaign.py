@@ -331,7 +331,8 @@ def plan(total: int = 54) -> tuple[list[PlannedJob], tuple[Fault, ...]]:
 
 
 @contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
+def patched_environment(values: dict[str, str]) -> Iterator[None]:
+    """``os.environ`` with ``values`` set, as it was afterwards: a stack started in this process reads it."""
     saved = {name: os.environ.get(name) for name in values}
     os.environ.update(values)
     try:
@@ -390,12 +391,12 @@ def run_campaign(
                            processor_timeout_seconds=PROCESSOR_TIMEOUT_SECONDS, webhook_retry_seconds=WEBHOOK_RETRY_SECONDS)
     report = CampaignReport(jobs=len(jobs), rate_per_minute=rate_per_minute)
     report.preparation_seconds = prepare_model_cache(workdir / "models")
-    with _environment(offline), _webhook_receivers() as receivers:
+    with patched_environment(offline), _webhook_receivers() as receivers:
         stack = LocalStack(config, options)
         info = stack.start()
         try:
             report.init_seconds = stack.lambdas.wait_initialized(timeout=120.0)
-            with _environment(info.client_environment()):
+            with patched_environment(info.client_environment()):
                 client = OcrClient(PlatformResources(info.bucket, info.queue_url, info.table))
                 with ResourceSampler(sample_seconds) if sample_seconds else nullcontext() as sampler:
                     started = time.perf_counter()

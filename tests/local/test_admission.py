@@ -12,11 +12,8 @@ moto server, as the deployed stage would with ``-c ocr:processor_max_concurrency
 
 from __future__ import annotations
 
-import os
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import boto3
@@ -26,22 +23,9 @@ from ocr_platform.admission import SLOTS_ITEM_KEY
 from ocr_platform.client import OcrClient, PlatformResources
 from ocr_platform.local.stack import LocalOptions, LocalStack
 from tests import documents
+from tests.local.campaign import patched_environment
 
 BURST = 5
-
-
-@contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 class SlotWatcher(threading.Thread):
@@ -78,11 +62,11 @@ def test_a_burst_and_a_split_document_wait_for_the_one_processor_and_all_complet
     options = LocalOptions(period_seconds=0.5, visibility_timeout_seconds=2, retry_delays_seconds=(0.2, 0.2),
                            admission_retry_seconds=1)
     offline = {"OCR_MODEL_HUB": "off", "OCR_MODEL_CACHE_DIR": str(tmp_path / "models")}
-    with _environment(offline):
+    with patched_environment(offline):
         stack = LocalStack(config, options)
         info = stack.start()
         try:
-            with _environment(info.client_environment()):
+            with patched_environment(info.client_environment()):
                 client = OcrClient(PlatformResources(info.bucket, info.queue_url, info.table))
                 jobs = [client.submit(png, model="pp-ocrv5")["job_id"] for _ in range(BURST)]
                 split = client.submit(pdf, model="pp-ocrv5")["job_id"]
