@@ -74,9 +74,7 @@ class ProcessorSlots:
         """
         for _ in range(MAX_TAKE_ATTEMPTS):
             now = int(self.clock())
-            item = self.table.get_item(Key={"job_id": SLOTS_ITEM_KEY}, ConsistentRead=True).get("Item")
-            version = int(item["version"]) if item else 0
-            holders = {t: int(until) for t, until in (item or {}).get("holders", {}).items() if int(until) > now}
+            version, holders = self._read(now)
             if token not in holders and len(holders) >= self.limit:
                 return False
             holders[token] = now + self.lease_seconds
@@ -119,9 +117,12 @@ class ProcessorSlots:
 
     def holders(self) -> Mapping[str, int]:
         """The tokens holding a slot now and when each lease ends (operators and tests read this)."""
-        now = int(self.clock())
+        return self._read(int(self.clock()))[1]
+
+    def _read(self, now: int) -> tuple[int, dict[str, int]]:
+        """The item's version (0: no item yet) and the holders whose lease has not ended at ``now``."""
         item = self.table.get_item(Key={"job_id": SLOTS_ITEM_KEY}, ConsistentRead=True).get("Item") or {}
-        return {t: int(until) for t, until in item.get("holders", {}).items() if int(until) > now}
+        return int(item.get("version", 0)), {t: int(until) for t, until in item.get("holders", {}).items() if int(until) > now}
 
     def _replace(self, holders: dict[str, int], version: int) -> bool:
         condition = "attribute_not_exists(job_id)" if version == 0 else "version = :version"

@@ -172,8 +172,7 @@ def process_job(
         message, store=store, s3=s3, layout=layout, engine_for=engine_for, attempt_id=attempt_id,
         lease_seconds=lease_seconds, limits=limits, fan_out=fan_out, held=held,
     )
-    if held is not None and (result.outcome in ("completed", "failed") or _has_ended(store, message.job_id)):
-        held.release()
+    _give_back_slot(held, result, store, message.job_id)
     return result
 
 
@@ -355,9 +354,16 @@ def process_chunk(
         except ChunkLaunchError as err:
             _fail(store, message, err.error)
         return result
-    if held is not None and (result.outcome != "skipped" or _has_ended(store, message.job_id)):
-        held.release()
+    _give_back_slot(held, result, store, message.job_id)
     return result
+
+
+def _give_back_slot(held: HeldSlot | None, result: ProcessResult, store: JobStore, job_id: str) -> None:
+    """Give ``held`` back once this run's work ended (completed, failed, or a chunk done with no one to hand the
+    slot to), or once the job ended elsewhere. A run skipped for a live twin keeps it: the twin holds the same
+    token. A run that fanned out handed it to its first chunk."""
+    if held is not None and (result.outcome in ("completed", "failed", "chunk_done") or _has_ended(store, job_id)):
+        held.release()
 
 
 def _has_ended(store: JobStore, job_id: str) -> bool:

@@ -13,13 +13,12 @@ moto server, as the deployed stage would with ``-c ocr:processor_max_concurrency
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import boto3
 import pytest
 
-from ocr_platform.admission import SLOTS_ITEM_KEY
+from ocr_platform.admission import SLOTS_ITEM_KEY, ProcessorSlots
 from ocr_platform.client import OcrClient, PlatformResources
 from ocr_platform.local.stack import LocalOptions, LocalStack
 from tests import documents
@@ -34,6 +33,7 @@ class SlotWatcher(threading.Thread):
     def __init__(self, table: str, job_ids: list[str]) -> None:
         super().__init__(daemon=True)
         self.table = boto3.resource("dynamodb").Table(table)
+        self.slots = ProcessorSlots(self.table, limit=1, lease_seconds=1)  # read only: the holders and their leases
         self.job_ids = job_ids
         self.most_held = 0
         self.most_waiting_while_held = 0
@@ -41,9 +41,7 @@ class SlotWatcher(threading.Thread):
 
     def run(self) -> None:
         while not self.stopped.wait(0.05):
-            now = time.time()
-            item = self.table.get_item(Key={"job_id": SLOTS_ITEM_KEY}, ConsistentRead=True).get("Item") or {}
-            held = sum(1 for until in item.get("holders", {}).values() if int(until) > now)
+            held = len(self.slots.holders())
             self.most_held = max(self.most_held, held)
             if held and self.job_ids:
                 statuses = [self.table.get_item(Key={"job_id": j}).get("Item", {}).get("status") for j in self.job_ids]
