@@ -198,3 +198,97 @@ def character_error_rate(recognised: str, reference: str) -> float:
             current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
         previous = current
     return previous[-1] / max(1, len(b))
+
+
+# Text-layer documents: a born-digital report, a page half typeset and half an image of text, a scan
+# with an earlier OCR's invisible layer. Pages are A4 (595 x 842 pt); the layer tests read them at 2x.
+BORN_DIGITAL_PAGES = [
+    [
+        "Annual maintenance report 2026",
+        "The plant ran 8,412 hours this year, 3.5 % more than last year.",
+        "Two pumps were replaced in March; the filters were cleaned twice.",
+        "Energy use fell to 1,970 MWh after the new controls went live.",
+        "Spare parts on hand: 41 valves, 12 seals and 7 impellers.",
+        "Next inspection: 14 April 2027, by the regional authority.",
+    ],
+    [
+        "Costs by quarter (EUR)",
+        "Q1 18,250.00 labour and 4,100.75 parts",
+        "Q2 16,980.40 labour and 2,310.00 parts",
+        "Q3 17,400.00 labour and 9,870.25 parts",
+        "Q4 19,120.60 labour and 3,450.90 parts",
+        "Prepared by the operations office, Bergen.",
+    ],
+]
+IMAGE_HALF_LINES = ["Stamped copy received", "Archive number 55-1207"]
+
+
+def write_born_digital_pdf(path: Path, pages: list[list[str]] = BORN_DIGITAL_PAGES) -> Path:
+    """A born-digital PDF with real text objects: a bold heading and body lines per page (fpdf2, DejaVu embedded)."""
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.add_font("DejaVu", fname=str(LATIN_FONT))
+    pdf.add_font("DejaVu", style="B", fname=str(LATIN_FONT.with_name("DejaVuSans-Bold.ttf")))
+    for lines in pages:
+        pdf.add_page()
+        pdf.set_font("DejaVu", style="B", size=20)
+        pdf.cell(0, 16, lines[0], new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("DejaVu", size=13)
+        for text in lines[1:]:
+            pdf.cell(0, 11, text, new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(path))
+    return path
+
+
+def write_half_image_pdf(path: Path, tmp: Path) -> Path:
+    """One page: ``BORN_DIGITAL_PAGES[0]`` typeset in the top half, an image of ``IMAGE_HALF_LINES`` in the bottom half."""
+    from fpdf import FPDF
+
+    picture = tmp / "image-half.png"
+    image = Image.new("RGB", (1000, 300), "white")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.truetype(str(LATIN_FONT), 44)
+    for index, text in enumerate(IMAGE_HALF_LINES):
+        draw.text((30, 40 + index * 110), text, fill="black", font=font)
+    image.save(picture)
+    pdf = FPDF(format="A4")
+    pdf.add_font("DejaVu", fname=str(LATIN_FONT))
+    pdf.add_page()
+    pdf.set_font("DejaVu", size=13)
+    for text in BORN_DIGITAL_PAGES[0]:
+        pdf.cell(0, 11, text, new_x="LMARGIN", new_y="NEXT")
+    pdf.image(str(picture), x=20, y=170, w=150)
+    pdf.output(str(path))
+    return path
+
+
+def write_scan_with_layer(path: Path, scanned: list[str], layer: list[str]) -> Path:
+    """A scan of ``scanned`` (one raster image, A4 at 150 DPI) carrying an invisible text layer (render mode 3)
+    of ``layer``, one layer line over each scanned line: an earlier OCR, right or wrong."""
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+    from reportlab.pdfgen import canvas
+
+    image = render_page(scanned)
+    scanned_font = ImageFont.truetype(str(LATIN_FONT), 40)
+    width, height = 595.0, 842.0
+    pdf = canvas.Canvas(str(path), pagesize=(width, height))
+    pdf.drawImage(ImageReader(image), 0, 0, width=width, height=height)
+    points_per_pixel = width / image.width
+    text = pdf.beginText()
+    text.setTextRenderMode(3)
+    for index, line in enumerate(layer):
+        font_size = 40 * points_per_pixel
+        baseline = height - (160 + index * int(40 * 2.2) + 38) * points_per_pixel
+        text.setFont("Helvetica", font_size)
+        # As an OCR layer is laid: each line stretched over the width of the scanned line beneath it.
+        beneath = scanned_font.getlength(scanned[min(index, len(scanned) - 1)]) * points_per_pixel
+        text.setHorizScale(100 * beneath / stringWidth(line, "Helvetica", font_size))
+        text.setTextOrigin(120 * points_per_pixel, baseline)
+        text.textOut(line)
+    pdf.drawText(text)
+    pdf.showPage()
+    pdf.save()
+    return path
+

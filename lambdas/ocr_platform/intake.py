@@ -38,6 +38,8 @@ from ocr_platform.errors import ErrorCode, JobError
 if TYPE_CHECKING:  # Pillow is imported when a document is opened, not with this module
     from PIL import Image
 
+    from ocr_platform.text_layer import TextLayer
+
 
 class DocumentType(StrEnum):
     PDF = "pdf"
@@ -77,11 +79,14 @@ class PageImage:
         page: 1-based page number in the source document.
         image: RGB ``PIL.Image``.
         scale: pixels of ``image`` per PDF point (PDF) or per source pixel (images; 1.0 unless resized).
+        text_layer: the PDF page's own text in ``image``'s pixels, when the document was opened with
+            ``text_layers=True`` (``ocr_platform.text_layer``); ``None`` for images.
     """
 
     page: int
     image: Image.Image
     scale: float
+    text_layer: TextLayer | None = None
 
     @property
     def width(self) -> int:
@@ -149,12 +154,15 @@ class Document:
     Use ``open_document`` rather than constructing it.
     """
 
-    def __init__(self, path: Path, doc_type: DocumentType, page_count: int, pages: list[int], limits: IntakeLimits, handle: object) -> None:
+    def __init__(
+        self, path: Path, doc_type: DocumentType, page_count: int, pages: list[int], limits: IntakeLimits, handle: object, *, text_layers: bool = False
+    ) -> None:
         self.path = path
         self.type = doc_type
         self.page_count = page_count
         self.selected_pages = pages
         self.limits = limits
+        self.text_layers = text_layers
         self._handle = handle
 
     def pages(self) -> Iterator[PageImage]:
@@ -178,9 +186,20 @@ class Document:
                 raise JobError(ErrorCode.CORRUPT_DOCUMENT, f"Page {number} of the PDF cannot be rendered: {err}") from None
             image = bitmap.to_pil().convert("RGB")
             bitmap.close()
+            layer = self._text_layer(page, scale) if self.text_layers else None
         finally:
             page.close()
-        return PageImage(number, image, scale)
+        return PageImage(number, image, scale, layer)
+
+    @staticmethod
+    def _text_layer(page: Any, scale: float) -> TextLayer:
+        from ocr_platform.text_layer import read_text_layer
+
+        textpage = page.get_textpage()
+        try:
+            return read_text_layer(page, textpage, scale=scale)
+        finally:
+            textpage.close()
 
     def _image_frame(self, number: int) -> PageImage:
         image = self._handle
@@ -215,8 +234,10 @@ def fit_scale(width: float, height: float, limits: IntakeLimits, *, page: int, c
 
 
 @contextmanager
-def open_document(path: str | Path, *, pages: str | None = None, limits: IntakeLimits | None = None) -> Iterator[Document]:
+def open_document(path: str | Path, *, pages: str | None = None, limits: IntakeLimits | None = None, text_layers: bool = False) -> Iterator[Document]:
     """Open ``path``, check it against ``limits`` and the page selection, and yield a ``Document``.
+
+    With ``text_layers``, each rendered PDF page also carries its own text (``PageImage.text_layer``).
 
     >>> with open_document("scan.pdf", pages="1-2") as doc:      # doctest: +SKIP
     ...     for page in doc.pages():
@@ -231,13 +252,15 @@ def open_document(path: str | Path, *, pages: str | None = None, limits: IntakeL
         doc_type = detect_type(handle.read(1024))
     if doc_type is DocumentType.PDF:
         with _open_pdf(source) as (pdf, page_count):
-            yield _checked(source, doc_type, page_count, pages, limits, pdf)
+            yield _checked(source, doc_type, page_count, pages, limits, pdf, text_layers=text_layers)
     else:
         with _open_image(source, limits) as (image, page_count):
             yield _checked(source, doc_type, page_count, pages, limits, image)
 
 
-def _checked(source: Path, doc_type: DocumentType, page_count: int, pages: str | None, limits: IntakeLimits, handle: object) -> Document:
+def _checked(
+    source: Path, doc_type: DocumentType, page_count: int, pages: str | None, limits: IntakeLimits, handle: object, *, text_layers: bool = False
+) -> Document:
     if page_count == 0:
         raise JobError(ErrorCode.EMPTY_DOCUMENT, "The document has no pages.")
     selected = parse_page_selection(pages, page_count)
@@ -246,7 +269,7 @@ def _checked(source: Path, doc_type: DocumentType, page_count: int, pages: str |
             ErrorCode.TOO_MANY_PAGES,
             f"{len(selected)} pages selected; at most {limits.max_pages} per job. Split the document or select pages.",
         )
-    return Document(source, doc_type, page_count, selected, limits, handle)
+    return Document(source, doc_type, page_count, selected, limits, handle, text_layers=text_layers)
 
 
 @contextmanager

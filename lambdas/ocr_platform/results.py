@@ -41,6 +41,7 @@ class Page(TypedDict):
     height: int
     scale: float
     rotation: NotRequired[int]
+    text_source: NotRequired[str]
     lines: list[Line]
     blocks: NotRequired[list[Block]]
     markdown: NotRequired[str]

@@ -24,8 +24,8 @@ def test_selected_pages_are_read_in_order_with_their_number_size_raw_output_timi
                       on_page=lambda done, total: progress.append((done, total)))
 
     assert read.pages == [
-        {"page": 1, "width": 1191, "height": 1684, "scale": 2.0, "rotation": 0, "lines": []},  # A4 at 2 pixels per point
-        {"page": 3, "width": 1191, "height": 1684, "scale": 2.0, "rotation": 0, "lines": []},
+        {"page": 1, "width": 1191, "height": 1684, "scale": 2.0, "rotation": 0, "text_source": "ocr", "lines": []},  # A4 at 2 pixels per point
+        {"page": 3, "width": 1191, "height": 1684, "scale": 2.0, "rotation": 0, "text_source": "ocr", "lines": []},
     ]
     assert read.raw_pages == [{"page": 1, "rotation": 0, "pixels": 1191 * 1684}, {"page": 3, "rotation": 0, "pixels": 1191 * 1684}]
     assert progress == [(1, 2), (2, 2)]

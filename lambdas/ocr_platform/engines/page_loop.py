@@ -3,9 +3,10 @@
 An engine says only how it reads one rendered page (``ReadPage``); ``read_pages`` does the rest the
 same way for all of them: intake (type check, limits, page selection, rendering), turning the page
 upright when the engine passes an ``orientation`` classifier (and mapping what it read back onto the
-page as submitted), the page number, size, scale and ``rotation`` of each result page, the raw output
-per page for raw.json, ``render``/``orientation``/``predict`` timings and ``on_page(done, total)`` after
-each page.
+page as submitted), a PDF page's own text layer where the engine passes a ``TextLayerChoice``
+(``text_layer: auto``; OCR then reads only what the layer lacks), the page number, size, scale,
+``rotation`` and ``text_source`` of each result page, the raw output per page for raw.json,
+``render``/``orientation``/``predict`` timings and ``on_page(done, total)`` after each page.
 
 >>> from ocr_platform.intake import PageImage
 >>> def blank(image: PageImage) -> PageReading:
@@ -25,6 +26,7 @@ from typing import Any
 
 from ocr_platform.engines.conversion import PageContent
 from ocr_platform.engines.orientation import OrientedPage, PageOrientation, to_submitted
+from ocr_platform.engines.text_layer_choice import TextLayerChoice
 from ocr_platform.intake import IntakeLimits, PageImage, open_document
 from ocr_platform.results import Page
 
@@ -54,8 +56,9 @@ class ReadPages:
     Attributes:
         pages: result pages in the result.json page shape, in document order.
         raw_pages: ``{"page": n, "rotation": r, **reading.raw}`` per page, for raw.json.
-        timings: ``render`` (intake: decoding and rendering pages), ``orientation`` (classifying and
-            turning pages; 0 when off) and ``predict`` (the engine's ``read_page``), in seconds.
+        timings: ``render`` (intake: decoding and rendering pages, reading text layers), ``orientation``
+            (classifying and turning pages; 0 when off), ``predict`` (the engine's ``read_page`` on whole
+            pages) and, with a text layer choice, ``layer_check`` and ``layer_ocr``, in seconds.
     """
 
     pages: list[Page]
@@ -71,11 +74,16 @@ def read_pages(
     read_page: ReadPage,
     on_page: ProgressCallback | None = None,
     orientation: PageOrientation | None = None,
+    text_layer: TextLayerChoice | None = None,
 ) -> ReadPages:
     """Read the ``pages`` selection of the document at ``path`` with ``read_page``, one page at a time.
 
     With ``orientation``, each page is turned upright before ``read_page`` sees it, and the lines and
     blocks it returns are mapped back onto the page as submitted (``engines.orientation``).
+
+    With ``text_layer``, a PDF page whose own text ``text_layer`` accepts is read from it, and only the
+    regions it lacks go to ``read_page`` (upright, as cropped); a page it does not accept is read whole.
+    Every page says where its text came from in ``text_source``.
 
     Intake refusals (unsupported type, encrypted PDF, limits, page selection) raise the intake's
     ``JobError`` before any page is read.
@@ -83,24 +91,33 @@ def read_pages(
     result_pages: list[Page] = []
     raw_pages: list[dict[str, Any]] = []
     render_s = orientation_s = predict_s = 0.0
-    with open_document(path, pages=pages, limits=limits) as doc:
+    with open_document(path, pages=pages, limits=limits, text_layers=text_layer is not None) as doc:
         total = len(doc.selected_pages)
         rendering = time.perf_counter()
         for done, image in enumerate(doc.pages(), start=1):
             orienting = time.perf_counter()
             render_s += orienting - rendering
-            oriented = orientation.upright(image) if orientation else OrientedPage(image=image, rotation=0)
-            reading = time.perf_counter()
-            orientation_s += reading - orienting
-            page = read_page(oriented.image)
-            predict_s += time.perf_counter() - reading
-            content = to_submitted(page.content, oriented.rotation, width=image.width, height=image.height)
-            result_pages.append({**_page_header(image), "rotation": oriented.rotation, **content})  # type: ignore[typeddict-item]
-            raw_pages.append({"page": image.page, "rotation": oriented.rotation, **page.raw})
+            layered = None
+            if text_layer is not None and image.text_layer is not None:
+                layered = text_layer.read(image, image.text_layer, read_region=lambda region: read_page(region).content)
+                orienting = time.perf_counter()
+            if layered is not None and layered.content is not None:
+                rotation, content, source, raw = 0, layered.content, layered.source, {"text_layer": layered.raw}
+            else:
+                oriented = orientation.upright(image) if orientation else OrientedPage(image=image, rotation=0)
+                reading = time.perf_counter()
+                orientation_s += reading - orienting
+                page = read_page(oriented.image)
+                predict_s += time.perf_counter() - reading
+                rotation, source = oriented.rotation, "ocr"
+                content = to_submitted(page.content, rotation, width=image.width, height=image.height)
+                raw = {**page.raw, **({"text_layer": layered.raw} if layered is not None else {})}
+            result_pages.append({**_page_header(image), "rotation": rotation, "text_source": source, **content})  # type: ignore[typeddict-item]
+            raw_pages.append({"page": image.page, "rotation": rotation, **raw})
             if on_page:
                 on_page(done, total)
             rendering = time.perf_counter()
-    timings = {"render": render_s, "orientation": orientation_s, "predict": predict_s}
+    timings = {"render": render_s, "orientation": orientation_s, "predict": predict_s, **(text_layer.timings if text_layer else {})}
     return ReadPages(pages=result_pages, raw_pages=raw_pages, timings=timings)
 
 

@@ -10,6 +10,8 @@ Per page (``page_loop``): the page orientation classifier turns the page upright
 the pipeline detects lines and recognises them on ``rec_workers`` threads, and a line that reads badly
 is read turned by 180 degrees where the text-line classifier says so (``text_pipeline``); the polygons
 are mapped back to the page as submitted. A job with ``"orientation": false`` skips both classifiers.
+With ``text_layer: auto`` (the default), a PDF page's own text is used where the same recogniser agrees
+with a sample of it, and only the regions it lacks are detected and recognised (``text_layer_choice``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ocr_platform.engines.orientation import PageOrientation, line_orientation_c
 from ocr_platform.engines.page_loop import PageReading, ProgressCallback, read_pages
 from ocr_platform.engines.resolver import ModelResolver, ModelUnavailableError, paddleocr_version, runtime_kwargs
 from ocr_platform.engines.settings import PaddleSettings
+from ocr_platform.engines.text_layer_choice import Recognize, TextLayerChoice
 from ocr_platform.engines.text_pipeline import (
     ParallelRecognizer,
     TurnedLineCheck,
@@ -36,6 +39,7 @@ from ocr_platform.engines.text_pipeline import (
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.intake import PageImage
 from ocr_platform.results import EngineInfo, Line
+from ocr_platform.text_layer import layer_label, used_layer
 
 ModelPair = tuple[str, str]
 
@@ -84,11 +88,14 @@ class PPOCREngine:
         """The detection and recognition models that read ``language`` with ``options``."""
         raise NotImplementedError
 
-    def engine_info(self, pair: ModelPair, options: EngineOptions) -> EngineInfo:
-        """``engine`` for result.json: every model that ran, orientation included when it was on."""
+    def engine_info(self, pair: ModelPair, options: EngineOptions, *, text_layer: bool = False) -> EngineInfo:
+        """``engine`` for result.json: every model that ran, orientation included when it was on, and the
+        PDF text layer when some page's text came from it."""
         models = [self.resolver.label(name) for name in pair]
         if options.orientation:
             models += self.orientation_models()
+        if text_layer:
+            models.append(layer_label())
         version = f"{paddleocr_version()} ({self.settings.inference_engine})"
         return EngineInfo(name=self.name, models=models, version=version)
 
@@ -178,10 +185,19 @@ class PPOCREngine:
         read = read_pages(
             path, pages=pages, limits=self.settings.intake, read_page=read_page, on_page=on_page,
             orientation=self.orientation if chosen.orientation else None,
+            text_layer=TextLayerChoice(self._recognizer(pair)) if chosen.text_layer == "auto" else None,
         )
         return EngineOutput(
             pages=read.pages,
             raw={"pipeline": "OCR", "pages": read.raw_pages},
-            engine=self.engine_info(pair, chosen),
+            engine=self.engine_info(pair, chosen, text_layer=used_layer(read.pages)),
             timings=read.timings,
         )
+
+    def _recognizer(self, pair: ModelPair) -> Recognize:
+        """Reads line crops with the pair's recogniser, for the text layer's sample (a stand-in pipeline reads each crop whole)."""
+        check = self._line_checks.get(pair)
+        if check is not None:
+            recognizer = check.recognizer
+            return lambda crops: [str(result["rec_text"]) for result in recognizer(list(crops))] if crops else []
+        return lambda crops: [" ".join(line["text"] for line in ocr_lines(self._run(pair, crop, False))) for crop in crops]

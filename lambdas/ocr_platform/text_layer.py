@@ -1,0 +1,348 @@
+"""A PDF page's own text layer, read beside its render: lines in the pixels of the rendered page.
+
+Most PDFs a business sends were never scanned: their pages carry the text exactly. pypdfium2 reads it with
+a box per character in about 5 ms a dense page, against seconds to recognise the same page. This module only
+reads what the layer says; whether to believe it is decided against the page image by
+``ocr_platform.engines.text_layer_choice``.
+
+What a ``TextLayer`` holds:
+
+- ``lines``: runs of characters on one baseline, split where pdfium ends a line or where a horizontal gap
+  is wider than ``LINE_GAP`` line heights (columns, table cells), in the same shape as an OCR line. The
+  polygon is the union of the characters' loose boxes (the font's ascent to descent, as a text detector
+  draws a line) in the pixel coordinates of the rendered page: scaled by the render scale, turned by the
+  page's ``/Rotate`` and offset by its crop box, so an overlay lines up with an OCR line's polygon.
+- ``unmapped``: characters whose font gives no Unicode value (pdfium's Unicode map errors, and private-use
+  or replacement code points): such a layer is text a reader cannot use.
+- ``invisible``: whether any character is drawn in an invisible render mode (3, or 7 when it only clips),
+  the mark of an earlier OCR's layer over a scan; ``covered_by_image`` whether an image covers most of
+  the page, under which visible text is just as hidden.
+- ``fonts``: each line's font, so a born-digital document's character maps are checked once per font.
+- ``skipped``: characters not used for lines: slanted (neither upright nor turned by a multiple of 90
+  degrees; OCR reads them instead), without a box, or off the crop box.
+
+>>> layer = TextLayer(lines=[], chars=0, unmapped=0, invisible=False, covered_by_image=False, skipped=0)
+>>> layer.empty, layer.unmapped_share
+(True, 0.0)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Characters further apart than this many line heights start a new line (a column gap, a table cell).
+LINE_GAP = 1.2
+#: A character further than this (radians) from a multiple of 90 degrees is slanted text, left to OCR.
+ANGLE_TOLERANCE = 0.05
+#: Text render modes that draw nothing (3 invisible, 7 clip only): the layer an earlier OCR left over a scan.
+INVISIBLE_RENDER_MODES = frozenset({3, 7})
+#: An image covering this share of the page hides any text drawn beneath it.
+IMAGE_COVER_SHARE = 0.5
+
+
+@dataclass
+class LayerLine:
+    """One line of the text layer.
+
+    Attributes:
+        text: the characters, with spaces where the layer has them or its words stand apart.
+        polygon: four ``[x, y]`` points (top-left, top-right, bottom-right, bottom-left) in rendered pixels.
+        font: the font of its first character (its base name), for checking a font's character map once.
+        invisible: drawn in an invisible render mode.
+    """
+
+    text: str
+    polygon: list[list[float]]
+    font: str = ""
+    invisible: bool = False
+
+    @property
+    def box(self) -> tuple[float, float, float, float]:
+        xs = [p[0] for p in self.polygon]
+        ys = [p[1] for p in self.polygon]
+        return min(xs), min(ys), max(xs), max(ys)
+
+    @property
+    def height(self) -> float:
+        x0, y0, x1, y1 = self.box
+        return y1 - y0
+
+
+@dataclass
+class TextLayer:
+    """What one page's text layer says (see the module docstring)."""
+
+    lines: list[LayerLine]
+    chars: int
+    unmapped: int
+    invisible: bool
+    covered_by_image: bool
+    skipped: int
+    fonts: set[str] = field(default_factory=set)
+
+    @property
+    def empty(self) -> bool:
+        return not any(line.text.strip() for line in self.lines)
+
+    @property
+    def unmapped_share(self) -> float:
+        return self.unmapped / self.chars if self.chars else 0.0
+
+    @property
+    def hidden(self) -> bool:
+        """Text a reader of the page cannot see: an earlier OCR's layer, not the page's own typesetting."""
+        return self.invisible or self.covered_by_image
+
+
+@dataclass(frozen=True)
+class PageGeometry:
+    """How a point of a PDF page's user space lands on its render (pdfium renders the crop box, turned by ``/Rotate``).
+
+    >>> geometry = PageGeometry(left=0, bottom=0, right=600, top=800, rotation=0, scale=2.0)
+    >>> geometry.to_pixels(100, 700)
+    (200.0, 200.0)
+    >>> PageGeometry(left=0, bottom=0, right=600, top=800, rotation=90, scale=1.0).to_pixels(100, 700)
+    (700.0, 100.0)
+    """
+
+    left: float
+    bottom: float
+    right: float
+    top: float
+    rotation: int
+    scale: float
+
+    def to_pixels(self, x: float, y: float) -> tuple[float, float]:
+        u, v = x - self.left, self.top - y
+        width, height = self.right - self.left, self.top - self.bottom
+        if self.rotation == 90:
+            u, v = height - v, u
+        elif self.rotation == 180:
+            u, v = width - u, height - v
+        elif self.rotation == 270:
+            u, v = v, width - u
+        return u * self.scale, v * self.scale
+
+
+def layer_label() -> str:
+    """How ``engine.models`` names the text layer where a page's text came from it."""
+    from importlib.metadata import version
+
+    return f"PDF text layer (pypdfium2 {version('pypdfium2')})"
+
+
+def used_layer(pages: list[Any]) -> bool:
+    """Whether any result page took text from its layer (``text_source`` ``text_layer`` or ``mixed``)."""
+    return any(page.get("text_source") in ("text_layer", "mixed") for page in pages)
+
+
+def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
+    """The text layer of an open pypdfium2 page (``page.get_textpage()`` as ``textpage``), in pixels at ``scale``."""
+    import pypdfium2.raw as pdfium_c
+
+    left, bottom, right, top = page.get_bbox()  # the crop box, inherited from the page tree where the page has none
+    geometry = PageGeometry(left=left, bottom=bottom, right=right, top=top, rotation=page.get_rotation() % 360, scale=scale)
+    handle = textpage.raw
+    reader = _CharReader(handle, geometry)
+    builder = _LineBuilder(geometry)
+    unmapped = skipped = 0
+    invisible = False
+    for index in range(max(pdfium_c.FPDFText_CountChars(handle), 0)):
+        code = pdfium_c.FPDFText_GetUnicode(handle, index)
+        char = chr(code) if 0 < code < 0x110000 else "\ufffd"
+        if pdfium_c.FPDFText_IsGenerated(handle, index):
+            builder.generated(char)
+            continue
+        if char.isspace():
+            builder.space()
+            continue
+        if pdfium_c.FPDFText_HasUnicodeMapError(handle, index) or _unreadable(char):
+            unmapped += 1
+        style = reader.style(index)
+        invisible = invisible or style.invisible
+        quarter = _quarter_turns(pdfium_c.FPDFText_GetCharAngle(handle, index))
+        box = reader.box(index) if quarter is not None else None
+        if box is None:
+            skipped += 1
+            builder.break_line()
+            continue
+        builder.add(char, _turned_box(box, quarter or 0), quarter or 0, style)
+    lines = builder.finish()
+    return TextLayer(
+        lines=lines,
+        chars=builder.chars + skipped,
+        unmapped=unmapped,
+        invisible=invisible,
+        covered_by_image=bool(lines) and _image_covers_page(page, geometry),
+        skipped=skipped,
+        fonts={line.font for line in lines},
+    )
+
+
+@dataclass(frozen=True)
+class _Style:
+    font: str
+    invisible: bool
+
+
+class _CharReader:
+    """Per-character boxes (pixels) and styles (font, render mode), the style cached per text object."""
+
+    def __init__(self, textpage: Any, geometry: PageGeometry) -> None:
+        import pypdfium2.raw as pdfium_c
+
+        self._c = pdfium_c
+        self._textpage = textpage
+        self._geometry = geometry
+        self._rect = pdfium_c.FS_RECTF()
+        self._styles: dict[int, _Style] = {}
+
+    def box(self, index: int) -> tuple[float, float, float, float] | None:
+        """The character's loose box in page space (``left, bottom, right, top``); ``None`` off the crop box."""
+        if not self._c.FPDFText_GetLooseCharBox(self._textpage, index, ctypes.byref(self._rect)):
+            return None
+        rect, page = self._rect, self._geometry
+        if rect.right <= rect.left or rect.top <= rect.bottom:
+            return None
+        x, y = (rect.left + rect.right) / 2, (rect.top + rect.bottom) / 2
+        if not (page.left <= x <= page.right and page.bottom <= y <= page.top):
+            return None
+        return rect.left, rect.bottom, rect.right, rect.top
+
+    def style(self, index: int) -> _Style:
+        obj = self._c.FPDFText_GetTextObject(self._textpage, index)
+        key = ctypes.cast(obj, ctypes.c_void_p).value or 0
+        style = self._styles.get(key)
+        if style is None:
+            style = self._styles[key] = self._read_style(obj) if key else _Style("", False)
+        return style
+
+    def _read_style(self, obj: Any) -> _Style:
+        mode = self._c.FPDFTextObj_GetTextRenderMode(obj)
+        font = self._c.FPDFTextObj_GetFont(obj)
+        name = ""
+        if font:
+            buffer = ctypes.create_string_buffer(128)
+            length = self._c.FPDFFont_GetBaseFontName(font, buffer, len(buffer))
+            name = buffer.raw[: max(0, min(length, len(buffer)) - 1)].decode("latin-1")
+        return _Style(font=name, invisible=mode in INVISIBLE_RENDER_MODES)
+
+
+class _LineBuilder:
+    """Collects characters into lines: same direction and baseline, no wide gap, no line break from pdfium.
+
+    Boxes arrive in the text's own frame (``_turned_box``: the page turned so the text runs left to
+    right, y up); a finished line's corners are turned back and mapped to pixels, so its polygon starts
+    at the line's top-left in reading direction whatever the text's or the page's rotation.
+    """
+
+    def __init__(self, geometry: PageGeometry) -> None:
+        self.geometry = geometry
+        self.lines: list[LayerLine] = []
+        self.chars = 0
+        self._text: list[str] = []
+        self._box: list[float] | None = None
+        self._last: tuple[float, float, float, float] | None = None
+        self._quarter = 0
+        self._style = _Style("", False)
+        self._pending_space = False
+
+    def generated(self, char: str) -> None:
+        if char in "\r\n":
+            self.break_line()
+        else:
+            self.space()
+
+    def space(self) -> None:
+        self._pending_space = bool(self._text)
+
+    def break_line(self) -> None:
+        if self._text and self._box is not None:
+            text = "".join(self._text).strip()
+            if text:
+                x0, bottom, x1, top = self._box
+                corners = [(x0, top), (x1, top), (x1, bottom), (x0, bottom)]
+                polygon = [[round(v, 1) for v in self.geometry.to_pixels(*_turn(point, self._quarter))] for point in corners]
+                self.lines.append(LayerLine(text=text, polygon=polygon, font=self._style.font, invisible=self._style.invisible))
+        self._text, self._box, self._last, self._pending_space = [], None, None, False
+
+    def add(self, char: str, box: tuple[float, float, float, float], quarter: int, style: _Style) -> None:
+        self.chars += 1
+        if self._text and (quarter != self._quarter or not self._continues(box)):
+            self.break_line()
+        if not self._text:
+            self._style, self._quarter = style, quarter
+        elif self._pending_space or self._apart(box):
+            self._text.append(" ")
+        self._pending_space = False
+        self._text.append(char)
+        x0, y0, x1, y1 = box
+        self._box = [x0, y0, x1, y1] if self._box is None else [min(self._box[0], x0), min(self._box[1], y0), max(self._box[2], x1), max(self._box[3], y1)]
+        self._last = box
+
+    def finish(self) -> list[LayerLine]:
+        self.break_line()
+        return self.lines
+
+    def _continues(self, box: tuple[float, float, float, float]) -> bool:
+        assert self._last is not None and self._box is not None
+        height = max(self._box[3] - self._box[1], 1e-3)
+        middle, line_middle = (box[1] + box[3]) / 2, (self._box[1] + self._box[3]) / 2
+        if abs(middle - line_middle) > height / 2:
+            return False
+        gap = box[0] - self._last[2]
+        return -height <= gap <= LINE_GAP * height
+
+    def _apart(self, box: tuple[float, float, float, float]) -> bool:
+        """Characters with a gap of a quarter line height between them are separate words, spaced or not."""
+        assert self._last is not None and self._box is not None
+        return box[0] - self._last[2] > 0.25 * max(self._box[3] - self._box[1], 1e-3)
+
+
+def _quarter_turns(angle: float) -> int | None:
+    """A character's angle (radians, counter-clockwise; -1 when pdfium has none) as quarter turns; ``None`` when slanted."""
+    if angle < 0:
+        return 0
+    turns = angle / (math.pi / 2)
+    nearest = round(turns)
+    if abs(turns - nearest) * (math.pi / 2) > ANGLE_TOLERANCE:
+        return None
+    return nearest % 4
+
+
+def _turn(point: tuple[float, float], quarter: int) -> tuple[float, float]:
+    """``point`` turned counter-clockwise by ``quarter`` quarter turns about the origin."""
+    x, y = point
+    for _ in range(quarter % 4):
+        x, y = -y, x
+    return x, y
+
+
+def _turned_box(box: tuple[float, float, float, float], quarter: int) -> tuple[float, float, float, float]:
+    """A page-space box seen in the frame of text turned ``quarter`` quarter turns (the text then runs along +x)."""
+    left, bottom, right, top = box
+    points = [_turn(point, -quarter % 4) for point in ((left, bottom), (right, top))]
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _unreadable(char: str) -> bool:
+    code = ord(char)
+    return code == 0xFFFD or 0xE000 <= code <= 0xF8FF or code < 0x20
+
+
+def _image_covers_page(page: Any, geometry: PageGeometry) -> bool:
+    """Whether one image object covers ``IMAGE_COVER_SHARE`` of the page (a scan, with any text beneath it hidden)."""
+    import pypdfium2.raw as pdfium_c
+
+    page_area = (geometry.right - geometry.left) * (geometry.top - geometry.bottom)
+    if page_area <= 0:
+        return False
+    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2):
+        x0, y0, x1, y1 = obj.get_bounds()
+        if (x1 - x0) * (y1 - y0) >= IMAGE_COVER_SHARE * page_area:
+            return True
+    return False

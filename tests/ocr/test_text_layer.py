@@ -1,0 +1,95 @@
+"""``text_layer: auto`` on the real PP-OCRv5 engine: a born-digital PDF is read from its own text, a scan is
+read by OCR exactly as with ``ignore``, a half-typeset page mixes both, and a wrong earlier-OCR layer is
+refused in favour of OCR."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ocr_platform.job_runner import ocr_document
+from ocr_platform.text_layer import layer_label
+from ocr_platform.text_metrics import word_f1
+from tests import documents
+
+
+def _read(ppocr, path: Path, mode: str) -> dict:
+    result, _ = ocr_document(path, job_id="t", model="pp-ocrv5", engine=ppocr, options={"text_layer": mode})
+    return result
+
+
+def _box(polygon: list[list[float]]) -> tuple[float, float, float, float]:
+    xs, ys = [p[0] for p in polygon], [p[1] for p in polygon]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    overlap = max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - overlap
+    return overlap / union if union else 0.0
+
+
+@pytest.fixture(scope="module")
+def born_digital(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return documents.write_born_digital_pdf(tmp_path_factory.mktemp("layer") / "report.pdf")
+
+
+def test_a_born_digital_pdf_is_read_from_its_text_layer_where_the_ocr_would_see_the_same_words(ppocr, born_digital: Path) -> None:
+    from pypdf import PdfReader
+
+    auto, ocr = _read(ppocr, born_digital, "auto"), _read(ppocr, born_digital, "ignore")
+
+    assert [page["text_source"] for page in auto["pages"]] == ["text_layer", "text_layer"]
+    assert layer_label() in auto["engine"]["models"] and layer_label() not in ocr["engine"]["models"]
+    extracted = [page.extract_text() for page in PdfReader(born_digital).pages]
+    for page, reference in zip(auto["pages"], extracted, strict=True):
+        assert word_f1(reference, " ".join(line["text"] for line in page["lines"])) >= 0.99
+    # Every word's layer line overlaps the OCR line that read the same word.
+    overlaps = []
+    for layer_page, ocr_page in zip(auto["pages"], ocr["pages"], strict=True):
+        for line in layer_page["lines"]:
+            for word in line["text"].split():
+                candidates = [o for o in ocr_page["lines"] if word in o["text"].split()]
+                best = max((_iou(_box(line["polygon"]), _box(o["polygon"])) for o in candidates), default=0.0)
+                overlaps.append(best)
+    assert sum(iou >= 0.5 for iou in overlaps) >= 0.9 * len(overlaps), overlaps
+    assert (auto["pages"][0]["width"], auto["pages"][0]["scale"]) == (ocr["pages"][0]["width"], ocr["pages"][0]["scale"])
+
+
+def test_a_scan_without_a_text_layer_reads_the_same_with_auto_as_with_ignore(ppocr, tmp_path: Path) -> None:
+    scan = documents.write_image_pdf(tmp_path / "scan.pdf", documents.ENGLISH_PAGES[:2])
+
+    auto, ocr = _read(ppocr, scan, "auto"), _read(ppocr, scan, "ignore")
+
+    assert [page["text_source"] for page in auto["pages"]] == ["ocr", "ocr"]
+    assert auto["pages"] == ocr["pages"]
+    assert auto["text"] == ocr["text"] and auto["engine"] == ocr["engine"]
+
+
+def test_a_page_half_typeset_and_half_an_image_of_text_is_read_from_both(ppocr, tmp_path: Path) -> None:
+    page_pdf = documents.write_half_image_pdf(tmp_path / "half.pdf", tmp_path)
+
+    [page] = _read(ppocr, page_pdf, "auto")["pages"]
+
+    assert page["text_source"] == "mixed"
+    text = "\n".join(line["text"] for line in page["lines"])
+    for expected in documents.BORN_DIGITAL_PAGES[0] + documents.IMAGE_HALF_LINES:
+        assert expected in text
+    typeset = [line for line in page["lines"] if line["score"] == 1.0]
+    assert [line["text"] for line in typeset] == documents.BORN_DIGITAL_PAGES[0]
+
+
+def test_a_scan_whose_invisible_layer_is_for_another_page_is_read_by_ocr(ppocr, tmp_path: Path) -> None:
+    wrong = documents.write_scan_with_layer(tmp_path / "wrong.pdf", documents.ENGLISH_PAGES[0], documents.ENGLISH_PAGES[1])
+    right = documents.write_scan_with_layer(tmp_path / "right.pdf", documents.ENGLISH_PAGES[0], documents.ENGLISH_PAGES[0])
+
+    wrong_auto, wrong_ocr = _read(ppocr, wrong, "auto"), _read(ppocr, wrong, "ignore")
+    right_auto = _read(ppocr, right, "auto")
+
+    assert wrong_auto["pages"][0]["text_source"] == "ocr"
+    assert wrong_auto["text"] == wrong_ocr["text"]
+    for line in documents.ENGLISH_PAGES[1]:
+        assert line not in wrong_auto["text"]
+    assert right_auto["pages"][0]["text_source"] == "text_layer"
+    assert right_auto["text"] == "\n".join(documents.ENGLISH_PAGES[0])
