@@ -163,6 +163,13 @@ async function showResult(jobId) {
     " ",
     download("result.md", result.pages.map((page) => page.markdown || pageText(page)).join("\n\n"), "text/markdown"),
   );
+  if (links.pdf) {
+    const pdf = document.createElement("a");
+    pdf.href = links.pdf;
+    pdf.download = "result.pdf";
+    pdf.textContent = "Download result.pdf";
+    downloads.append(" ", pdf);
+  }
   $("text").textContent = result.text;
   $("markdown").textContent = result.pages.map((page) => page.markdown || "").join("\n\n");
   const images = new Map(links.pages.map((page) => [page.page, page.image]));

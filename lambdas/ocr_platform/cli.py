@@ -1,12 +1,12 @@
 """The ``ocr-platform`` command line.
 
-    ocr-platform ocr FILE --model M [--lang L] [--pages P] [--output F]     (this process, no AWS)
-    ocr-platform run FILE --model M [--lang L] [--pages P] [--output F]     (whole pipeline, local stack)
+    ocr-platform ocr FILE --model M [--lang L] [--pages P] [--output F] [--pdf F]     (this process, no AWS)
+    ocr-platform run FILE --model M [--lang L] [--pages P] [--output F] [--pdf F]     (whole pipeline, local stack)
     ocr-platform local up|down|status|env
-    ocr-platform submit FILE --model M [--lang L] [--pages P] [--wait] [--stack NAME]
+    ocr-platform submit FILE --model M [--lang L] [--pages P] [--text-layer auto|ignore] [--pdf] [--wait] [--stack NAME]
     ocr-platform models seed MODEL_DIR... [--stack NAME]
     ocr-platform status JOB_ID [--stack NAME]
-    ocr-platform result JOB_ID [--output F] [--stack NAME]
+    ocr-platform result JOB_ID [--output F] [--pdf F] [--stack NAME]
     ocr-platform doctor [--region R] [--profile P] [-c ocr:FIELD=VALUE]...   (before `npx cdk deploy`)
 
 ``submit``, ``status``, ``result`` and ``models`` talk to a deployed stack named by ``--stack`` (or
@@ -32,7 +32,7 @@ from botocore.exceptions import ClientError as AwsClientError
 
 from ocr_platform.client import OcrClient, PlatformResources, resolve_target
 from ocr_platform.client_errors import ExitStatus, PlatformClientError, describe_aws_error
-from ocr_platform.engines.options import MODEL_VARIANTS
+from ocr_platform.engines.options import MODEL_VARIANTS, TEXT_LAYER_MODES
 from ocr_platform.jobs import JobItem
 from ocr_platform.progress import JobProgress
 from ocr_platform.routing import MODEL_TABLE
@@ -40,12 +40,16 @@ from ocr_platform.url_input import is_url_input
 
 
 def _engine_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The job's ``options`` from ``--variant`` and ``--no-orientation`` (only what was set)."""
+    """The job's ``options`` from ``--variant``, ``--no-orientation``, ``--text-layer`` and ``--pdf`` (only what was set)."""
     options: dict[str, Any] = {}
     if args.variant:
         options["variant"] = args.variant
     if not args.orientation:
         options["orientation"] = False
+    if args.text_layer:
+        options["text_layer"] = args.text_layer
+    if getattr(args, "pdf", None):
+        options["outputs"] = ["pdf"]
     return options
 
 
@@ -67,6 +71,10 @@ def _parser() -> argparse.ArgumentParser:
             "--no-orientation", dest="orientation", action="store_false",
             help="read pages and lines as submitted (default: turn them upright first)",
         )
+        cmd.add_argument(
+            "--text-layer", choices=TEXT_LAYER_MODES,
+            help=f"a PDF's own text: auto uses it where it is real and OCRs the rest, ignore OCRs every page (default: {TEXT_LAYER_MODES[0]})",
+        )
         return cmd
 
     def with_job_inputs(cmd: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -83,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     ocr.add_argument("--pages", help='page selection, e.g. "1-3,7"')
     ocr.add_argument("--output", "-o", type=Path, help="write result.json here instead of stdout")
     ocr.add_argument("--raw-output", type=Path, help="also write the engine's raw output here")
+    ocr.add_argument("--pdf", type=Path, metavar="FILE", help="also write a searchable PDF here (the pages with an invisible text layer)")
     with_engine_options(ocr)
 
     run = commands.add_parser("run", help="run the whole pipeline on this machine's local stack (started if needed)")
@@ -92,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--pages", help='page selection, e.g. "1-3,7"')
     run.add_argument("--output", "-o", type=Path, default=Path("result.json"), help="where to write result.json (default: ./result.json)")
     run.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for the job")
+    run.add_argument("--pdf", type=Path, metavar="FILE", help="also have the job write result.pdf (searchable) and save it here")
     with_engine_options(run)
 
     local = commands.add_parser("local", help="the embedded local stack (moto + local Lambda/SageMaker runtimes)")
@@ -111,6 +121,7 @@ def _parser() -> argparse.ArgumentParser:
     submit.add_argument("--lang", default="en", help="PaddleOCR language code (default: en)")
     submit.add_argument("--pages", help='page selection, e.g. "1-3,7"')
     with_engine_options(submit)
+    submit.add_argument("--pdf", action="store_true", help="also have the job write a searchable result.pdf beside result.json")
     submit.add_argument("--wait", action="store_true", help="poll until the job finishes and print its final state")
     submit.add_argument("--timeout", type=float, default=900.0, help="seconds --wait polls before giving up")
 
@@ -120,6 +131,7 @@ def _parser() -> argparse.ArgumentParser:
     result = with_stack(commands.add_parser("result", help="print or save a completed job's result.json"))
     result.add_argument("job_id", help="the job id, or the s3:// URI of a file dropped under inbox/")
     result.add_argument("--output", "-o", type=Path, help="write result.json here instead of stdout")
+    result.add_argument("--pdf", type=Path, metavar="FILE", help="also save the job's searchable result.pdf here (jobs submitted with --pdf)")
 
     console = commands.add_parser("console", help="the web console of a deployed stack (the local stack serves its own)")
     console.add_argument("action", choices=["publish"], help="publish: upload the console and its config.json, refresh CloudFront")
@@ -187,6 +199,11 @@ def run_local_ocr(args: argparse.Namespace) -> int:
         print(f"error: {err.code}: {err.message}", file=sys.stderr)
         return 1
     result["timings"]["load"] = round(load_s, 4)
+    if args.pdf:
+        from ocr_platform.searchable_pdf import write_searchable_pdf
+
+        write_searchable_pdf(args.file, result, args.pdf)
+        print(f"wrote the searchable PDF {args.pdf}", file=sys.stderr)
     text = json.dumps(result, indent=2, ensure_ascii=False)
     if args.output:
         args.output.write_text(text, encoding="utf-8")
@@ -311,6 +328,9 @@ def run_pipeline(args: argparse.Namespace) -> int:
     )
     _print_preview(result["text"])
     _print_warnings(result.get("warnings", []))
+    if args.pdf:
+        client.save_searchable_pdf(job_id, args.pdf)
+        print(f"wrote the searchable PDF {args.pdf}", file=sys.stderr)
     if args.callback_url:
         _report_webhook(client, job_id)
     return 0
@@ -378,6 +398,9 @@ def run_platform_command(args: argparse.Namespace) -> int:
         print(f"wrote {args.output} ({document['page_count']} page(s))", file=sys.stderr)
     else:
         _print(document)
+    if args.pdf:
+        client.save_searchable_pdf(args.job_id, args.pdf)
+        print(f"wrote the searchable PDF {args.pdf}", file=sys.stderr)
     return ExitStatus.OK
 
 

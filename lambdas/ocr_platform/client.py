@@ -246,6 +246,18 @@ class OcrClient:
         location = S3Uri.parse(job["result"])
         return json.loads(self.s3.get_object(Bucket=location.bucket, Key=location.key)["Body"].read())
 
+    def save_searchable_pdf(self, job_id: str, target: Path) -> Path:
+        """Download the COMPLETED job's result.pdf to ``target``; ``PlatformClientError`` when the job has none."""
+        self.result(job_id)  # the same errors as for result.json while the job is not COMPLETED
+        job = self.status(job_id)
+        if not job.get("result_pdf"):
+            raise PlatformClientError(
+                "no_searchable_pdf", f"Job {job_id} has no result.pdf; submit it with --pdf (options.outputs [\"pdf\"]).", ExitStatus.NOT_FOUND
+            )
+        location = S3Uri.parse(str(job["result_pdf"]))
+        self.s3.download_file(location.bucket, location.key, str(target))
+        return target
+
     def wait(
         self,
         job_id: str,

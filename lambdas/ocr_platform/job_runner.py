@@ -34,7 +34,7 @@ from ocr_platform.intake import IntakeLimits, open_document
 from ocr_platform.jobs import TERMINAL_STATUSES, JobStatus, JobStore
 from ocr_platform.messages import JobMessage
 from ocr_platform.page_images import add_page_images
-from ocr_platform.result_store import publish_result
+from ocr_platform.result_store import publish_result, publish_searchable_pdf
 from ocr_platform.results import OcrResult, build_result
 from ocr_platform.s3_layout import S3Uri, StorageLayout, safe_file_name
 
@@ -223,6 +223,7 @@ def _run_job(
                 on_page=_count_pages(store, message.job_id),
             )
             add_page_images(s3, layout, result, path, limits or IntakeLimits())
+            result_pdf = _searchable_pdf(s3, layout, message, path, result)
         result["timings"].update(download=round(download_s, 4), total=round(time.perf_counter() - started, 4))
         result_uri = publish_result(s3, layout, result, raw)
     except JobError as err:
@@ -232,10 +233,25 @@ def _run_job(
         return _fail(store, message, JobError(ErrorCode.ENGINE_FAILED, f"OCR failed: {type(err).__name__}: {err}"))
 
     if store.mark_completed(
-        message.job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"]
+        message.job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"], result_pdf=result_pdf
     ):
         return ProcessResult("completed", result_uri=result_uri)
     return ProcessResult("skipped", result_uri=result_uri)
+
+
+def _searchable_pdf(s3: Any, layout: StorageLayout, message: JobMessage, path: Path, result: OcrResult) -> str | None:
+    """Write and upload result.pdf when the job asked for it (``outputs: ["pdf"]``); its URI, else ``None``."""
+    if "pdf" not in (message.options.get("outputs") or []):
+        return None
+    from ocr_platform.searchable_pdf import write_searchable_pdf
+
+    writing = time.perf_counter()
+    output = path.parent / "searchable"  # apart from the input, whatever the input is called
+    output.mkdir(exist_ok=True)
+    target = write_searchable_pdf(path, result, output / "result.pdf")
+    uri = publish_searchable_pdf(s3, layout, message.job_id, target)
+    result["timings"]["pdf"] = round(time.perf_counter() - writing, 4)
+    return uri
 
 
 def _count_pages(store: JobStore, job_id: str) -> Callable[[int, int], None]:

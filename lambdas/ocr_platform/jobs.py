@@ -162,6 +162,7 @@ class JobItem(TypedDict, total=False):
     webhook_lease_until: int
     finished_at: str
     result: str
+    result_pdf: str
     page_count: int
     pages_done: int
     chunk_count: int
@@ -476,9 +477,10 @@ class JobStore:
         return self._transition(job_id, values, condition, to="dispatched")
 
     def mark_completed(
-        self, job_id: str, *, result_uri: str, page_count: int, warnings: list[ResultWarning] | None = None
+        self, job_id: str, *, result_uri: str, page_count: int, warnings: list[ResultWarning] | None = None, result_pdf: str | None = None,
     ) -> bool:
-        """PROCESSING -> COMPLETED with the result location, page count and the result's warnings (if any)."""
+        """PROCESSING -> COMPLETED with the result location, page count, the result's warnings (if any) and the
+        searchable PDF's location (``result_pdf``, when the job asked for one)."""
         now = iso(self.clock())
         values: dict[str, Any] = {
             "status": JobStatus.COMPLETED,
@@ -491,6 +493,8 @@ class JobStore:
         }
         if warnings:
             values["warnings"] = list(warnings)
+        if result_pdf:
+            values["result_pdf"] = result_pdf
         return self._finish(job_id, values, Attr("status").eq(JobStatus.PROCESSING))
 
     def mark_failed(

@@ -159,8 +159,9 @@ class JobsApi:
         return {"jobs": [public_view(job) for job in jobs], "next": _encode_token(last) if last else None}
 
     def result_links(self, owner: str, job_id: str) -> dict[str, Any]:
-        """Short-lived presigned URLs of a ``COMPLETED`` job's ``result.json`` and of its page images (the pages
-        as the engine read it: the result's coordinates are in their pixels); 409 until it is COMPLETED."""
+        """Short-lived presigned URLs of a ``COMPLETED`` job's ``result.json``, of its page images (the pages
+        as the engine read it: the result's coordinates are in their pixels) and of its searchable ``result.pdf``
+        (``pdf``, when the job asked for one); 409 until it is COMPLETED."""
         job = self._own(owner, job_id)
         if job.get("status") != JobStatus.COMPLETED:
             raise ApiError(409, "result_not_ready", f"Job {job_id} is {job.get('status')}; a result exists once it is COMPLETED.")
@@ -175,6 +176,9 @@ class JobsApi:
             "job_id": job_id, "location": str(result), "result": self._link(result.bucket, result.key), "pages": pages,
             "expires_in": self.result_url_seconds,
         }
+        if job.get("result_pdf"):
+            pdf = S3Uri.parse(str(job["result_pdf"]))
+            answer["pdf"] = self._link(pdf.bucket, pdf.key)
         stored = self.s3.get_object(Bucket=result.bucket, Key=result.key)
         answer["size"] = size = int(stored["ContentLength"])
         if size <= self.inline_result_max_bytes:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -32,6 +33,13 @@ def publish_result(s3: Any, layout: StorageLayout, result: OcrResult, raw: Any =
         _put_json(s3, layout.bucket, layout.raw_result_key(job_id), raw, default=str)
     _put_json(s3, layout.bucket, layout.result_key(job_id), result)
     return layout.result_uri(job_id)
+
+
+def publish_searchable_pdf(s3: Any, layout: StorageLayout, job_id: str, path: Path) -> str:
+    """Upload the job's searchable PDF (``ocr_platform.searchable_pdf``) beside its result.json; return its URI."""
+    key = layout.result_pdf_key(job_id)
+    s3.upload_file(str(path), layout.bucket, key, ExtraArgs={"ContentType": "application/pdf"})
+    return f"s3://{layout.bucket}/{key}"
 
 
 def put_chunk_result(s3: Any, layout: StorageLayout, job_id: str, index: int, result: OcrResult, raw: Any = None) -> None:

@@ -131,6 +131,10 @@ class StorageLayout:
     def result_uri(self, job_id: str) -> str:
         return str(S3Uri(self.bucket, self.result_key(job_id)))
 
+    def result_pdf_key(self, job_id: str) -> str:
+        """The searchable PDF a job asked for with ``outputs: ["pdf"]``, beside its result.json."""
+        return f"{RESULTS_PREFIX}{self._checked(job_id)}/result.pdf"
+
     def page_images_prefix(self, job_id: str) -> str:
         """Where a job's page images are (``ocr_platform.page_images``)."""
         return f"{RESULTS_PREFIX}{self._checked(job_id)}/pages/"
