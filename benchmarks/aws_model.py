@@ -48,6 +48,9 @@ GPU_SCALE_FROM_ZERO_SECONDS = 480
 NOTIFICATION_SECONDS = 1.0
 #: A warm endpoint's work on a request outside its pages: the document's download and opening.
 ENDPOINT_OPEN_SECONDS = 0.5
+#: A dense born-digital page read with ``text_layer: auto``, as a share of the same page read by OCR: measured
+#: by ``benchmarks/text_layers.py`` on 20 pages of a clinical guideline (README, "PDF text layers").
+BORN_DIGITAL_PAGE_SHARE = 0.045
 
 PRICES_DATE = "2026-11-23"
 PRICES = {
@@ -72,13 +75,23 @@ class CpuRoute:
 
     memory_mb: int = defaults.PROCESSOR_MEMORY_MB
     pages_per_chunk: int = defaults.CPU_PAGES_PER_CHUNK
+    #: Born-digital pages read from their text layer (``text_layer: auto``), not dense scans.
+    born_digital: bool = False
 
     @property
     def page_seconds(self) -> float:
-        return defaults.dense_page_seconds(defaults.lambda_vcpus(self.memory_mb))
+        seconds = defaults.dense_page_seconds(defaults.lambda_vcpus(self.memory_mb))
+        return seconds * BORN_DIGITAL_PAGE_SHARE if self.born_digital else seconds
+
+    @property
+    def chunk_pages(self) -> int:
+        """Pages in a full chunk: the planner prices a page with a text layer at ``defaults.TEXT_LAYER_PAGE_COST``."""
+        if not self.born_digital:
+            return self.pages_per_chunk
+        return min(int(self.pages_per_chunk / defaults.TEXT_LAYER_PAGE_COST), self.pages_per_chunk * defaults.WORST_PAGE_FACTOR)
 
     def chunks(self, pages: int) -> int:
-        return 1 if pages <= self.pages_per_chunk else math.ceil(pages / self.pages_per_chunk)
+        return 1 if pages <= self.chunk_pages else math.ceil(pages / self.chunk_pages)
 
     def latency_seconds(self, pages: int, *, cold: bool) -> float:
         """Seconds from the message on the queue to ``COMPLETED`` for a document of dense pages."""
@@ -87,7 +100,7 @@ class CpuRoute:
         if chunks == 1:
             return DISPATCH_SECONDS + start + OPEN_SECONDS + pages * self.page_seconds
         first = start + OPEN_SECONDS + chunks * LAUNCH_SECONDS
-        longest_chunk = start + OPEN_SECONDS + self.pages_per_chunk * self.page_seconds
+        longest_chunk = start + OPEN_SECONDS + self.chunk_pages * self.page_seconds
         return DISPATCH_SECONDS + first + longest_chunk + chunks * defaults.MERGE_SECONDS_PER_CHUNK
 
     def cost_per_1000_pages(self, pages_per_document: int) -> dict[str, float]:
@@ -168,6 +181,14 @@ def main() -> None:
         over = " (over the 900 s timeout)" if single > defaults.PROCESSOR_TIMEOUT_SECONDS else ""
         print(f"| {pages} | {route.chunks(pages)} | {route.latency_seconds(pages, cold=False):.1f} s | "
               f"{route.latency_seconds(pages, cold=True):.1f} s | {single:.0f} s{over} |")
+    born = CpuRoute(args.memory_mb, args.pages_per_chunk, born_digital=True)
+    print()
+    print(f"Born-digital pages with text_layer: auto ({born.page_seconds:.3f} s a page, chunks of up to {born.chunk_pages} pages):")
+    print()
+    print("| born-digital pages | chunks | end to end, warm | end to end, every invocation cold |")
+    print("| --- | --- | --- | --- |")
+    for pages in args.pages:
+        print(f"| {pages} | {born.chunks(pages)} | {born.latency_seconds(pages, cold=False):.1f} s | {born.latency_seconds(pages, cold=True):.1f} s |")
     print()
     print(f"GPU route (PaddleOCR-VL, {args.vl_seconds_per_page:g} s per page assumed), chunks of {args.gpu_pages_per_chunk} "
           f"pages; scale-out from zero {GPU_SCALE_FROM_ZERO_SECONDS} s")
@@ -192,6 +213,11 @@ def main() -> None:
         documents = f"{size} page{'s' if size > 1 else ''}"
         print(f"| CPU (PP-OCRv5, Lambda {args.memory_mb} MB) | {documents} | ${parts['lambda']:.3f} | ${rest:.3f} | "
               f"${parts['lambda'] + rest:.3f} |")
+    for size in (1, 10, 100):
+        parts = born.cost_per_1000_pages(size)
+        rest = parts["s3"] + parts["sqs"] + parts["dynamodb"]
+        print(f"| CPU, born-digital pages, text_layer auto (Lambda {args.memory_mb} MB) | {size} page{'s' if size > 1 else ''} | "
+              f"${parts['lambda']:.3f} | ${rest:.3f} | ${parts['lambda'] + rest:.3f} |")
     for from_zero, label in ((False, "endpoint already up"), (True, "endpoint starts from zero, idles 10 min")):
         parts = gpu_cost_per_1000_pages(args.vl_seconds_per_page, 10, from_zero=from_zero)
         print(f"| GPU (PaddleOCR-VL, ml.g5.xlarge, {args.vl_seconds_per_page:g} s/page assumed), {label} | 10 pages | "

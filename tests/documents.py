@@ -292,3 +292,25 @@ def write_scan_with_layer(path: Path, scanned: list[str], layer: list[str]) -> P
     pdf.save()
     return path
 
+
+
+def write_flowchart_pdf(path: Path) -> Path:
+    """A born-digital flowchart: typeset labels in framed boxes joined by arrows and a bracket (fpdf2)."""
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.add_font("DejaVu", fname=str(LATIN_FONT))
+    pdf.add_page()
+    pdf.set_font("DejaVu", size=11)
+    for index, label in enumerate(["Nodule found on ultrasound", "Fine needle aspiration", "Benign: follow up in 12 months"]):
+        top = 30 + index * 40
+        pdf.rect(20, top, 80, 10)
+        pdf.text(24, top + 7, label)
+        pdf.line(60, top + 10, 60, top + 38)
+        pdf.line(58, top + 35, 60, top + 38)
+        pdf.line(62, top + 35, 60, top + 38)
+    pdf.line(110, 40, 110, 80)  # a bracket that forks to two arrows, as a guideline's decision tree has
+    pdf.line(110, 60, 118, 52)
+    pdf.line(110, 60, 118, 68)
+    pdf.output(str(path))
+    return path

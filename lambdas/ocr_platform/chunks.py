@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from ocr_platform import defaults
 from ocr_platform.messages import PAGES_PATTERN
 from ocr_platform.results import OcrResult, ResultWarning, build_result
 
@@ -119,14 +120,37 @@ def page_ranges(pages: Sequence[int]) -> str:
     return ",".join(parts)
 
 
-def plan_chunks(selected_pages: Sequence[int], *, pages_per_chunk: int) -> list[Chunk]:
-    """Cut the selected pages, in order, into chunks of at most ``pages_per_chunk`` pages.
+def plan_chunks(selected_pages: Sequence[int], *, pages_per_chunk: int, page_costs: Mapping[int, float] | None = None) -> list[Chunk]:
+    """Cut the selected pages, in order, into chunks of at most ``pages_per_chunk`` pages' worth of work.
 
-    One chunk when the selection fits in one: such a job is not split.
+    ``page_costs`` prices pages in OCR pages (1.0, the default for a page it does not name): a PDF page with a
+    text layer costs ``defaults.TEXT_LAYER_PAGE_COST`` with ``text_layer: auto``. A chunk then closes when
+    its cost would pass ``pages_per_chunk``, and never holds more than ``pages_per_chunk`` x
+    ``defaults.WORST_PAGE_FACTOR`` pages: should every page of such a chunk need OCR after all, at a dense
+    page's cost, it still costs what the processor's timeout check budgets for a chunk (``pages_per_chunk``
+    worst pages). One chunk when the selection fits in one: such a job is not split.
+
+    >>> [c.page_spec for c in plan_chunks(range(1, 31), pages_per_chunk=6, page_costs={n: 0.1 for n in range(1, 31)})]
+    ['1-18', '19-30']
+    >>> [c.page_spec for c in plan_chunks([1, 2, 3, 4, 5], pages_per_chunk=2, page_costs={2: 0.1, 3: 0.1})]
+    ['1-3', '4-5']
     """
     if pages_per_chunk < 1:
         raise ValueError(f"pages_per_chunk must be at least 1, got {pages_per_chunk}")
-    groups = [tuple(selected_pages[i : i + pages_per_chunk]) for i in range(0, len(selected_pages), pages_per_chunk)]
+    costs = page_costs or {}
+    most_pages = pages_per_chunk * defaults.WORST_PAGE_FACTOR if costs else pages_per_chunk
+    groups: list[tuple[int, ...]] = []
+    group: list[int] = []
+    cost = 0.0
+    for page in selected_pages:
+        page_cost = costs.get(page, 1.0)
+        if group and (cost + page_cost > pages_per_chunk + 1e-9 or len(group) >= most_pages):
+            groups.append(tuple(group))
+            group, cost = [], 0.0
+        group.append(page)
+        cost += page_cost
+    if group:
+        groups.append(tuple(group))
     return [Chunk(index=i, count=len(groups), pages=group) for i, group in enumerate(groups)]
 
 

@@ -140,6 +140,11 @@ MERGE_SECONDS_PER_CHUNK = 0.2
 #: (``benchmarks/aws_model.py``; 8 pages would take 31.6 s cold). Smaller chunks gain less each time and
 #: cost one more invocation, cold start and merge step per chunk.
 CPU_PAGES_PER_CHUNK = 6
+#: What a PDF page with a text layer costs the CPU route with ``text_layer: auto``, in dense OCR pages: the
+#: chunk planner's price for it (``chunks.plan_chunks``). Measured (``benchmarks/text_layers.py``, README
+#: "PDF text layers") at 0.12 s against 2.65 s a page on dense born-digital pages, 0.045; priced at 0.1 for
+#: pages whose figures still need OCR.
+TEXT_LAYER_PAGE_COST = 0.1
 #: The most pages one job may read, on either route. Chunks keep each invocation and each request short, so
 #: the limit is no longer a timeout: 2,000 pages are 334 CPU chunks or 200 GPU chunks; the merge reads their
 #: partial results (about 32 MB of dense pages).

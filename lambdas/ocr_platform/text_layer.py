@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import ctypes
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 #: Characters further apart than this many line heights start a new line (a column gap, a table cell).
@@ -137,6 +139,34 @@ def layer_label() -> str:
 def used_layer(pages: list[Any]) -> bool:
     """Whether any result page took text from its layer (``text_source`` ``text_layer`` or ``mixed``)."""
     return any(page.get("text_source") in ("text_layer", "mixed") for page in pages)
+
+
+#: A page with at least this many characters in its text layer is priced as read from it (``layered_pages``).
+MIN_LAYER_CHARS = 20
+
+
+def layered_pages(path: Path, pages: Sequence[int]) -> set[int]:
+    """The ``pages`` of the PDF at ``path`` that carry a text layer (``MIN_LAYER_CHARS`` characters), for
+    pricing a job before it is split: about 2 ms a page, no rendering. Not a PDF: none."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    try:
+        pdf = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError:
+        return set()
+    layered = set()
+    try:
+        for number in pages:
+            page = pdf[number - 1]
+            textpage = page.get_textpage()
+            if pdfium_c.FPDFText_CountChars(textpage.raw) >= MIN_LAYER_CHARS:
+                layered.add(number)
+            textpage.close()
+            page.close()
+    finally:
+        pdf.close()
+    return layered
 
 
 def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:

@@ -93,3 +93,31 @@ def test_a_scan_whose_invisible_layer_is_for_another_page_is_read_by_ocr(ppocr, 
         assert line not in wrong_auto["text"]
     assert right_auto["pages"][0]["text_source"] == "text_layer"
     assert right_auto["text"] == "\n".join(documents.ENGLISH_PAGES[0])
+
+
+def test_the_frames_and_arrows_of_a_diagram_are_not_read_as_missing_text(ppocr, tmp_path: Path) -> None:
+    chart = documents.write_flowchart_pdf(tmp_path / "chart.pdf")
+
+    result, raw = ocr_document(chart, job_id="t", model="pp-ocrv5", engine=ppocr, options={"text_layer": "auto"})
+
+    [page] = result["pages"]
+    assert page["text_source"] == "text_layer", raw["pages"][0]["text_layer"]
+    assert raw["pages"][0]["text_layer"]["ocr_regions"] == []  # nothing was sent to OCR (raw.json)
+    assert [line["text"] for line in page["lines"]] == ["Nodule found on ultrasound", "Fine needle aspiration", "Benign: follow up in 12 months"]
+
+
+def test_layout_still_comes_from_the_image_and_the_blocks_take_the_layers_text(ppocr, born_digital: Path) -> None:
+    from ocr_platform.engines.local_structure import LocalStructureEngine
+
+    structure = LocalStructureEngine(ppocr, reason="PP-StructureV3 weights are not installed here")
+
+    auto, _ = ocr_document(born_digital, job_id="t", model="pp-structurev3", engine=structure, options={"text_layer": "auto"})
+    ocr, _ = ocr_document(born_digital, job_id="t", model="pp-structurev3", engine=structure, options={"text_layer": "ignore"})
+
+    assert [page["text_source"] for page in auto["pages"]] == ["text_layer", "text_layer"]
+    assert layer_label() in auto["engine"]["models"]
+    for layered, read, lines in zip(auto["pages"], ocr["pages"], documents.BORN_DIGITAL_PAGES, strict=True):
+        # The same blocks (labels and boxes: layout ran on the image), their text now the layer's exactly.
+        assert [(b["label"], b["bbox"]) for b in layered["blocks"]] == [(b["label"], b["bbox"]) for b in read["blocks"]]
+        assert "\n".join(block["text"] for block in layered["blocks"]) == "\n".join(lines)
+        assert lines[0] in layered["markdown"]

