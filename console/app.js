@@ -96,6 +96,7 @@ async function upload(files) {
     try {
       const request = { filename: file.name, model: $("model").value, language: $("language").value || "en" };
       if ($("pages").value.trim()) request.pages = $("pages").value.trim();
+      if ($("searchable-pdf").checked) request.options = { outputs: ["pdf"] };
       const created = await api("POST", "/jobs", request);
       const form = new FormData();
       for (const [name, value] of Object.entries(created.upload.fields)) form.append(name, value);

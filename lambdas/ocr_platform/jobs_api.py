@@ -12,8 +12,10 @@ job's message. A job whose file never arrives stays ``QUEUED`` until the sweeper
 
 A job may instead name an ``https://`` URL: ``create`` then writes the item and sends the job's message at once,
 and the invoker fetches the document (``ocr_platform.url_input``). Either kind may carry a ``callback_url``
-(``ocr_platform.webhook_delivery``). A ``COMPLETED`` job's result comes inline in ``result_links`` when it is
-at most ``inline_result_max_bytes`` (1 MiB), and always by presigned URL, with its ``s3://`` location.
+(``ocr_platform.webhook_delivery``) and engine ``options`` (docs/contracts.md, "Engine options": the engine
+checks them, as a message's; here only that they are a small JSON object). A ``COMPLETED`` job's result comes
+inline in ``result_links`` when it is at most ``inline_result_max_bytes`` (1 MiB), and always by presigned URL,
+with its ``s3://`` location.
 
 >>> content_type_of("Scan 1.PDF")
 'application/pdf'
@@ -27,6 +29,7 @@ import base64
 import json
 import uuid
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from ocr_platform import defaults
@@ -99,10 +102,12 @@ class JobsApi:
 
     def create(
         self, owner: str, *, file_name: str | None = None, url: str | None = None, model: str, language: str = "en",
-        pages: str | None = None, callback_url: str | None = None,
+        pages: str | None = None, callback_url: str | None = None, options: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """A new ``QUEUED`` job of ``owner``: with ``file_name``, the presigned POST that uploads its file (and
-        starts it); with ``url``, the job is started at once and the platform fetches the document."""
+        starts it); with ``url``, the job is started at once and the platform fetches the document. ``options``
+        go into the job's message as they are (the engine fails a job whose options it does not know
+        ``invalid_options``); only a non-object, one over ``MAX_OPTIONS_BYTES`` or one holding NaN is refused here."""
         if model not in MODEL_TABLE:
             raise ApiError(400, ErrorCode.UNKNOWN_MODEL, f"Unknown model {model!r}; use one of {', '.join(MODEL_TABLE)}.")
         if (file_name is None) == (url is None):
@@ -114,7 +119,9 @@ class JobsApi:
                 except BlockedUrlError as err:
                     raise ApiError(400, ErrorCode.INVALID_MESSAGE, f"'{field_name}' is refused: {err}") from None
         if url is not None:
-            return self._create_from_url(owner, url=url, model=model, language=language, pages=pages, callback_url=callback_url)
+            return self._create_from_url(
+                owner, url=url, model=model, language=language, pages=pages, callback_url=callback_url, options=options,
+            )
         assert file_name is not None
         content_type = content_type_of(file_name)
         if content_type is None or "/" in file_name or "\\" in file_name or len(file_name) > 200:
@@ -122,10 +129,11 @@ class JobsApi:
                            f"ending in one of {', '.join(sorted(UPLOAD_CONTENT_TYPES))}.")
         job_id = uuid.uuid4().hex
         upload, document = self.layout.upload_uri(job_id, file_name), self.layout.document_uri(job_id, file_name)
-        message = _message(job_id, model, str(document), language, pages, callback_url)
+        message = _message(job_id, model, str(document), language, pages, callback_url, options)
+        # The item keeps the options: the ingest function builds the job's message from it when the upload arrives.
         self.store.create(NewJob(
-            job_id, model, message.input, language=message.language, pages=message.pages, file_name=file_name, owner=owner,
-            callback_url=message.callback_url,
+            job_id, model, message.input, language=message.language, pages=message.pages, options=_storable(message.options),
+            file_name=file_name, owner=owner, callback_url=message.callback_url,
         ))
         form = self.s3.generate_presigned_post(
             Bucket=upload.bucket, Key=upload.key, Fields={"Content-Type": content_type},
@@ -135,15 +143,16 @@ class JobsApi:
         return {"job_id": job_id, "status": JobStatus.QUEUED, "upload": {"url": form["url"], "fields": form["fields"]}}
 
     def _create_from_url(
-        self, owner: str, *, url: str, model: str, language: str, pages: str | None, callback_url: str | None
+        self, owner: str, *, url: str, model: str, language: str, pages: str | None, callback_url: str | None,
+        options: dict[str, Any] | None,
     ) -> dict[str, Any]:
         if not self.queue_url:
             raise ApiError(501, "url_input_unavailable", "This API cannot start jobs by URL (no job queue is configured).")
         job_id = uuid.uuid4().hex
-        message = _message(job_id, model, url, language, pages, callback_url)
+        message = _message(job_id, model, url, language, pages, callback_url, options)
         self.store.create(NewJob(
-            job_id, model, url, language=message.language, pages=message.pages, file_name=input_file_name(url),
-            owner=owner, callback_url=message.callback_url,
+            job_id, model, url, language=message.language, pages=message.pages, options=_storable(message.options),
+            file_name=input_file_name(url), owner=owner, callback_url=message.callback_url,
         ))
         self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=message.to_json())
         return {"job_id": job_id, "status": JobStatus.QUEUED}
@@ -197,16 +206,30 @@ class JobsApi:
         return job
 
 
-def _message(job_id: str, model: str, input_uri: str, language: str, pages: str | None, callback_url: str | None) -> JobMessage:
+def _message(
+    job_id: str, model: str, input_uri: str, language: str, pages: str | None, callback_url: str | None,
+    options: dict[str, Any] | None = None,
+) -> JobMessage:
     body: dict[str, Any] = {"job_id": job_id, "model": model, "input": input_uri, "language": language}
     if pages is not None:
         body["pages"] = pages
     if callback_url is not None:
         body["callback_url"] = callback_url
+    if options is not None:
+        body["options"] = options
     try:
         return parse_job_message(body)
     except InvalidMessageError as err:
         raise ApiError(400, ErrorCode.INVALID_MESSAGE, str(err)) from None
+
+
+def _storable(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` as the job item stores them: DynamoDB takes no floats, so a fraction becomes a ``Decimal``
+    (the store reads it back as a float). NaN and infinities, which no JSON holds, are refused."""
+    try:
+        return dict(json.loads(json.dumps(options, allow_nan=False), parse_float=Decimal))
+    except ValueError:
+        raise ApiError(400, ErrorCode.INVALID_MESSAGE, "'options' must be plain JSON (no NaN or Infinity)") from None
 
 
 def public_view(job: JobItem) -> dict[str, Any]:

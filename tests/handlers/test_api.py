@@ -113,6 +113,10 @@ def test_listing_shows_only_the_callers_jobs_newest_first_in_pages(platform: Pla
         ({"filename": "scan.png", "url": "https://example.com/scan.png", "model": "pp-ocrv5"}, 400, "invalid_message"),
         ({"url": "http://example.com/scan.png", "model": "pp-ocrv5"}, 400, "invalid_message"),
         ({"filename": "scan.png", "model": "pp-ocrv5", "callback_url": "https://10.0.0.8/hook"}, 400, "invalid_message"),
+        ({"filename": "scan.png", "model": "pp-ocrv5", "options": {"outputs": ["pdf"], "note": "x" * 20_000}}, 400, "invalid_message"),
+        ({"url": "https://example.com/scan.png", "model": "pp-ocrv5", "options": {"dpi": float("inf")}}, 400, "invalid_message"),
+        ({"filename": "scan.png", "model": "pp-ocrv5", "options": ["pdf"]}, 422, None),
+        ({"filename": "scan.png", "model": "pp-ocrv5", "options": "outputs=pdf"}, 422, None),
         ("not json", 422, None),
     ],
 )
@@ -146,6 +150,44 @@ def test_a_job_by_url_starts_at_once_with_its_callback(platform: Platform) -> No
     assert (job["status"], job["file_name"], job["callback_url"]) == ("QUEUED", "invoice.png", "https://hooks.example.com/ocr")
     assert "input" not in job and "owner" not in job
     assert call("GET", f"/jobs/{job_id}", BOB)[0] == 404
+
+
+def test_options_reach_the_message_sent_when_the_upload_arrives(platform: Platform) -> None:
+    options = {"outputs": ["pdf"], "text_layer": "ignore"}
+    status, created = call("POST", "/jobs", ALICE, body={"filename": "scan.png", "model": "pp-ocrv5", "options": options})
+    assert status == 201
+    job_id = created["job_id"]
+    assert platform.sqs.receive_message(QueueUrl=platform.queue_url, MaxNumberOfMessages=10).get("Messages", []) == []
+
+    assert upload(platform, created, tiny_png()).status_code == 204
+    assert arrival(platform, f"uploads/{job_id}/scan.png")["outcome"] == "queued"
+    [message] = [json.loads(m["Body"]) for m in platform.sqs.receive_message(QueueUrl=platform.queue_url, MaxNumberOfMessages=10)["Messages"]]
+    assert message == {"job_id": job_id, "model": "pp-ocrv5", "input": f"s3://{BUCKET}/documents/{job_id}/scan.png", "language": "en", "options": options}
+
+
+def test_options_the_engine_does_not_know_are_carried_for_it_to_fail_the_job(platform: Platform) -> None:
+    """The API checks only that ``options`` is a small JSON object: what they mean is the engine's to judge
+    (``invalid_options``), as for a message sent to the queue; a fraction is stored and sent as it came."""
+    options = {"outputs": ["docx"], "dpi": 1.5}
+    status, created = call("POST", "/jobs", ALICE, body={"filename": "scan.png", "model": "pp-ocrv5", "options": options})
+    assert status == 201
+    upload(platform, created, tiny_png())
+    assert arrival(platform, f"uploads/{created['job_id']}/scan.png")["outcome"] == "queued"
+    [message] = [json.loads(m["Body"]) for m in platform.sqs.receive_message(QueueUrl=platform.queue_url, MaxNumberOfMessages=10)["Messages"]]
+    assert message["options"] == options
+
+
+def test_a_job_by_url_carries_its_options_in_its_message(platform: Platform) -> None:
+    body = {"url": "https://example.com/scans/report.pdf", "model": "pp-ocrv5", "options": {"outputs": ["pdf"]}}
+
+    status, created = call("POST", "/jobs", ALICE, body=body)
+
+    assert status == 201
+    messages = platform.sqs.receive_message(QueueUrl=platform.queue_url, MaxNumberOfMessages=10)["Messages"]
+    assert [json.loads(m["Body"]) for m in messages] == [{
+        "job_id": created["job_id"], "model": "pp-ocrv5", "input": "https://example.com/scans/report.pdf", "language": "en",
+        "options": {"outputs": ["pdf"]},
+    }]
 
 
 def _completed_job(platform: Platform, job_id: str, result: dict[str, Any]) -> bytes:

@@ -251,6 +251,58 @@ def test_cli_run_exits_non_zero_with_the_jobs_error(local: stack.StackInfo, docs
     assert not (tmp_path / "r.json").exists()
 
 
+def _pdf_text(path: Path) -> str:
+    """The text pdfium extracts from ``path``, pages joined by form feeds (as result.json's ``text``)."""
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        return "\f".join(page.get_textpage().get_text_range() for page in pdf)
+    finally:
+        pdf.close()
+
+
+@pytest.mark.parametrize(
+    ("document", "text_layer", "source"),
+    [(documents.write_born_digital_pdf, None, "text_layer"), (documents.write_image_pdf, "ignore", "ocr")],
+    ids=["born-digital", "scan-text-layer-ignore"],
+)
+def test_cli_run_with_pdf_writes_a_searchable_pdf_of_the_result(
+    local: stack.StackInfo, client: OcrClient, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    document: Any, text_layer: str | None, source: str,
+) -> None:
+    """``run --pdf``: the job writes results/{job_id}/result.pdf, records it on its item and in its completion
+    event, and the CLI saves it; its text is the result's. ``result --pdf`` fetches it again, and answers a job
+    submitted without --pdf with ``no_searchable_pdf`` (exit 4)."""
+    from ocr_platform import cli
+    from ocr_platform.text_metrics import word_f1
+
+    source_pdf = document(tmp_path / "report.pdf") if text_layer is None else document(tmp_path / "scan.pdf", ENGLISH_PAGES[:2])
+    output, searchable = tmp_path / "result.json", tmp_path / "out.pdf"
+    argv = ["run", str(source_pdf), "--model", "pp-ocrv5", "--output", str(output), "--pdf", str(searchable)]
+    assert cli.main(argv + (["--text-layer", text_layer] if text_layer else [])) == 0, capsys.readouterr().err
+
+    result = json.loads(output.read_text(encoding="utf-8"))
+    job_id = result["job_id"]
+    assert result["page_count"] >= 2 and [page["text_source"] for page in result["pages"]] == [source] * result["page_count"]
+    location = f"s3://{local.bucket}/results/{job_id}/result.pdf"
+    assert client.status(job_id)["result_pdf"] == location
+    assert searchable.read_bytes().startswith(b"%PDF")
+    assert word_f1(result["text"], _pdf_text(searchable)) >= 0.98
+    assert _recorded_events(local, job_id)[0]["detail"]["result_pdf"] == location
+
+    again = tmp_path / "again.pdf"
+    assert cli.main(["result", job_id, "--pdf", str(again)]) == 0
+    assert again.read_bytes() == searchable.read_bytes()
+    if text_layer is None:  # once is enough: a job without --pdf has none to give
+        plain = client.submit(source_pdf, model="pp-ocrv5")
+        assert _wait(client, plain["job_id"])["status"] == "COMPLETED"
+        capsys.readouterr()
+        assert cli.main(["result", plain["job_id"], "--pdf", str(tmp_path / "none.pdf")]) == 4
+        assert "error: no_searchable_pdf" in capsys.readouterr().err
+        assert not (tmp_path / "none.pdf").exists()
+
+
 def _readme_block(marker: str) -> str:
     """The shell block of README.md between ``<!-- {marker}:start -->`` and ``<!-- {marker}:end -->``."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
@@ -472,8 +524,11 @@ def browser() -> Iterator[Any]:
 def test_the_console_signs_in_uploads_and_draws_the_result_over_its_page(
     client: OcrClient, local: stack.StackInfo, browser: Any, tmp_path: Path
 ) -> None:
-    """In headless Chromium against the local stack: sign in, drop a sample, see it complete, open it and
-    count the overlay's polygons against the result's lines; a bad file shows its job's error."""
+    """In headless Chromium against the local stack: sign in, drop a sample with "Searchable PDF" ticked, see it
+    complete, open it, count the overlay's polygons against the result's lines and fetch its result.pdf by the
+    page's link; a bad file shows its job's error."""
+    import urllib.request
+
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ready
     from selenium.webdriver.support.ui import WebDriverWait
@@ -485,6 +540,7 @@ def test_the_console_signs_in_uploads_and_draws_the_result_over_its_page(
     browser.find_element(By.CSS_SELECTOR, "#sign-in button[type=submit]").click()
     wait.until(ready.visibility_of_element_located((By.ID, "jobs-view")))
 
+    browser.find_element(By.ID, "searchable-pdf").click()
     browser.find_element(By.ID, "files").send_keys(str(REPO / "samples" / "invoice.pdf"))
     link = wait.until(ready.element_to_be_clickable((By.XPATH, "//tr[td[contains(@class,'status-COMPLETED')]]//a[text()='invoice.pdf']")))
     job_id = link.find_element(By.XPATH, "./ancestor::tr").get_attribute("data-job-id")
@@ -494,6 +550,10 @@ def test_the_console_signs_in_uploads_and_draws_the_result_over_its_page(
     polygons = browser.find_elements(By.CSS_SELECTOR, "#page-holder svg polygon.line")
     assert len(polygons) == len(result["pages"][0]["lines"]) > 0
     assert "Invoice 2026-0042" in browser.find_element(By.ID, "text").text
+    pdf_link = browser.find_element(By.LINK_TEXT, "Download result.pdf")
+    with urllib.request.urlopen(pdf_link.get_attribute("href"), timeout=30) as answer:
+        assert answer.read().startswith(b"%PDF")
+    assert client.status(job_id)["result_pdf"] == f"s3://{local.bucket}/results/{job_id}/result.pdf"
     image = browser.find_element(By.CSS_SELECTOR, "#page-holder img")
     wait.until(lambda driver: driver.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image))
     browser.save_screenshot(str(tmp_path / "console-result.png"))

@@ -4,12 +4,13 @@ Every route sits behind the API's JWT authorizer (the Cognito user pool); the ca
 which API Gateway passes in ``requestContext.authorizer.jwt.claims``. A request without it is refused 401
 here too. Bodies and query strings are validated by Powertools' event handler (422 with the field that failed).
 
-- ``POST /jobs`` ``{"filename", "model", "language"?, "pages"?, "callback_url"?}`` -> 201 ``{"job_id", "status",
+- ``POST /jobs`` ``{"filename", "model", "language"?, "pages"?, "callback_url"?, "options"?}`` -> 201 ``{"job_id", "status",
   "upload": {url, fields}}``; or ``{"url", "model", ...}`` -> 201 ``{"job_id", "status"}`` (the platform fetches it)
 - ``GET /jobs?limit=&next=`` -> ``{"jobs": [...], "next"}``, newest first
 - ``GET /jobs/{job_id}`` -> the job's public attributes, progress included
 - ``GET /jobs/{job_id}/result`` -> ``{"location", "result": <presigned URL>, "size", "inline"?, "pages": [{"page",
-  "image"}], "expires_in"}`` (``inline``: the result itself, when at most 1 MiB); 409 until it is COMPLETED
+  "image"}], "pdf"?, "expires_in"}`` (``inline``: the result itself, when at most 1 MiB; ``pdf``: a link to the
+  searchable result.pdf of a job whose options asked for one); 409 until it is COMPLETED
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ class CreateJobRequest(BaseModel):
     language: str = Field(default="en", min_length=2, max_length=20)
     pages: str | None = Field(default=None, max_length=200)
     callback_url: str | None = Field(default=None, min_length=8, max_length=2048)
+    #: Engine options, as the job message's ``options`` (docs/contracts.md, "Engine options").
+    options: dict[str, Any] | None = None
 
 
 def _api() -> JobsApi:
@@ -79,7 +82,7 @@ def _refused(err: ApiError) -> Response[Any]:
 def create_job(request: CreateJobRequest) -> Response[Any]:
     created = _api().create(
         _caller(), file_name=request.filename, url=request.url, model=request.model, language=request.language,
-        pages=request.pages, callback_url=request.callback_url,
+        pages=request.pages, callback_url=request.callback_url, options=request.options,
     )
     annotate_job(created["job_id"], model=request.model)
     return Response(status_code=201, content_type="application/json", body=created)
