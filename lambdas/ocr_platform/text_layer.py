@@ -180,26 +180,30 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
     builder = _LineBuilder(geometry)
     unmapped = skipped = 0
     invisible = False
+    # About 2,500 characters a dense page: the pdfium calls are bound once, and upright text skips the turn.
+    unicode_of, generated, map_error, angle_of = (
+        pdfium_c.FPDFText_GetUnicode, pdfium_c.FPDFText_IsGenerated, pdfium_c.FPDFText_HasUnicodeMapError, pdfium_c.FPDFText_GetCharAngle,
+    )
     for index in range(max(pdfium_c.FPDFText_CountChars(handle), 0)):
-        code = pdfium_c.FPDFText_GetUnicode(handle, index)
+        code = unicode_of(handle, index)
         char = chr(code) if 0 < code < 0x110000 else "\ufffd"
-        if pdfium_c.FPDFText_IsGenerated(handle, index):
+        if generated(handle, index):
             builder.generated(char)
             continue
         if char.isspace():
             builder.space()
             continue
-        if pdfium_c.FPDFText_HasUnicodeMapError(handle, index) or _unreadable(char):
+        if map_error(handle, index) or _unreadable(char):
             unmapped += 1
         style = reader.style(index)
         invisible = invisible or style.invisible
-        quarter = _quarter_turns(pdfium_c.FPDFText_GetCharAngle(handle, index))
+        quarter = _quarter_turns(angle_of(handle, index))
         box = reader.box(index) if quarter is not None else None
-        if box is None:
+        if box is None or quarter is None:
             skipped += 1
             builder.break_line()
             continue
-        builder.add(char, _turned_box(box, quarter or 0), quarter or 0, style)
+        builder.add(char, _turned_box(box, quarter) if quarter else box, quarter, style)
     lines = builder.finish()
     return TextLayer(
         lines=lines,

@@ -21,8 +21,8 @@
    reads as text (``MIN_REGION_SCORE``, ``MIN_REGION_CHARS`` letters or digits). A taller region goes to ``read_region``, the
    engine's own page reader (detection and recognition). Frames of a diagram (components larger than
    ``FRAME_SIZE`` line heights each way that fill less than ``FRAME_FILL`` of their box) are graphics, and a
-   region with no component the size and weight of a character (``_is_glyph``: only arrows, brackets,
-   ticks) is not read at all; the layer's share of the text ink counts those character-like components.
+   region with fewer than ``MIN_REGION_CHARS`` components the size and weight of a character (``_is_glyph``:
+   arrows, brackets, ticks are not) is not read at all; the layer's share of the text ink counts those character-like components.
 
 **Layout engines** (``layout=True``: PP-StructureV3, its local substitute, PaddleOCR-VL) read every page
 whole, so layout still comes from the image; ``read_layout`` then gives each text block that the layer
@@ -67,8 +67,9 @@ HIDDEN_SAMPLE = 3
 MIN_AGREEMENT = 0.7
 #: A sampled line has at least this many letters or digits (symbol fonts are not sampled).
 MIN_SAMPLE_CHARS = 4
-#: A sampled line of a visible layer has at most this many characters (recognition cost grows with length).
-MAX_SAMPLE_CHARS = 40
+#: A sampled line of a visible layer has at most this many characters (recognition cost grows with length;
+#: a font with a broken character map garbles every line, short ones too).
+MAX_SAMPLE_CHARS = 20
 #: Gray level (0 black .. 255 white) below which a pixel is ink.
 INK_LEVEL = 160
 #: A layer line covers its box grown by this many line heights on every side (antialiasing, ascenders).
@@ -384,9 +385,12 @@ def _uncovered_regions(image: PageImage, lines: list[LayerLine]) -> tuple[list[B
     reach = max(3, int(line_height * 0.8))
     grown = cv2.dilate(text, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * reach + 1, reach + 1)))
     count, grown_labels, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
-    with_glyphs = {int(grown_labels[y, x]) for y, x in glyph_centres}
+    glyphs_in: dict[int, int] = {}
+    for y, x in glyph_centres:
+        label = int(grown_labels[y, x])
+        glyphs_in[label] = glyphs_in.get(label, 0) + 1
     regions = []
-    for label in sorted(with_glyphs - {0}):
+    for label in sorted(label for label, glyphs in glyphs_in.items() if label and glyphs >= MIN_REGION_CHARS):
         x, y, w, h, _ = (int(v) for v in stats[label])
         regions.append(_snapped((x, y, x + w, y + h), image.width, image.height))
     return regions, coverage
