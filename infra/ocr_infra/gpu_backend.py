@@ -370,11 +370,13 @@ class GpuBackend(Construct):
                 bucket.arn_for_objects(f"{ASYNC_FAILURES_PREFIX}*"),
                 bucket.arn_for_objects(f"{MODELS_PREFIX}*"),
                 bucket.arn_for_objects(f"{RESULTS_PREFIX}*/pages/*"),
+                bucket.arn_for_objects(f"{RESULTS_PREFIX}*/result.pdf"),
             ],
             reason="Key-prefix scope: SageMaker writes each async output and failure under async/outputs/ and "
             "async/failures/ with a name it chooses per request; the server publishes models it had to "
-            "download to the models/ cache for the next cold start, and the images of the pages it read to "
-            "results/{job_id}/pages/ (job ids are only known at run time).",
+            "download to the models/ cache for the next cold start, the images of the pages it read to "
+            "results/{job_id}/pages/ and a job's searchable results/{job_id}/result.pdf when it asked for one "
+            "(job ids are only known at run time).",
         )
         # Notifications: the two topics, through their KMS key.
         allow(role, ["sns:Publish"], [props.topics.success_topic.topic_arn, props.topics.error_topic.topic_arn])

@@ -11,6 +11,10 @@ SageMaker posts one JSON notification per inference to the success or the error 
 
 and on error ``invocationStatus: "Failed"`` with ``failureReason`` (and, where SageMaker wrote the model's
 error body, ``responseParameters.failureLocation``).
+
+An endpoint output that is a result may carry ``result_pdf``: where the endpoint wrote the searchable PDF a job
+asked for (``outputs: ["pdf"]``, ``ocr_platform.model_server``). It is taken off before result.json is published
+and recorded as the job item's ``result_pdf``.
 """
 
 from __future__ import annotations
@@ -129,6 +133,7 @@ def finish_async_inference(
             request_location = notification.input_location or str(layout.async_request_uri(job_id))
             return _send_chunk_requests(job_id, chunks, request_location, store=store, s3=s3, inference=inference,
                                         attempt_id=attempt_id)
+        result_pdf = _reported_pdf(document, job_id, layout)
         result = validate_result(document, job_id=job_id)
     except JobError as err:
         store.mark_failed(job_id, err)
@@ -137,8 +142,21 @@ def finish_async_inference(
         store.mark_failed(job_id, JobError(ErrorCode.INVALID_RESULT, f"The endpoint's split plan is invalid: {err}"))
         return "failed"
     result_uri = publish_result(s3, layout, result)
-    store.mark_completed(job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"])
+    store.mark_completed(job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"],
+                         result_pdf=result_pdf)
     return "completed"
+
+
+def _reported_pdf(document: Any, job_id: str, layout: StorageLayout) -> str | None:
+    """Take the endpoint's ``result_pdf`` off its output (result.json has no such field): the job's result.pdf
+    location, which must be the one the layout gives the job; ``None`` when the endpoint wrote none."""
+    location = document.pop("result_pdf", None) if isinstance(document, dict) else None
+    if location is None:
+        return None
+    expected = str(S3Uri(layout.bucket, layout.result_pdf_key(job_id)))
+    if location != expected:
+        raise JobError(ErrorCode.INVALID_RESULT, f"The endpoint reports result.pdf at {location!r}, not at {expected}.")
+    return expected
 
 
 def _send_chunk_requests(

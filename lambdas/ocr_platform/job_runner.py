@@ -7,7 +7,8 @@ on-failure destination finishes the job then.
 
 A long document is split (``process_job`` with a ``FanOut``): the run that opened it launches one
 asynchronous processor invocation per chunk and ends; each chunk runs ``process_chunk``, and the one that
-completes the set merges the result (``ocr_platform.chunks``).
+completes the set merges the result (``ocr_platform.chunks``) and, for ``outputs: ["pdf"]``, writes result.pdf
+from it with the document it downloaded.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ocr_platform import defaults
 from ocr_platform.admission import ProcessorSlots, slot_token
 from ocr_platform.chunks import Chunk, plan_chunks
 from ocr_platform.engines import Engine
+from ocr_platform.engines.options import TEXT_LAYER_MODES
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.fan_in import record_chunk_result
 from ocr_platform.intake import IntakeLimits, open_document
@@ -214,8 +216,9 @@ def _run_job(
             selected = selected_pages(path, pages=message.pages, limits=limits or IntakeLimits())
             store.record_page_count(message.job_id, len(selected))
             if fan_out is not None and len(selected) > fan_out.pages_per_chunk:
-                return _start_chunks(message, plan_chunks(selected, pages_per_chunk=fan_out.pages_per_chunk),
-                                     store=store, fan_out=fan_out, attempt_id=attempt_id, held=held)
+                chunks = plan_chunks(selected, pages_per_chunk=fan_out.pages_per_chunk, page_costs=page_costs(path, selected, message))
+                if len(chunks) > 1:
+                    return _start_chunks(message, chunks, store=store, fan_out=fan_out, attempt_id=attempt_id, held=held)
             engine = engine_for(message.model)
             result, raw = ocr_document(
                 path, job_id=message.job_id, model=message.model, engine=engine,
@@ -223,7 +226,7 @@ def _run_job(
                 on_page=_count_pages(store, message.job_id),
             )
             add_page_images(s3, layout, result, path, limits or IntakeLimits())
-            result_pdf = _searchable_pdf(s3, layout, message, path, result)
+            result_pdf = write_requested_pdf(s3, layout, message, path, result)
         result["timings"].update(download=round(download_s, 4), total=round(time.perf_counter() - started, 4))
         result_uri = publish_result(s3, layout, result, raw)
     except JobError as err:
@@ -239,9 +242,18 @@ def _run_job(
     return ProcessResult("skipped", result_uri=result_uri)
 
 
-def _searchable_pdf(s3: Any, layout: StorageLayout, message: JobMessage, path: Path, result: OcrResult) -> str | None:
-    """Write and upload result.pdf when the job asked for it (``outputs: ["pdf"]``); its URI, else ``None``."""
-    if "pdf" not in (message.options.get("outputs") or []):
+def wants_pdf(message: JobMessage) -> bool:
+    """Whether the job asked for a searchable result.pdf (``outputs: ["pdf"]``)."""
+    return "pdf" in (message.options.get("outputs") or [])
+
+
+def write_requested_pdf(s3: Any, layout: StorageLayout, message: JobMessage, path: Path, result: OcrResult) -> str | None:
+    """Write and upload result.pdf when the job asked for it (``outputs: ["pdf"]``); its URI, else ``None``.
+
+    ``path`` is the whole document; ``result`` the job's whole result (a split job's merged one), given its
+    ``pdf`` timing. Used by the processor (an unsplit job, the chunk that merges a split one) and the endpoint.
+    """
+    if not wants_pdf(message):
         return None
     from ocr_platform.searchable_pdf import write_searchable_pdf
 
@@ -261,6 +273,16 @@ def _count_pages(store: JobStore, job_id: str) -> Callable[[int, int], None]:
         store.add_pages_done(job_id)
 
     return count
+
+
+def page_costs(path: Path, selected: list[int], message: JobMessage) -> dict[int, float] | None:
+    """What each selected page costs to read, in OCR pages, for the chunk planner: with ``text_layer: auto`` a PDF
+    page with a text layer costs ``defaults.TEXT_LAYER_PAGE_COST``; ``None`` (every page 1.0) otherwise."""
+    if message.options.get("text_layer", TEXT_LAYER_MODES[0]) != "auto":  # the engine checks the options themselves
+        return None
+    from ocr_platform.text_layer import layered_pages
+
+    return {page: defaults.TEXT_LAYER_PAGE_COST for page in layered_pages(path, selected)} or None
 
 
 def selected_pages(path: Path, *, pages: str | None, limits: IntakeLimits) -> list[int]:
@@ -407,9 +429,10 @@ def _run_chunk(
         return ProcessResult("skipped")
 
     started = time.perf_counter()
-    try:
-        engine = engine_for(message.model)
-        with tempfile.TemporaryDirectory(prefix=f"ocr-{message.job_id}-{chunk.index}-") as tmp:
+    # The document stays on disk until the chunk is recorded: the chunk that merges writes result.pdf from it.
+    with tempfile.TemporaryDirectory(prefix=f"ocr-{message.job_id}-{chunk.index}-") as tmp:
+        try:
+            engine = engine_for(message.model)
             path = download_input(s3, message.input, Path(tmp))
             download_s = time.perf_counter() - started
             result, raw = ocr_document(
@@ -418,14 +441,18 @@ def _run_chunk(
                 on_page=_count_pages(store, message.job_id),
             )
             add_page_images(s3, layout, result, path, limits or IntakeLimits())
-        result["timings"].update(download=round(download_s, 4))
-    except JobError as err:
-        return _fail(store, message, JobError(err.code, f"{chunk.label}: {err.message}"))
-    except Exception as err:
-        logger.exception("Engine failed on %s of job %s", chunk.label, message.job_id)
-        return _fail(store, message, JobError(ErrorCode.ENGINE_FAILED, f"{chunk.label}: OCR failed: {type(err).__name__}: {err}"))
+            result["timings"].update(download=round(download_s, 4))
+        except JobError as err:
+            return _fail(store, message, JobError(err.code, f"{chunk.label}: {err.message}"))
+        except Exception as err:
+            logger.exception("Engine failed on %s of job %s", chunk.label, message.job_id)
+            return _fail(store, message, JobError(ErrorCode.ENGINE_FAILED, f"{chunk.label}: OCR failed: {type(err).__name__}: {err}"))
 
-    outcome, result_uri = record_chunk_result(chunk, result, store=store, s3=s3, layout=layout, raw=raw)
+        def write_pdf(merged: OcrResult) -> str | None:
+            return write_requested_pdf(s3, layout, message, path, merged)
+
+        outcome, result_uri = record_chunk_result(chunk, result, store=store, s3=s3, layout=layout, raw=raw,
+                                                  write_pdf=write_pdf if wants_pdf(message) else None)
     return ProcessResult(outcome, result_uri=result_uri)
 
 

@@ -9,10 +9,19 @@ port 8080 with
   400 and anything else 500, each with ``{"error": {"code": ..., "message": ...}}``, so SageMaker posts
   to the error topic and the completion handler records that code.
 
+A job that asks for ``outputs: ["pdf"]`` gets its searchable ``results/{job_id}/result.pdf`` written here, where
+the document is on disk (``job_runner.write_requested_pdf``, as the CPU processor writes it), and the response
+carries its location as ``result_pdf`` beside the result's fields; the completion function takes that field off
+before it publishes result.json and records it on the job item. An endpoint that cannot write the PDF (no bucket,
+no pypdf/reportlab in its image) refuses such a job before reading it, and a PDF that fails to be written fails
+the request: the job never completes without what it asked for.
+
 Long documents are split here, where documents are opened: a job request whose selected pages number more
 than ``OCR_GPU_PAGES_PER_CHUNK`` is answered at once with a split plan (``ocr_platform.chunks.split_plan``)
 instead of a result; the completion function then sends one request per chunk (the job message with a
-``chunk`` field), and each is answered with the partial result of its pages.
+``chunk`` field), and each is answered with the partial result of its pages. The completion function merges
+those without the document, so no result.pdf is written for a split job: each chunk's partial result of a job
+that asked for one carries an ``output_unavailable`` warning (:func:`split_pdf_warning`), which the merge keeps once.
 
 Requests are served by a thread pool no larger than ``MaxConcurrentInvocationsPerInstance``
 (``OCR_MAX_CONCURRENT_INVOCATIONS``); the in-process VLM runs one page at a time, while a vLLM server
@@ -21,6 +30,7 @@ backend (``OCR_VL_BACKEND=vllm-server``) takes requests concurrently.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -39,9 +49,10 @@ from ocr_platform.engines import Engine, get_engine
 from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.intake import IntakeLimits
-from ocr_platform.job_runner import download_input, ocr_document, selected_pages
-from ocr_platform.messages import InvalidMessageError, parse_job_message
+from ocr_platform.job_runner import download_input, ocr_document, selected_pages, wants_pdf, write_requested_pdf
+from ocr_platform.messages import InvalidMessageError, JobMessage, parse_job_message
 from ocr_platform.page_images import add_page_images
+from ocr_platform.results import OUTPUT_UNAVAILABLE, OcrResult, ResultWarning
 from ocr_platform.s3_layout import StorageLayout
 from ocr_platform.settings import ENV
 
@@ -55,6 +66,24 @@ CLIENT_ERRORS = {
     ErrorCode.EMPTY_DOCUMENT, ErrorCode.CORRUPT_DOCUMENT, ErrorCode.ENCRYPTED_PDF, ErrorCode.DOCUMENT_TOO_LARGE,
     ErrorCode.TOO_MANY_PAGES, ErrorCode.PAGE_TOO_LARGE, ErrorCode.INVALID_PAGES,
 }
+#: What the searchable PDF writer (``ocr_platform.searchable_pdf``) imports.
+PDF_MODULES = ("pypdf", "reportlab")
+
+
+def split_pdf_warning() -> ResultWarning:
+    """The warning of a job that asked for result.pdf and was split into chunks, on each chunk's result.
+
+    >>> split_pdf_warning()["message"]
+    'result.pdf is not written for a PaddleOCR-VL job split into chunks.'
+    """
+    return {
+        "code": OUTPUT_UNAVAILABLE,
+        "requested": "result.pdf",
+        "ran": "result.json",
+        "reason": "The endpoint split the job into chunks and the completion function merges their results without "
+                  "the document, so nothing can write the searchable PDF.",
+        "message": "result.pdf is not written for a PaddleOCR-VL job split into chunks.",
+    }
 
 
 class EndpointApp:
@@ -132,6 +161,9 @@ class EndpointApp:
                 selected = selected_pages(path, pages=message.pages, limits=self.limits)
                 if len(selected) > self.pages_per_chunk:
                     return dict(split_plan(message.job_id, plan_chunks(selected, pages_per_chunk=self.pages_per_chunk)))
+            pdf = wants_pdf(message)
+            if pdf and chunk is None:
+                self._check_pdf_writable()  # before the model's time is spent on the job
             with self._predict_lock or nullcontext():
                 result, _raw = ocr_document(
                     path, job_id=message.job_id, model=message.model, engine=self.engine,
@@ -139,7 +171,28 @@ class EndpointApp:
                 )
             if self.bucket:
                 add_page_images(self.s3, StorageLayout(self.bucket), result, path, self.limits)
-        return dict(result)
+            if pdf and chunk is not None:
+                result["warnings"].append(split_pdf_warning())
+            result_pdf = self._write_pdf(message, path, result) if pdf and chunk is None else None
+        return {**result, "result_pdf": result_pdf} if result_pdf else dict(result)
+
+    def _check_pdf_writable(self) -> None:
+        """Refuse a job that asked for result.pdf when this endpoint cannot write one."""
+        missing = [name for name in PDF_MODULES if importlib.util.find_spec(name) is None]
+        reason = ("it has no bucket to write it to (OCR_BUCKET_NAME is not set)" if not self.bucket
+                  else f"its image lacks {' and '.join(missing)}" if missing else None)
+        if reason:
+            raise JobError(ErrorCode.ENGINE_UNAVAILABLE,
+                           f"This endpoint cannot write the searchable result.pdf the job asked for (outputs: [\"pdf\"]): {reason}.")
+
+    def _write_pdf(self, message: JobMessage, path: Path, result: OcrResult) -> str | None:
+        """Write and upload the job's result.pdf; its URI. A failure is the request's ``engine_failed``."""
+        try:
+            return write_requested_pdf(self.s3, StorageLayout(self.bucket or ""), message, path, result)
+        except Exception as err:
+            logger.exception("Could not write result.pdf of job %s", message.job_id)
+            raise JobError(ErrorCode.ENGINE_FAILED,
+                           f"The searchable result.pdf could not be written: {type(err).__name__}: {err}") from None
 
 
 def make_server(app: EndpointApp, host: str = "0.0.0.0", port: int = 8080, max_concurrency: int = 4) -> ThreadingHTTPServer:

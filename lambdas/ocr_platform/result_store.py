@@ -49,17 +49,19 @@ def put_chunk_result(s3: Any, layout: StorageLayout, job_id: str, index: int, re
         _put_json(s3, layout.bucket, layout.chunk_raw_key(job_id, index), raw, default=str)
 
 
-def publish_merged_result(s3: Any, layout: StorageLayout, job_id: str, chunk_count: int) -> tuple[OcrResult, str]:
-    """Merge the ``chunk_count`` partial results in chunk order into the job's result.json.
+def read_merged_result(s3: Any, layout: StorageLayout, job_id: str, chunk_count: int) -> tuple[OcrResult, Any]:
+    """Merge the ``chunk_count`` partial results (and raw outputs) in chunk order; nothing is written.
 
-    Returns the merged result and its URI. The chunk objects stay until :func:`delete_chunk_results`.
+    Returns the merged result and raw output, for :func:`publish_result` (what is written beside result.json,
+    such as result.pdf, goes first, so result.json has its timing). The chunk objects stay until
+    :func:`delete_chunk_results`.
     """
     with ThreadPoolExecutor(max_workers=min(_MERGE_READERS, chunk_count)) as pool:
         parts = pool.map(lambda i: _get_json(s3, layout.bucket, layout.chunk_result_key(job_id, i)), range(chunk_count))
         raws = pool.map(lambda i: _get_json(s3, layout.bucket, layout.chunk_raw_key(job_id, i), missing_ok=True), range(chunk_count))
         result = merge_chunk_results(job_id, list(parts))
         raw = merge_raw_outputs(list(raws))
-    return result, publish_result(s3, layout, result, raw)
+    return result, raw
 
 
 def delete_chunk_results(s3: Any, layout: StorageLayout, job_id: str, chunk_count: int) -> None:

@@ -55,15 +55,18 @@ class EngineInfo(TypedDict):
 
 #: A warning's ``code`` when another engine ran because the requested one cannot run in this runtime.
 ENGINE_FALLBACK = "engine_fallback"
+#: A warning's ``code`` when a file the job asked for in ``outputs`` was not written (result.json was).
+OUTPUT_UNAVAILABLE = "output_unavailable"
 
 
 class ResultWarning(TypedDict):
     """Something a caller must know about a COMPLETED result (on the job item and in result.json).
 
     Attributes:
-        code: machine code, e.g. ``engine_fallback``.
-        requested: the model or pipeline the job asked for.
-        ran: what really produced the result.
+        code: machine code: ``engine_fallback`` (another model ran), ``output_unavailable`` (a file the job
+            asked for in ``outputs`` was not written).
+        requested: the model or pipeline the job asked for (for ``output_unavailable``, the file).
+        ran: what really produced the result (for ``output_unavailable``, what was written instead).
         reason: why (the technical cause, e.g. the error that stopped the requested pipeline loading).
         message: one sentence a frontend can show to a person.
     """

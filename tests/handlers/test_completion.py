@@ -64,6 +64,17 @@ def test_endpoint_result_warnings_are_copied_to_the_job_item(platform: Platform)
     assert job["status"] == "COMPLETED" and job["warnings"] == [warning]
 
 
+def test_the_endpoints_result_pdf_is_recorded_on_the_item_and_kept_out_of_result_json(platform: Platform) -> None:
+    _vl_job(platform)
+    pdf = f"s3://{BUCKET}/results/job-vl/result.pdf"
+
+    assert platform.publish("success", _success(platform, "job-vl", {**VALID_OUTPUT, "result_pdf": pdf})) == {"outcomes": ["completed"]}
+
+    assert platform.read_json("results/job-vl/result.json") == {**VALID_OUTPUT, "warnings": []}
+    job = platform.job("job-vl")
+    assert (job["status"], job["result_pdf"]) == ("COMPLETED", pdf)
+
+
 def test_error_notification_fails_the_job_with_the_endpoint_error_body(platform: Platform) -> None:
     request = _vl_job(platform)
     platform.s3.put_object(Bucket=BUCKET, Key="async/failures/job-vl-error.out",
@@ -110,6 +121,7 @@ def test_repeated_notifications_never_change_a_finished_job(platform: Platform) 
         ({**VALID_OUTPUT, "job_id": "someone-else"}, "someone-else"),
         ({"job_id": "job-vl"}, "model"),
         ({**VALID_OUTPUT, "warnings": [{"code": "engine_fallback"}]}, "warning needs string fields"),
+        ({**VALID_OUTPUT, "result_pdf": "s3://elsewhere/job-vl/result.pdf"}, "reports result.pdf at 's3://elsewhere/"),
     ],
 )
 def test_invalid_endpoint_output_fails_the_job_invalid_result(platform: Platform, output: object, fragment: str) -> None:

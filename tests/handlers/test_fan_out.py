@@ -8,6 +8,7 @@ local stack runs the same path with real invocations (tests/local).
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -179,3 +180,72 @@ def test_a_document_over_max_pages_fails_before_any_chunk(
     job = platform.job("job-f7")
     assert job["status"] == "FAILED" and job["error"]["code"] == "too_many_pages"
     assert invokes.calls == [] and engine.calls == []
+
+
+def test_born_digital_pages_are_priced_by_their_text_layer_so_fewer_chunks_carry_them(
+    platform: Platform, engine: PlumbingEngine, invokes: RecordedInvokes, tmp_path
+) -> None:
+    from tests.documents import write_born_digital_pdf
+
+    report = write_born_digital_pdf(tmp_path / "report.pdf", [["Page heading", f"Body line of page {n} with its text"] for n in range(1, 21)])
+    auto = _job(platform, "job-layered", document=report.read_bytes())
+    ignore = _job(platform, "job-layered-ocr", document=report.read_bytes(), options={"text_layer": "ignore"})
+
+    assert platform.run_processor(auto)["outcome"] == "fanned_out"
+    assert platform.run_processor(ignore)["outcome"] == "fanned_out"
+
+    chunks = {event["job_id"]: [] for event in invokes.events}
+    for event in invokes.events:
+        chunks[event["job_id"]].append(event["chunk"]["pages"])
+    # 20 pages with a text layer cost 2 OCR pages' worth; a chunk still holds at most 6 x 3 of them.
+    assert chunks["job-layered"] == ["1-18", "19-20"]
+    assert chunks["job-layered-ocr"] == ["1-6", "7-12", "13-18", "19-20"]
+
+
+def test_a_split_job_that_asks_for_a_pdf_gets_it_from_the_chunk_that_merges(
+    platform: Platform, engine: PlumbingEngine, invokes: RecordedInvokes
+) -> None:
+    from pypdf import PdfReader
+
+    message = _split_job(platform, "job-f8", page_count=12, options={"outputs": ["pdf"]})
+    assert platform.run_processor(message)["outcome"] == "fanned_out"
+    first, second = invokes.events
+
+    assert platform.run_processor(second)["outcome"] == "chunk_done"
+    assert platform.keys("results/job-f8/result.") == []
+    assert platform.run_processor(first)["outcome"] == "completed"
+
+    job = platform.job("job-f8")
+    assert (job["status"], job["result_pdf"]) == ("COMPLETED", f"s3://{BUCKET}/results/job-f8/result.pdf")
+    pdf = platform.s3.get_object(Bucket=BUCKET, Key="results/job-f8/result.pdf")
+    assert pdf["ContentType"] == "application/pdf"
+    body = pdf["Body"].read()
+    assert body.startswith(b"%PDF")
+    # Written by the real writer from the merged result: every page of the document, each with its own line.
+    reader = PdfReader(io.BytesIO(body))
+    assert len(reader.pages) == 12
+    assert [reader.pages[n - 1].extract_text().strip() for n in (1, 7, 12)] == ["plumbing 1", "plumbing 7", "plumbing 12"]
+    assert "pdf" in platform.read_json("results/job-f8/result.json")["timings"]
+    assert platform.keys("chunks/") == []
+
+
+def test_a_split_job_whose_pdf_cannot_be_written_fails_instead_of_completing_without_it(
+    platform: Platform, engine: PlumbingEngine, invokes: RecordedInvokes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ocr_platform.searchable_pdf
+
+    def refuse(source: Any, result: Any, target: Any) -> Any:
+        raise ValueError("Result page 13 is not in doc.pdf, which has 12 page(s).")
+
+    monkeypatch.setattr(ocr_platform.searchable_pdf, "write_searchable_pdf", refuse)
+    platform.run_processor(_split_job(platform, "job-f9", page_count=12, options={"outputs": ["pdf"]}))
+    first, second = invokes.events
+
+    assert platform.run_processor(first)["outcome"] == "chunk_done"
+    assert platform.run_processor(second)["outcome"] == "failed"
+
+    job = platform.job("job-f9")
+    assert job["status"] == "FAILED" and "result_pdf" not in job
+    assert job["error"] == {"code": "engine_failed", "message": "The searchable result.pdf could not be written: "
+                                                                "ValueError: Result page 13 is not in doc.pdf, which has 12 page(s)."}
+    assert [key for key in platform.keys("results/job-f9/") if "/pages/" not in key] == []  # no result.json either

@@ -10,6 +10,7 @@ local stack runs the same path with its SageMaker runtime (tests/local).
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from datetime import timedelta
@@ -19,7 +20,7 @@ import pytest
 
 from ocr_platform.handlers._services import services
 from ocr_platform.jobs import NewJob, utc_now
-from ocr_platform.model_server import EndpointApp
+from ocr_platform.model_server import EndpointApp, split_pdf_warning
 from ocr_platform.s3_layout import S3Uri
 from tests.aws_events import sagemaker_notification
 from tests.conftest import BUCKET, ENDPOINT, Platform
@@ -179,3 +180,81 @@ def test_the_sweeper_settles_a_chunk_whose_notification_was_lost(platform: Platf
     job = platform.job("job-g4")
     assert (job["status"], job["page_count"]) == ("COMPLETED", 15)
     assert [p["page"] for p in platform.read_json("results/job-g4/result.json")["pages"]] == list(range(1, 16))
+
+
+def test_a_job_that_asks_for_a_pdf_gets_it_from_the_endpoint_and_the_item_records_it(
+    platform: Platform, endpoint: EndpointApp
+) -> None:
+    from pypdf import PdfReader
+
+    message = _vl_job(platform, "job-g5", 3, options={"outputs": ["pdf"]})
+    request = f"s3://{BUCKET}/async/requests/job-g5.json"
+    # The plumbing engine reads the page selection, not the document: select every page.
+    platform.s3.put_object(Bucket=BUCKET, Key="async/requests/job-g5.json", Body=json.dumps({**message, "pages": "1-3"}).encode())
+    note = _serve(platform, endpoint, request, n=0)
+    # The carrier: a field of the endpoint's output beside the result's.
+    assert platform.read_json("async/outputs/job-g5-0.out")["result_pdf"] == f"s3://{BUCKET}/results/job-g5/result.pdf"
+
+    assert platform.publish("success", note) == {"outcomes": ["completed"]}
+
+    job = platform.job("job-g5")
+    assert (job["status"], job["result_pdf"]) == ("COMPLETED", f"s3://{BUCKET}/results/job-g5/result.pdf")
+    result = platform.read_json("results/job-g5/result.json")
+    assert "result_pdf" not in result and "pdf" in result["timings"]  # result.json keeps its contract
+    body = platform.s3.get_object(Bucket=BUCKET, Key="results/job-g5/result.pdf")["Body"].read()
+    assert body.startswith(b"%PDF")
+    reader = PdfReader(io.BytesIO(body))
+    assert [page.extract_text().strip() for page in reader.pages] == ["plumbing 1", "plumbing 2", "plumbing 3"]
+
+
+def test_a_split_job_that_asks_for_a_pdf_completes_with_an_output_unavailable_warning(
+    platform: Platform, endpoint: EndpointApp
+) -> None:
+    _vl_job(platform, "job-g6", 15, options={"outputs": ["pdf"]})
+    assert platform.publish("success", _serve(platform, endpoint, f"s3://{BUCKET}/async/requests/job-g6.json", n=0)) == {
+        "outcomes": ["split"]}
+    sent = _chunk_requests(platform)
+    assert [platform.publish("success", _serve(platform, endpoint, call["InputLocation"], n=i + 1))["outcomes"]
+            for i, call in enumerate(sent)] == [["chunk_done"], ["completed"]]
+
+    warning = split_pdf_warning()
+    assert warning["code"] == "output_unavailable"
+    assert platform.read_json("results/job-g6/result.json")["warnings"] == [warning]  # once, though each chunk had it
+    job = platform.job("job-g6")
+    assert (job["status"], job["warnings"]) == ("COMPLETED", [warning])
+    assert "result_pdf" not in job and platform.keys("results/job-g6/result.pdf") == []
+
+
+def test_an_endpoint_that_cannot_write_the_pdf_fails_the_job_instead_of_completing_without_it(
+    platform: Platform, endpoint: EndpointApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ocr_platform.model_server
+    import ocr_platform.searchable_pdf
+
+    message = _vl_job(platform, "job-g7", 2, options={"outputs": ["pdf"]})
+    body = json.dumps(message).encode()
+
+    # Refused before the model reads a page: no bucket, or an image without the PDF writer's libraries.
+    no_bucket = EndpointApp(PlumbingEngine, s3=platform.s3)
+    no_bucket.load()
+    status, answer = no_bucket.invoke(body)
+    assert (status, answer["error"]["code"]) == (500, "engine_unavailable")
+    assert "OCR_BUCKET_NAME" in answer["error"]["message"]
+    with monkeypatch.context() as patch:
+        patch.setattr(ocr_platform.model_server, "PDF_MODULES", ("pypdf", "reportlab", "no_such_pdf_module"))
+        status, answer = endpoint.invoke(body)
+    assert (status, answer["error"]["code"]) == (500, "engine_unavailable")
+    assert answer["error"]["message"].endswith("its image lacks no_such_pdf_module.")
+    assert platform.keys("results/job-g7/") == []
+
+    # A PDF that cannot be written fails the request, and so the job.
+    def refuse(source: Any, result: Any, target: Any) -> Any:
+        raise ValueError("Result page 3 is not in doc.pdf, which has 2 page(s).")
+
+    monkeypatch.setattr(ocr_platform.searchable_pdf, "write_searchable_pdf", refuse)
+    note = _serve(platform, endpoint, f"s3://{BUCKET}/async/requests/job-g7.json", n=0)
+    assert platform.publish("error", note) == {"outcomes": ["failed"]}
+    job = platform.job("job-g7")
+    assert job["status"] == "FAILED" and "result_pdf" not in job
+    assert job["error"] == {"code": "engine_failed", "message": "The searchable result.pdf could not be written: "
+                                                                "ValueError: Result page 3 is not in doc.pdf, which has 2 page(s)."}

@@ -216,7 +216,7 @@ def test_sagemaker_execution_role_grants(synthesis: Synthesis, resources: dict[s
         "ecr:GetAuthorizationToken": {"*"},
         "s3:GetObject": {f"{bucket}/async/requests/*", f"{bucket}/documents/*", f"{bucket}/models/*"},
         "s3:PutObject": {f"{bucket}/async/outputs/*", f"{bucket}/async/failures/*", f"{bucket}/models/*",
-                         f"{bucket}/results/*/pages/*"},
+                         f"{bucket}/results/*/pages/*", f"{bucket}/results/*/result.pdf"},
         "sns:Publish": {f"<{ids['success']}>", f"<{ids['error']}>"},
         "kms:GenerateDataKey": {f"<{ids['key']}.Arn>"},
         "kms:Decrypt": {f"<{ids['key']}.Arn>"},
