@@ -142,7 +142,7 @@ MERGE_SECONDS_PER_CHUNK = 0.2
 CPU_PAGES_PER_CHUNK = 6
 #: What a PDF page with a text layer costs the CPU route with ``text_layer: auto``, in dense OCR pages: the
 #: chunk planner's price for it (``chunks.plan_chunks``). Measured (``benchmarks/text_layers.py``, README
-#: "PDF text layers") at 0.12 s against 2.65 s a page on dense born-digital pages, 0.045; priced at 0.1 for
+#: "PDF text layers") at 0.067 s against 2.48 s a page on dense born-digital pages, 0.027; priced at 0.1 for
 #: pages whose figures still need OCR.
 TEXT_LAYER_PAGE_COST = 0.1
 #: The most pages one job may read, on either route. Chunks keep each invocation and each request short, so
