@@ -314,3 +314,17 @@ def write_flowchart_pdf(path: Path) -> Path:
     pdf.line(110, 60, 118, 68)
     pdf.output(str(path))
     return path
+
+
+def write_unmapped_pdf(path: Path, tmp: Path) -> Path:
+    """``write_born_digital_pdf`` with its fonts' character maps (``/ToUnicode``) removed, as some PDF writers
+    leave them: the text draws correctly, but its layer's characters map to no Unicode text."""
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import NameObject
+
+    writer = PdfWriter(clone_from=PdfReader(write_born_digital_pdf(tmp / "mapped.pdf")))
+    for page in writer.pages:
+        for font in page["/Resources"]["/Font"].values():
+            font.get_object().pop(NameObject("/ToUnicode"), None)
+    writer.write(path)
+    return path

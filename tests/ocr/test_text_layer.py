@@ -121,3 +121,14 @@ def test_layout_still_comes_from_the_image_and_the_blocks_take_the_layers_text(p
         assert [(b["label"], b["bbox"]) for b in layered["blocks"]] == [(b["label"], b["bbox"]) for b in read["blocks"]]
         assert "\n".join(block["text"] for block in layered["blocks"]) == "\n".join(lines)
         assert lines[0] in layered["markdown"]
+
+
+def test_a_layer_whose_fonts_map_to_no_unicode_is_not_used(ppocr, tmp_path: Path) -> None:
+    broken = documents.write_unmapped_pdf(tmp_path / "unmapped.pdf", tmp_path)
+
+    auto, raw = ocr_document(broken, job_id="t", model="pp-ocrv5", engine=ppocr, options={"text_layer": "auto"})
+    ocr, _ = ocr_document(broken, job_id="t", model="pp-ocrv5", engine=ppocr, options={"text_layer": "ignore"})
+
+    assert [page["text_source"] for page in auto["pages"]] == ["ocr", "ocr"]
+    assert "no Unicode mapping" in raw["pages"][0]["text_layer"]["reason"]
+    assert auto["text"] == ocr["text"] and "Annual maintenance report 2026" in auto["text"]

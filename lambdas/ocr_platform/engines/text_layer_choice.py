@@ -140,19 +140,17 @@ class TextLayerChoice:
 
     def read(self, image: PageImage, layer: TextLayer, read_region: ReadRegion) -> LayerReading:
         """The page read from its layer plus OCR of what the layer lacks, or why the layer is not used."""
-        started = time.perf_counter()
-        try:
-            verdict = self._judge(image, layer, self._recognized_sample(image))
-            if isinstance(verdict, str):
-                return _rejected(verdict)
-            regions, coverage = verdict
-        finally:
-            self.timings["layer_check"] += time.perf_counter() - started
-        if coverage < MIN_COVERAGE:
-            return _rejected(f"the layer covers {coverage:.0%} of the page's text")
+        if self.recognize is None:
+            raise ValueError("TextLayerChoice.read needs recognize (a page engine's recogniser); layout engines call read_layout")
+        verdict = self._judge(image, layer, self._recognized_sample(image, self.recognize))
+        if isinstance(verdict, str):
+            return _rejected(verdict)
+        regions, coverage = verdict
         reading = time.perf_counter()
         if regions:
-            region_lines = self._read_regions(_painted_out(image, layer.lines), regions, read_region, line_height=_median_height(layer.lines))
+            region_lines = self._read_regions(
+                _painted_out(image, layer.lines), regions, read_region, self.recognize, line_height=_median_height(layer.lines)
+            )
         else:
             region_lines = []
         region_lines = [line for line in region_lines if not _repeats_layer(line, layer.lines)]
@@ -164,16 +162,10 @@ class TextLayerChoice:
 
     def read_layout(self, image: PageImage, layer: TextLayer, content: PageContent) -> LayerReading:
         """A layout engine's reading of the page (``content``) with the layer's text in the blocks it covers."""
-        started = time.perf_counter()
-        try:
-            verdict = self._judge(image, layer, _read_by_engine(content))
-            if isinstance(verdict, str):
-                return _rejected(verdict)
-            regions, coverage = verdict
-        finally:
-            self.timings["layer_check"] += time.perf_counter() - started
-        if coverage < MIN_COVERAGE:
-            return _rejected(f"the layer covers {coverage:.0%} of the page's text")
+        verdict = self._judge(image, layer, _read_by_engine(content))
+        if isinstance(verdict, str):
+            return _rejected(verdict)
+        regions, coverage = verdict
         from ocr_platform.engines.regions import page_markdown
 
         blocks, from_layer, from_ocr = [], 0, 0
@@ -195,15 +187,23 @@ class TextLayerChoice:
         return LayerReading(content=layered, source=source, raw=raw)
 
     def _judge(self, image: PageImage, layer: TextLayer, read_sample: ReadSample) -> str | tuple[list[Box], float]:
-        """A reason not to use the layer, or the regions it lacks and its share of the page's text ink."""
-        if layer.empty:
-            return "the page has no text layer"
-        if layer.unmapped_share > MAX_UNMAPPED_SHARE:
-            return f"{layer.unmapped_share:.0%} of the layer's characters have no Unicode mapping"
-        disagreement = self._disagreement(layer, read_sample)
-        if disagreement:
-            return disagreement
-        return _uncovered_regions(image, layer.lines)
+        """A reason not to use the layer, or the regions it lacks and its share of the page's text ink (timed as
+        ``layer_check``)."""
+        started = time.perf_counter()
+        try:
+            if layer.empty:
+                return "the page has no text layer"
+            if layer.unmapped_share > MAX_UNMAPPED_SHARE:
+                return f"{layer.unmapped_share:.0%} of the layer's characters have no Unicode mapping"
+            disagreement = self._disagreement(layer, read_sample)
+            if disagreement:
+                return disagreement
+            regions, coverage = _uncovered_regions(image, layer.lines)
+            if coverage < MIN_COVERAGE:
+                return f"the layer covers {coverage:.0%} of the page's text"
+            return regions, coverage
+        finally:
+            self.timings["layer_check"] += time.perf_counter() - started
 
     def _disagreement(self, layer: TextLayer, read_sample: ReadSample) -> str | None:
         sample = _hidden_sample(layer.lines) if layer.hidden else _font_sample(layer.lines, self.verified_fonts)
@@ -217,19 +217,20 @@ class TextLayerChoice:
             self.verified_fonts.update(line.font for line in sample)
         return None
 
-    def _recognized_sample(self, image: PageImage) -> ReadSample:
+    @staticmethod
+    def _recognized_sample(image: PageImage, recognize: Recognize) -> ReadSample:
         """Reads sampled layer lines from the page image with ``recognize``."""
 
         def read(lines: list[LayerLine]) -> list[str | None]:
-            if self.recognize is None:
-                raise ValueError("TextLayerChoice.read needs a recognize function (page engines)")
             crops = [_crop(image, line) for line in lines]
-            texts = iter(self.recognize([crop for crop in crops if crop is not None]))
+            texts = iter(recognize([crop for crop in crops if crop is not None]))
             return [next(texts)[0] if crop is not None else None for crop in crops]
 
         return read
 
-    def _read_regions(self, page: PageImage, regions: list[Box], read_region: ReadRegion, *, line_height: float) -> list[Line]:
+    def _read_regions(
+        self, page: PageImage, regions: list[Box], read_region: ReadRegion, recognize: Recognize, *, line_height: float
+    ) -> list[Line]:
         """The OCR lines of ``regions`` of ``page`` (the layer painted out), in page pixels; each distinct region read once."""
         import numpy as np
 
@@ -238,8 +239,7 @@ class TextLayerChoice:
         unread = [box for box in regions if keys[box] not in self._regions]
         one_line = [box for box in unread if box[3] - box[1] <= LINE_REGION_HEIGHT * line_height]
         if one_line:
-            assert self.recognize is not None, "page engines pass recognize"
-            read = self.recognize([np.ascontiguousarray(np.asarray(crops[box])[:, :, ::-1]) for box in one_line])
+            read = recognize([np.ascontiguousarray(np.asarray(crops[box])[:, :, ::-1]) for box in one_line])
             for box, (text, score) in zip(one_line, read, strict=True):
                 width, height = crops[box].size
                 polygon = [[0.0, 0.0], [float(width), 0.0], [float(width), float(height)], [0.0, float(height)]]
