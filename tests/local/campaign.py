@@ -206,8 +206,10 @@ def write_documents(root: Path) -> dict[str, Path]:
         "pdf3": documents.write_image_pdf(root / "letter.pdf", ENGLISH_PAGES),
         "tiff": documents.write_tiff(root / "fax.tiff", ENGLISH_PAGES),
         "vector": documents.write_vector_pdf(root / "digital.pdf", ENGLISH_PAGES),
-        "long7": documents.write_vector_pdf(root / "long.pdf", GOOD_DOCUMENTS["long7"][1]),
-        "even6": documents.write_vector_pdf(root / "even.pdf", GOOD_DOCUMENTS["even6"][1]),
+        # Scans, so that their pages are read by OCR and split into chunks as priced (a born-digital page with
+        # text_layer: auto costs a tenth, and 7 of them would fit in one chunk).
+        "long7": documents.write_image_pdf(root / "long.pdf", GOOD_DOCUMENTS["long7"][1]),
+        "even6": documents.write_image_pdf(root / "even.pdf", GOOD_DOCUMENTS["even6"][1]),
         "encrypted": documents.write_vector_pdf(root / "secret.pdf", ENGLISH_PAGES[:1], password="s3cret"),
         "bomb": documents.write_bomb_png(root / "bomb.png"),
     }
