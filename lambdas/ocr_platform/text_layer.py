@@ -283,6 +283,7 @@ class _LineBuilder:
         self._quarter = 0
         self._style = _Style("", False)
         self._pending_space = False
+        self._tops: list[tuple[int, float]] = []  # each line's quarter turns and top, in its text's own frame
 
     def generated(self, char: str) -> None:
         if char in "\r\n":
@@ -301,6 +302,7 @@ class _LineBuilder:
                 corners = [(x0, top), (x1, top), (x1, bottom), (x0, bottom)]
                 polygon = [[round(v, 1) for v in self.geometry.to_pixels(*_turn(point, self._quarter))] for point in corners]
                 self.lines.append(LayerLine(text=text, polygon=polygon, font=self._style.font, invisible=self._style.invisible))
+                self._tops.append((self._quarter, top))
         self._text, self._box, self._last, self._pending_space = [], None, None, False
 
     def add(self, char: str, box: tuple[float, float, float, float], quarter: int, style: _Style) -> None:
@@ -318,7 +320,12 @@ class _LineBuilder:
         self._last = box
 
     def finish(self) -> list[LayerLine]:
+        """The lines, top to bottom: pdfium hands the characters of some turned pages (``/Rotate 90``) over from
+        the last line up, so lines that mostly climb the page are put back in reading order."""
         self.break_line()
+        steps = [b - a for (qa, a), (qb, b) in zip(self._tops, self._tops[1:], strict=False) if qa == qb]
+        if sum(step > 0 for step in steps) > sum(step < 0 for step in steps):
+            self.lines.reverse()
         return self.lines
 
     def _continues(self, box: tuple[float, float, float, float]) -> bool:
