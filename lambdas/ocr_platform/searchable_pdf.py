@@ -195,30 +195,12 @@ def _normalised(box: Any) -> tuple[float, float, float, float]:
 
 def _pdf_pixel_to_point(page: PageObject, scale: float) -> PixelToPoint:
     """Map a pixel of the page as pdfium renders it at ``scale`` to the page's default user space."""
+    from ocr_platform.text_layer import PageGeometry
+
     left, bottom, right, top = _crop_box(page)
     # As pdfium reads /Rotate: whole quarter turns clockwise, rounded towards zero.
     rotation = math.trunc(float(page.rotation) / 90) % 4 * 90
-    return _view_to_user(left, bottom, right - left, top - bottom, rotation, scale)
-
-
-def _view_to_user(left: float, bottom: float, width: float, height: float, rotation: int, scale: float) -> PixelToPoint:
-    """The inverse of the display transform of a ``width`` x ``height`` crop box at (``left``, ``bottom``)
-    turned ``rotation`` degrees clockwise: rendered pixel -> user space point."""
-
-    def to_point(x: float, y: float) -> Point:
-        u, v = x / scale, y / scale
-        # (a, b): the point in the unturned crop box, from its top-left corner, b downwards.
-        if rotation == 90:
-            a, b = v, height - u
-        elif rotation == 180:
-            a, b = width - u, height - v
-        elif rotation == 270:
-            a, b = width - v, u
-        else:
-            a, b = u, v
-        return left + a, bottom + height - b
-
-    return to_point
+    return PageGeometry(left=left, bottom=bottom, right=right, top=top, rotation=rotation, scale=scale).to_user
 
 
 def _write_images(source: Path, pages: Sequence[Page], target: Path) -> None:

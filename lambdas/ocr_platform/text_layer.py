@@ -101,13 +101,15 @@ class TextLayer:
 
 @dataclass(frozen=True)
 class PageGeometry:
-    """How a point of a PDF page's user space lands on its render (pdfium renders the crop box, turned by ``/Rotate``).
+    """How a point of a PDF page's user space lands on its render (pdfium renders the crop box, turned by ``/Rotate``),
+    and back: the text layer maps characters to pixels, the searchable PDF maps a result's pixels to user space.
 
     >>> geometry = PageGeometry(left=0, bottom=0, right=600, top=800, rotation=0, scale=2.0)
     >>> geometry.to_pixels(100, 700)
     (200.0, 200.0)
-    >>> PageGeometry(left=0, bottom=0, right=600, top=800, rotation=90, scale=1.0).to_pixels(100, 700)
-    (700.0, 100.0)
+    >>> turned = PageGeometry(left=0, bottom=0, right=600, top=800, rotation=90, scale=1.0)
+    >>> turned.to_pixels(100, 700), turned.to_user(700, 100)
+    ((700.0, 100.0), (100.0, 700.0))
     """
 
     left: float
@@ -127,6 +129,18 @@ class PageGeometry:
         elif self.rotation == 270:
             u, v = v, width - u
         return u * self.scale, v * self.scale
+
+    def to_user(self, x: float, y: float) -> tuple[float, float]:
+        """The user-space point of the rendered pixel (``x``, ``y``): ``to_pixels`` undone."""
+        u, v = x / self.scale, y / self.scale
+        width, height = self.right - self.left, self.top - self.bottom
+        if self.rotation == 90:
+            u, v = v, height - u
+        elif self.rotation == 180:
+            u, v = width - u, height - v
+        elif self.rotation == 270:
+            u, v = width - v, u
+        return self.left + u, self.top - v
 
 
 def layer_label() -> str:
