@@ -44,7 +44,8 @@ def _area(box: BBox) -> float:
     return max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1])
 
 
-def _intersection(a: BBox, b: BBox) -> float:
+def overlap_area(a: Sequence[float], b: Sequence[float]) -> float:
+    """The area two ``(x0, y0, x1, y1)`` boxes share (0 when apart)."""
     return _area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
 
 
@@ -58,7 +59,7 @@ def drop_nested(regions: list[Region], *, inside: float = 0.8) -> list[Region]:
     for region in regions:
         area = _area(region.bbox)
         nested = any(
-            other is not region and _area(other.bbox) > area and _intersection(region.bbox, other.bbox) >= inside * area
+            other is not region and _area(other.bbox) > area and overlap_area(region.bbox, other.bbox) >= inside * area
             for other in regions
         )
         if area > 0 and not nested:
@@ -76,7 +77,7 @@ def assign_lines(regions: list[Region], lines: list[Line], *, min_overlap: float
         best: Region | None = None
         best_key = (min_overlap, 0.0)
         for region in regions:
-            key = (_intersection(box, region.bbox) / area, -_area(region.bbox))
+            key = (overlap_area(box, region.bbox) / area, -_area(region.bbox))
             if key >= best_key:
                 best, best_key = region, key
         if best is None:

@@ -10,19 +10,14 @@
    font is checked once per document (``verified_fonts``); a hidden layer (an invisible render mode or text
    under a page-sized image: an earlier OCR) is checked on every page, with ``HIDDEN_SAMPLE`` lines. A
    sample that agrees less than ``MIN_AGREEMENT`` rejects the page's layer.
-3. **Complete.** An ink mask of the render (pixels darker than ``INK_LEVEL``) minus the layer's line
-   boxes (grown by ``BOX_MARGIN`` line heights) leaves the ink the layer lacks. Specks and rules (thin,
-   long strokes) are dropped; what remains is grouped into regions, and only those regions are read by
-   OCR (``read_region``, the engine's own page reader on a crop). A layer that covers less than
-   ``MIN_COVERAGE`` of the page's text ink is not used.
+3. **Complete.** The ink the layer lacks is found on the render (``engines.missing_ink``: an ink mask minus the
+   layer's line boxes, without specks, rules, frames and the strokes of diagrams), grouped into regions. A
+   layer that covers less than ``MIN_COVERAGE`` of the page's text ink is not used.
 4. **Read only what is missing, cheaply.** The regions are cut from the page with the layer's lines painted
    out (so OCR reads only what the layer lacks). A region no taller than ``LINE_REGION_HEIGHT`` line heights
-   is one line: it is recognised directly, all such regions of a page in one batch, and kept when it
-   reads as text (``MIN_REGION_SCORE``, ``MIN_REGION_CHARS`` letters or digits). A taller region goes to ``read_region``, the
-   engine's own page reader (detection and recognition). Frames of a diagram (components larger than
-   ``FRAME_SIZE`` line heights each way that fill less than ``FRAME_FILL`` of their box) are graphics, and a
-   region with fewer than ``MIN_REGION_CHARS`` components the size and weight of a character (``_is_glyph``:
-   arrows, brackets, ticks are not) is not read at all; the layer's share of the text ink counts those character-like components.
+   is one line: it is recognised directly, all such regions of a page in one batch, and kept when it reads as
+   text (``MIN_REGION_SCORE``, ``missing_ink.MIN_REGION_CHARS`` letters or digits). A taller region goes to
+   ``read_region``, the engine's own page reader (detection and recognition).
 
 **Layout engines** (``layout=True``: PP-StructureV3, its local substitute, PaddleOCR-VL) read every page
 whole, so layout still comes from the image; ``read_layout`` then gives each text block that the layer
@@ -46,6 +41,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ocr_platform.engines.conversion import PageContent
+from ocr_platform.engines.missing_ink import MIN_REGION_CHARS, Box, median_height, painted_out, uncovered_regions
+from ocr_platform.engines.regions import line_bbox, overlap_area
 from ocr_platform.intake import PageImage
 from ocr_platform.results import Line
 from ocr_platform.text_layer import LayerLine, TextLayer
@@ -55,7 +52,6 @@ TextSource = Literal["text_layer", "ocr", "mixed"]
 ReadRegion = Callable[[PageImage], PageContent]
 #: Recognises line crops (BGR arrays): ``(text, score)`` per crop.
 Recognize = Callable[[Sequence[Any]], list[tuple[str, float]]]
-Box = tuple[int, int, int, int]
 #: What was read where each sampled layer line lies (``None`` where nothing could be).
 ReadSample = Callable[[list["LayerLine"]], list[str | None]]
 
@@ -70,36 +66,14 @@ MIN_SAMPLE_CHARS = 4
 #: A sampled line of a visible layer has at most this many characters (recognition cost grows with length;
 #: a font with a broken character map garbles every line, short ones too).
 MAX_SAMPLE_CHARS = 20
-#: Gray level (0 black .. 255 white) below which a pixel is ink.
-INK_LEVEL = 160
-#: A layer line covers its box grown by this many line heights on every side (antialiasing, ascenders).
-BOX_MARGIN = 0.3
-#: Uncovered ink is text only in components of at least this many pixels (smaller ones are specks).
-MIN_COMPONENT_PIXELS = 12
-#: A component this many times longer than thick, and thinner than a third of a text line, is a rule.
-RULE_ASPECT = 8.0
 #: The layer's share of the page's text ink below which the layer is not used (it covers too little).
 MIN_COVERAGE = 0.25
 #: OCR lines from regions scoring below this are dropped (a region may be a picture, not text).
 MIN_REGION_SCORE = 0.6
-#: ... and so are those with fewer letters or digits than this (a bracket read as "K", an arrowhead as "V").
-MIN_REGION_CHARS = 2
 #: A region at most this many line heights tall is one line, recognised without detection.
 LINE_REGION_HEIGHT = 2.0
-#: A component larger than this many line heights both ways ...
-FRAME_SIZE = 3.0
-#: ... that fills less than this share of its box is a frame, bracket or connector: graphics, not text.
-FRAME_FILL = 0.15
-#: A component shorter than this many line heights is a dot or a tick, not a character on its own.
-MIN_GLYPH = 0.4
-#: A long component thinner than this on average (PDF points; pixels = points x scale) is a drawn stroke.
-STROKE_POINTS = 2.0
 #: Blocks whose text stays the model's with a layer: their structure (cells, markup) is the model's reading.
 MODEL_TEXT_LABELS = frozenset({"table", "formula", "figure", "image", "chart", "seal"})
-#: Regions are grown out to multiples of this many pixels (``_snapped``).
-REGION_GRID = 16
-#: The line height assumed where the layer has no lines to measure (pixels).
-DEFAULT_LINE_HEIGHT = 24.0
 
 
 @dataclass
@@ -149,7 +123,7 @@ class TextLayerChoice:
         reading = time.perf_counter()
         if regions:
             region_lines = self._read_regions(
-                _painted_out(image, layer.lines), regions, read_region, self.recognize, line_height=_median_height(layer.lines)
+                painted_out(image, layer.lines), regions, read_region, self.recognize, line_height=median_height(layer.lines)
             )
         else:
             region_lines = []
@@ -171,7 +145,7 @@ class TextLayerChoice:
         blocks, from_layer, from_ocr = [], 0, 0
         for block in content.get("blocks", []):
             inside = [line for line in layer.lines if "bbox" in block and _centre_in(line.box, block["bbox"])]
-            missing = any(_overlap(region, block["bbox"]) for region in regions) if "bbox" in block else True
+            missing = any(overlap_area(region, block["bbox"]) > 0 for region in regions) if "bbox" in block else True
             if inside and not missing and block.get("label") not in MODEL_TEXT_LABELS:
                 block = {**block, "text": "\n".join(line.text for line in inside)}
                 from_layer += 1
@@ -198,7 +172,7 @@ class TextLayerChoice:
             disagreement = self._disagreement(layer, read_sample)
             if disagreement:
                 return disagreement
-            regions, coverage = _uncovered_regions(image, layer.lines)
+            regions, coverage = uncovered_regions(image, layer.lines)
             if coverage < MIN_COVERAGE:
                 return f"the layer covers {coverage:.0%} of the page's text"
             return regions, coverage
@@ -264,7 +238,7 @@ def _read_by_engine(content: PageContent) -> ReadSample:
     def read(lines: list[LayerLine]) -> list[str | None]:
         texts: list[str | None] = []
         for line in lines:
-            over = [ocr["text"] for ocr in content.get("lines", []) if _overlap(_box(ocr["polygon"]), line.box)]
+            over = [ocr["text"] for ocr in content.get("lines", []) if overlap_area(line_bbox(ocr), line.box) > 0]
             if over:
                 texts.append(" ".join(over))
                 continue
@@ -289,10 +263,6 @@ def _best_stretch(text: str, wanted: str) -> str:
 def _centre_in(box: tuple[float, float, float, float], bbox: list[float]) -> bool:
     x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     return bbox[0] <= x <= bbox[2] and bbox[1] <= y <= bbox[3]
-
-
-def _overlap(a: Sequence[float], b: Sequence[float]) -> bool:
-    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
 
 
 def agreement(read: str, layer: str) -> float:
@@ -353,127 +323,22 @@ def _crop(image: PageImage, line: LayerLine) -> Any | None:
     return np.ascontiguousarray(np.asarray(crop)[:, :, ::-1])
 
 
-def _uncovered_regions(image: PageImage, lines: list[LayerLine]) -> tuple[list[Box], float]:
-    """Boxes around the text ink no layer line covers, and the layer's share of the page's text ink."""
-    import cv2
-    import numpy as np
-
-    ink = np.asarray(image.image.convert("L")) < INK_LEVEL
-    covered = np.zeros(ink.shape, dtype=np.uint8)
-    for line in lines:
-        x0, y0, x1, y1 = line.box
-        margin = BOX_MARGIN * min(x1 - x0, y1 - y0)
-        covered[max(0, int(y0 - margin)) : int(y1 + margin) + 1, max(0, int(x0 - margin)) : int(x1 + margin) + 1] = 1
-    covered_ink = int(np.count_nonzero(ink & covered.astype(bool)))
-    uncovered = (ink & ~covered.astype(bool)).astype(np.uint8)
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(uncovered, connectivity=8)
-    line_height = _median_height(lines)
-    text = np.zeros(ink.shape, dtype=np.uint8)
-    text_ink = 0
-    glyph_centres = []
-    for label in range(1, count):
-        x, y, w, h, area = (int(v) for v in stats[label])
-        if area < MIN_COMPONENT_PIXELS or _is_rule(w, h, line_height) or _is_frame(w, h, area, line_height):
-            continue
-        text[y : y + h, x : x + w][labels[y : y + h, x : x + w] == label] = 1
-        if _is_glyph(w, h, area, line_height, image.scale):
-            glyph_centres.append((y + h // 2, x + w // 2))
-            text_ink += area
-    coverage = covered_ink / (covered_ink + text_ink) if covered_ink + text_ink else 1.0
-    if not glyph_centres:
-        return [], coverage
-    reach = max(3, int(line_height * 0.8))
-    grown = cv2.dilate(text, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * reach + 1, reach + 1)))
-    count, grown_labels, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
-    glyphs_in: dict[int, int] = {}
-    for y, x in glyph_centres:
-        label = int(grown_labels[y, x])
-        glyphs_in[label] = glyphs_in.get(label, 0) + 1
-    regions = []
-    for label in sorted(label for label, glyphs in glyphs_in.items() if label and glyphs >= MIN_REGION_CHARS):
-        x, y, w, h, _ = (int(v) for v in stats[label])
-        regions.append(_snapped((x, y, x + w, y + h), image.width, image.height))
-    return regions, coverage
-
-
-def _is_glyph(width: int, height: int, area: int, line_height: float, scale: float) -> bool:
-    """Whether a component can be a character: not a tick or dot (under ``MIN_GLYPH`` line heights), not a
-    stroke of a drawing (longer than a line height and on average thinner than ``STROKE_POINTS``: arrows,
-    brackets, connectors). A region of a diagram with no such component holds no text to read."""
-    longest = max(width, height)
-    if longest < MIN_GLYPH * line_height:
-        return False
-    return not (longest > line_height and area / longest < STROKE_POINTS * scale)
-
-
-def _snapped(box: Box, width: int, height: int) -> Box:
-    """``box`` grown out to the ``REGION_GRID``: the same logo on every page then gives the same crop (and cache key)
-    although antialiasing at a layer line's edge moves its ink box by a pixel or two.
-
-    >>> _snapped((22, 27, 377, 153), 1000, 1000), _snapped((24, 28, 375, 152), 1000, 1000)
-    ((16, 16, 384, 160), (16, 16, 384, 160))
-    """
-    x0, y0, x1, y1 = box
-    grid = REGION_GRID
-    return (x0 // grid * grid, y0 // grid * grid, min(width, -(-x1 // grid) * grid), min(height, -(-y1 // grid) * grid))
-
-
-def _is_frame(width: int, height: int, area: int, line_height: float) -> bool:
-    big = min(width, height) > FRAME_SIZE * line_height
-    return big and area < FRAME_FILL * width * height
-
-
-def _painted_out(image: PageImage, lines: list[LayerLine]) -> PageImage:
-    """A copy of the page with the layer's lines (their boxes grown by ``BOX_MARGIN``) painted white."""
-    from PIL import ImageDraw
-
-    copy = image.image.copy()
-    draw = ImageDraw.Draw(copy)
-    for line in lines:
-        x0, y0, x1, y1 = line.box
-        margin = BOX_MARGIN * min(x1 - x0, y1 - y0)
-        draw.rectangle((x0 - margin, y0 - margin, x1 + margin, y1 + margin), fill="white")
-    return PageImage(page=image.page, image=copy, scale=image.scale)
-
-
-def _median_height(lines: list[LayerLine]) -> float:
-    """The median height of the layer's lines (``DEFAULT_LINE_HEIGHT`` without any)."""
-    import statistics
-
-    return statistics.median(line.height for line in lines) if lines else DEFAULT_LINE_HEIGHT
-
-
-def _is_rule(width: int, height: int, line_height: float) -> bool:
-    thick, long = min(width, height), max(width, height)
-    return long >= RULE_ASPECT * thick and thick < line_height / 3
-
-
 def _as_line(line: LayerLine) -> Line:
     return {"text": line.text, "polygon": [list(point) for point in line.polygon], "score": 1.0}
 
 
-def _box(polygon: list[list[float]]) -> tuple[float, float, float, float]:
-    xs, ys = [p[0] for p in polygon], [p[1] for p in polygon]
-    return min(xs), min(ys), max(xs), max(ys)
-
-
 def _repeats_layer(line: Line, layer_lines: list[LayerLine]) -> bool:
     """An OCR line mostly inside a layer line's box reads ink the layer already has (a bold stroke past its box)."""
-    x0, y0, x1, y1 = _box(line["polygon"])
-    area = max((x1 - x0) * (y1 - y0), 1e-6)
-    for other in layer_lines:
-        a0, b0, a1, b1 = other.box
-        overlap = max(0.0, min(x1, a1) - max(x0, a0)) * max(0.0, min(y1, b1) - max(y0, b0))
-        if overlap / area > 0.5:
-            return True
-    return False
+    box = line_bbox(line)
+    area = max((box[2] - box[0]) * (box[3] - box[1]), 1e-6)
+    return any(overlap_area(box, other.box) / area > 0.5 for other in layer_lines)
 
 
 def _in_reading_order(layer_lines: list[Line], region_lines: list[Line]) -> list[Line]:
     """The layer's lines in their own order, each region line placed before the first layer line below it."""
     lines = list(layer_lines)
-    for line in sorted(region_lines, key=lambda line: _box(line["polygon"])[1]):
-        top = _box(line["polygon"])[1]
-        at = next((i for i, other in enumerate(lines) if _box(other["polygon"])[1] > top), len(lines))
+    for line in sorted(region_lines, key=lambda line: line_bbox(line)[1]):
+        top = line_bbox(line)[1]
+        at = next((i for i, other in enumerate(lines) if line_bbox(other)[1] > top), len(lines))
         lines.insert(at, line)
     return lines
