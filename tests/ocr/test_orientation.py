@@ -19,7 +19,7 @@ from tests.documents import (
     render_report_page,
     render_slanted_page,
 )
-from tests.ocr import LOCAL_ORIENTATION_MODELS
+from tests.ocr import LOCAL_ORIENTATION_MODELS, polygon_iou
 
 # PIL's transpose that turns an image clockwise by each angle.
 CLOCKWISE = {90: Image.Transpose.ROTATE_270, 180: Image.Transpose.ROTATE_180, 270: Image.Transpose.ROTATE_90}
@@ -37,19 +37,6 @@ def _text(page: dict) -> str:
 def _save(image: Image.Image, path: Path) -> Path:
     image.save(path, format="PNG")
     return path
-
-
-def _bbox(polygon: list[list[float]]) -> tuple[float, float, float, float]:
-    xs, ys = [p[0] for p in polygon], [p[1] for p in polygon]
-    return min(xs), min(ys), max(xs), max(ys)
-
-
-def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union else 0.0
 
 
 def _turned_point(x: float, y: float, degrees: int, width: int, height: int) -> tuple[float, float]:
@@ -98,7 +85,7 @@ def test_polygons_are_on_the_page_as_submitted(ppocr, upright, tmp_path: Path) -
     assert len(matched) >= 0.9 * len(expected)
     for line in matched:
         want = [_turned_point(x, y, 90, width, height) for x, y in expected[line["text"]]]
-        assert _iou(_bbox(line["polygon"]), _bbox(want)) >= 0.8, (line, want)
+        assert polygon_iou(line["polygon"], want) >= 0.8, (line, want)
         # The first point is still the text's own top-left corner: on a page turned clockwise that is
         # the corner nearest the page's top-right.
         assert line["polygon"][0][0] == max(p[0] for p in line["polygon"])

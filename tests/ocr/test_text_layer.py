@@ -12,22 +12,12 @@ from ocr_platform.job_runner import ocr_document
 from ocr_platform.text_layer import layer_label
 from ocr_platform.text_metrics import word_f1
 from tests import documents
+from tests.ocr import polygon_iou
 
 
 def _read(ppocr, path: Path, mode: str) -> dict:
     result, _ = ocr_document(path, job_id="t", model="pp-ocrv5", engine=ppocr, options={"text_layer": mode})
     return result
-
-
-def _box(polygon: list[list[float]]) -> tuple[float, float, float, float]:
-    xs, ys = [p[0] for p in polygon], [p[1] for p in polygon]
-    return min(xs), min(ys), max(xs), max(ys)
-
-
-def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    overlap = max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - overlap
-    return overlap / union if union else 0.0
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +41,7 @@ def test_a_born_digital_pdf_is_read_from_its_text_layer_where_the_ocr_would_see_
         for line in layer_page["lines"]:
             for word in line["text"].split():
                 candidates = [o for o in ocr_page["lines"] if word in o["text"].split()]
-                best = max((_iou(_box(line["polygon"]), _box(o["polygon"])) for o in candidates), default=0.0)
+                best = max((polygon_iou(line["polygon"], o["polygon"]) for o in candidates), default=0.0)
                 overlaps.append(best)
     assert sum(iou >= 0.5 for iou in overlaps) >= 0.9 * len(overlaps), overlaps
     assert (auto["pages"][0]["width"], auto["pages"][0]["scale"]) == (ocr["pages"][0]["width"], ocr["pages"][0]["scale"])
