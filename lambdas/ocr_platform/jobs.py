@@ -29,6 +29,7 @@ True
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -232,6 +233,16 @@ def iso(ts: datetime) -> str:
     return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
 
 
+def _storable(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` as DynamoDB stores it: it takes no floats, so a fraction becomes a ``Decimal`` (``_plain`` gives
+    it back as a float).
+
+    >>> _storable({"dpi": 1.5, "outputs": ["pdf"]})
+    {'dpi': Decimal('1.5'), 'outputs': ['pdf']}
+    """
+    return dict(json.loads(json.dumps(value), parse_float=Decimal))
+
+
 def _plain(value: Any) -> Any:
     """DynamoDB numbers come back as Decimal; give callers ints and floats."""
     if isinstance(value, Decimal):
@@ -286,7 +297,7 @@ class JobStore:
         if job.pages:
             item["pages"] = job.pages
         if job.options:
-            item["options"] = job.options
+            item["options"] = _storable(job.options)
         if job.file_name:
             item["file_name"] = job.file_name
         if job.owner:

@@ -29,7 +29,6 @@ import base64
 import json
 import uuid
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from ocr_platform import defaults
@@ -132,7 +131,7 @@ class JobsApi:
         message = _message(job_id, model, str(document), language, pages, callback_url, options)
         # The item keeps the options: the ingest function builds the job's message from it when the upload arrives.
         self.store.create(NewJob(
-            job_id, model, message.input, language=message.language, pages=message.pages, options=_storable(message.options),
+            job_id, model, message.input, language=message.language, pages=message.pages, options=_plain_json(message.options),
             file_name=file_name, owner=owner, callback_url=message.callback_url,
         ))
         form = self.s3.generate_presigned_post(
@@ -151,7 +150,7 @@ class JobsApi:
         job_id = uuid.uuid4().hex
         message = _message(job_id, model, url, language, pages, callback_url, options)
         self.store.create(NewJob(
-            job_id, model, url, language=message.language, pages=message.pages, options=_storable(message.options),
+            job_id, model, url, language=message.language, pages=message.pages, options=_plain_json(message.options),
             file_name=input_file_name(url), owner=owner, callback_url=message.callback_url,
         ))
         self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=message.to_json())
@@ -223,11 +222,11 @@ def _message(
         raise ApiError(400, ErrorCode.INVALID_MESSAGE, str(err)) from None
 
 
-def _storable(options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` as the job item stores them: DynamoDB takes no floats, so a fraction becomes a ``Decimal``
-    (the store reads it back as a float). NaN and infinities, which no JSON holds, are refused."""
+def _plain_json(options: dict[str, Any]) -> dict[str, Any]:
+    """``options``, refused when they hold NaN or infinities, which no JSON holds (the job store keeps the rest)."""
     try:
-        return dict(json.loads(json.dumps(options, allow_nan=False), parse_float=Decimal))
+        json.dumps(options, allow_nan=False)
+        return options
     except ValueError:
         raise ApiError(400, ErrorCode.INVALID_MESSAGE, "'options' must be plain JSON (no NaN or Infinity)") from None
 

@@ -100,3 +100,8 @@ def test_list_in_flight_filters_by_backend(platform: Platform) -> None:
         platform.store.mark_processing(job_id, backend)
     platform.store.mark_completed("c", result_uri="s3://b/r", page_count=1)
     assert [j["job_id"] for j in platform.store.list_in_flight("sagemaker", window_seconds=60)] == ["a"]
+
+
+def test_create_keeps_fractional_options_which_dynamodb_takes_only_as_decimals(platform: Platform) -> None:
+    platform.store.create(NewJob("j1", "pp-ocrv5", "s3://b/documents/j1/a.png", options={"dpi": 1.5, "outputs": ["pdf"]}))
+    assert platform.store.get("j1")["options"] == {"dpi": 1.5, "outputs": ["pdf"]}
