@@ -235,6 +235,11 @@ class OcrClient:
 
     def result(self, job_id: str) -> OcrResult:
         """The job's result.json; ``PlatformClientError`` unless the job is COMPLETED (``job_failed`` when it FAILED)."""
+        location = S3Uri.parse(self._completed(job_id)["result"])
+        return json.loads(self.s3.get_object(Bucket=location.bucket, Key=location.key)["Body"].read())
+
+    def _completed(self, job_id: str) -> JobItem:
+        """The job's item once it is COMPLETED; ``PlatformClientError`` before (``job_failed`` when it FAILED)."""
         job = self.status(job_id)
         if job["status"] != JobStatus.COMPLETED:
             detail = f": {job['error']['code']}: {job['error']['message']}" if job.get("error") else ""
@@ -243,13 +248,11 @@ class OcrClient:
             raise PlatformClientError(
                 "result_not_ready", f"Job {job_id} is {job['status']}; a result exists only once it is COMPLETED.", ExitStatus.NOT_FOUND
             )
-        location = S3Uri.parse(job["result"])
-        return json.loads(self.s3.get_object(Bucket=location.bucket, Key=location.key)["Body"].read())
+        return job
 
     def save_searchable_pdf(self, job_id: str, target: Path) -> Path:
         """Download the COMPLETED job's result.pdf to ``target``; ``PlatformClientError`` when the job has none."""
-        self.result(job_id)  # the same errors as for result.json while the job is not COMPLETED
-        job = self.status(job_id)
+        job = self._completed(job_id)
         if not job.get("result_pdf"):
             raise PlatformClientError(
                 "no_searchable_pdf", f"Job {job_id} has no result.pdf; submit it with --pdf (options.outputs [\"pdf\"]).", ExitStatus.NOT_FOUND
