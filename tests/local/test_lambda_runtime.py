@@ -15,7 +15,7 @@ import pytest
 from botocore.config import Config
 
 from ocr_platform.local.function_specs import FunctionSpec
-from ocr_platform.local.lambda_runtime import FunctionNotFoundError, LambdaRuntime
+from ocr_platform.local.lambda_runtime import FunctionNotFoundError, LambdaRuntime, RequestTooLargeError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARN_PREFIX = "arn:aws:lambda:us-east-1:123456789012:function:"
@@ -132,6 +132,55 @@ def test_payload_that_is_not_json_is_rejected(client: Any) -> None:
         client.invoke(FunctionName="echo", Payload=b"{not json")
 
 
+#: Lambda's invocation payload quotas: 6 MB synchronous (request and response), 1 MB asynchronous
+#: (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html).
+SYNC_LIMIT, ASYNC_LIMIT = 6 * 1024 * 1024, 1024 * 1024
+
+
+def _payload_of(size: int) -> bytes:
+    """A JSON payload of exactly ``size`` bytes."""
+    return b'{"data": "' + b"x" * (size - 12) + b'"}'
+
+
+@pytest.mark.parametrize(("invocation_type", "limit"), [("RequestResponse", SYNC_LIMIT), ("Event", ASYNC_LIMIT), ("DryRun", SYNC_LIMIT)])
+def test_a_payload_over_lambdas_quota_is_refused_with_413_and_nothing_runs(
+    client: Any, runtime: LambdaRuntime, invocation_type: str, limit: int,
+) -> None:
+    before = runtime.stats()["counter"]["invocations"]
+
+    with pytest.raises(client.exceptions.RequestTooLargeException) as raised:
+        client.invoke(FunctionName="counter", InvocationType=invocation_type, Payload=_payload_of(limit + 1))
+
+    assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 413
+    assert str(limit) in raised.value.response["Error"]["Message"]
+    assert runtime.wait_idle(timeout=WAIT_SECONDS)
+    assert runtime.stats()["counter"]["invocations"] == before
+
+
+def test_an_event_at_the_async_quota_is_accepted(client: Any, runtime: LambdaRuntime) -> None:
+    response = client.invoke(FunctionName="counter", InvocationType="Event", Payload=_payload_of(ASYNC_LIMIT))
+
+    assert response["StatusCode"] == 202
+    assert runtime.wait_idle(timeout=WAIT_SECONDS)
+
+
+def test_in_process_callers_are_held_to_the_same_quotas(runtime: LambdaRuntime) -> None:
+    with pytest.raises(RequestTooLargeError):
+        runtime.invoke_async("counter", {"data": "x" * ASYNC_LIMIT})
+    with pytest.raises(RequestTooLargeError):
+        runtime.invoke("counter", {"data": "x" * SYNC_LIMIT})
+
+
+def test_a_response_over_6_mb_is_a_function_error_not_the_value(client: Any) -> None:
+    # A request just under the quota; echo returns it with its context, just over.
+    response, body = invoke(client, "echo", json.loads(_payload_of(SYNC_LIMIT - 50)))
+
+    assert response["StatusCode"] == 200
+    assert response["FunctionError"] == "Unhandled"
+    assert body["errorType"] == "Function.ResponseSizeTooLarge"
+    assert str(SYNC_LIMIT) in body["errorMessage"]
+
+
 def test_dry_run_answers_204_without_running(client: Any, runtime: LambdaRuntime) -> None:
     before = runtime.stats()["counter"]["invocations"]
 
@@ -230,7 +279,7 @@ def test_python_api_invokes_in_process(runtime: LambdaRuntime, record_path: Path
     failed = runtime.invoke("fail", {"b": 2})
 
     assert ok.status_code == 200 and ok.error is None and ok.payload["event"] == {"a": 1}
-    assert failed.payload is None and failed.function_error == "Unhandled" and failed.error["errorType"] == "ValueError"
+    assert failed.payload is None and failed.function_error == "Unhandled" and (failed.error or {}).get("errorType") == "ValueError"
     assert runtime.invoke("echo", {}, invocation_type="DryRun").status_code == 204
     with pytest.raises(FunctionNotFoundError):
         runtime.invoke_async("nope", {})
@@ -277,6 +326,7 @@ def test_injected_faults_crash_or_delay_only_the_matching_invocations(tmp_path: 
         delayed_seconds = time.monotonic() - started
         again = lambdas.invoke("ocr-x-slow", {"job_id": "job-crash", "seconds": 0.4})  # count 1: spent
 
+        assert crashed.error is not None and late.error is not None
         assert crashed.error["errorType"] == "Runtime.ExitError" and "signal: killed" in crashed.error["errorMessage"]
         assert late.error["errorType"] == "Sandbox.Timedout"
         assert (delayed.error, delayed.payload) == (None, "awake") and delayed_seconds >= 0.5

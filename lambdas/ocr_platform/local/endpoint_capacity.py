@@ -8,11 +8,13 @@ change as SageMaker does while an endpoint is updating. All three go through the
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
 from ocr_platform.local.faults import FaultInjector
 from ocr_platform.local.moto_account import ACCOUNT, REGION
+from ocr_platform.local.moto_patch import replace_attribute
 
 
 def desired_instances(sagemaker: Any, endpoint_name: str, variant_name: str) -> int:
@@ -20,6 +22,16 @@ def desired_instances(sagemaker: Any, endpoint_name: str, variant_name: str) -> 
     description = sagemaker.describe_endpoint(EndpointName=endpoint_name)
     variant = next(v for v in description["ProductionVariants"] if v["VariantName"] == variant_name)
     return int(variant.get("DesiredInstanceCount", variant.get("CurrentInstanceCount", 0)))
+
+
+def wait_in_service(sagemaker: Any, endpoint_name: str, *, timeout_seconds: float = 120.0, poll_seconds: float = 0.05) -> None:
+    """Wait until the endpoint is ``InService`` (SageMaker refuses a capacity change while it is ``Creating`` or
+    ``Updating``), as CloudFormation waits for a created endpoint; ``TimeoutError`` after ``timeout_seconds``."""
+    deadline = time.monotonic() + timeout_seconds
+    while (status := sagemaker.describe_endpoint(EndpointName=endpoint_name)["EndpointStatus"]) != "InService":
+        if status == "Failed" or time.monotonic() > deadline:
+            raise TimeoutError(f"endpoint {endpoint_name} is {status}, not InService")
+        time.sleep(poll_seconds)
 
 
 def set_desired_instances(sagemaker: Any, endpoint_name: str, variant_name: str, count: int) -> None:
@@ -46,8 +58,4 @@ def refuse_capacity_updates_on_fault(faults: FaultInjector) -> Callable[[], None
             raise ValidationError(f'Cannot update in-progress endpoint "{arn}".')
         return apply(endpoint_name=endpoint_name, desired_weights_and_capacities=desired_weights_and_capacities)
 
-    def restore() -> None:
-        vars(backend).pop("update_endpoint_weights_and_capacities", None)
-
-    setattr(backend, "update_endpoint_weights_and_capacities", update_endpoint_weights_and_capacities)  # noqa: B010 - patches one moto backend instance
-    return restore
+    return replace_attribute(backend, "update_endpoint_weights_and_capacities", update_endpoint_weights_and_capacities)

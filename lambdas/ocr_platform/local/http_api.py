@@ -30,6 +30,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ocr_platform.jobs_api import ROUTES
 from ocr_platform.local.events import http_api_event
+from ocr_platform.local.invoke_api import RequestTooLargeError
 
 if TYPE_CHECKING:
     from ocr_platform.local.lambda_runtime import LambdaRuntime
@@ -135,7 +136,11 @@ class LocalHttpApi:
             path_parameters=path_parameters or None, headers=headers, request_id=str(uuid.uuid4()),
             time_epoch_ms=int(time.time() * 1000),
         )
-        result = self.lambdas.invoke(self.function, event)
+        try:
+            result = self.lambdas.invoke(self.function, event)
+        except RequestTooLargeError as err:  # the event is over Lambda's 6 MB: the integration fails
+            logger.warning("Jobs API function not invoked: %s", err)
+            return 500, {"Content-Type": "application/json", **cors}, b'{"message":"Internal Server Error"}'
         if result.error is not None or not isinstance(result.payload, dict):
             logger.warning("Jobs API function failed: %s", result.error)
             return 500, {"Content-Type": "application/json", **cors}, b'{"message":"Internal Server Error"}'

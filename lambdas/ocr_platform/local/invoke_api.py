@@ -4,6 +4,11 @@ The handler answers botocore the way the Lambda service does (``RequestResponse`
 ``X-Amz-Function-Error``, ``ResourceNotFoundException``, Lambda's validation messages), so code that
 calls ``boto3.client("lambda").invoke`` behind ``AWS_ENDPOINT_URL_LAMBDA`` runs unchanged. The work is
 the :class:`~ocr_platform.local.lambda_runtime.LambdaRuntime`'s; this module only speaks the protocol.
+
+Lambda's payload quotas hold here as on AWS: a request body over 6 MB (``RequestResponse``, ``DryRun``) or
+1 MB (``Event``) is refused with ``RequestTooLargeException`` (HTTP 413) and nothing runs
+(https://docs.aws.amazon.com/lambda/latest/api/API_Invoke.html,
+https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html). MB is counted as 2**20 bytes.
 """
 
 from __future__ import annotations
@@ -22,6 +27,29 @@ logger = logging.getLogger(__name__)
 
 LATEST = "$LATEST"
 INVOCATION_TYPES = ("RequestResponse", "Event", "DryRun")
+#: Lambda's invocation payload quotas (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html):
+#: 6 MB for a synchronous request and for its response, 1 MB for an asynchronous (``Event``) request.
+SYNC_PAYLOAD_LIMIT_BYTES = 6 * 1024 * 1024
+ASYNC_PAYLOAD_LIMIT_BYTES = 1024 * 1024
+
+
+class RequestTooLargeError(ValueError):
+    """The request payload is over Lambda's quota for its invocation type: ``RequestTooLargeException`` (413)."""
+
+    error_type = "RequestTooLargeException"
+    status = 413
+
+
+def payload_limit(invocation_type: str) -> int:
+    """The largest request payload, in bytes, that Lambda accepts for ``invocation_type``."""
+    return ASYNC_PAYLOAD_LIMIT_BYTES if invocation_type == "Event" else SYNC_PAYLOAD_LIMIT_BYTES
+
+
+def check_payload_size(size: int, invocation_type: str) -> None:
+    """Raises :class:`RequestTooLargeError` where a ``size``-byte payload is over the quota for ``invocation_type``."""
+    limit = payload_limit(invocation_type)
+    if size > limit:
+        raise RequestTooLargeError(f"{size} byte payload is too large for the {invocation_type} invocation type (limit {limit} bytes)")
 
 
 class FunctionNotFoundError(LookupError):
@@ -51,10 +79,15 @@ class InvokeApiHandler(BaseHTTPRequestHandler):
         except FunctionNotFoundError as err:
             return self._error(404, "ResourceNotFoundException", str(err))
         try:
+            check_payload_size(len(body), invocation_type)
+        except RequestTooLargeError as err:
+            return self._error(err.status, err.error_type, str(err))
+        try:
             payload = json.loads(body) if body.strip() else {}
         except ValueError as err:
             return self._error(400, "InvalidRequestContentException", f"Could not parse request body into json: {err}")
-        result = runtime.invoke(unquote(segments[3]), payload, invocation_type=invocation_type, qualifier=qualifier)
+        result = runtime.invoke(unquote(segments[3]), payload, invocation_type=invocation_type, qualifier=qualifier,
+                                payload_size=len(body))
         headers = {"x-amzn-RequestId": result.request_id}
         if invocation_type == "RequestResponse":
             headers["X-Amz-Executed-Version"] = LATEST

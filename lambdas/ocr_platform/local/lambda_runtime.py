@@ -8,6 +8,11 @@ environments, up to the spec's ``max_concurrency`` invocations at once), serves 
 Lambda's retry policy and its on-failure destination record, sent to a function or (``SendMessage``) to
 an SQS queue on moto, as Lambda's on-failure destinations are. Event sources in the same process call
 ``invoke`` / ``invoke_async`` directly.
+
+Both paths keep Lambda's payload quotas (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html):
+a request over 6 MB (synchronous) or 1 MB (``Event``) raises
+:class:`~ocr_platform.local.invoke_api.RequestTooLargeError` before anything runs, and a synchronous response
+over 6 MB is not returned: the invocation ends in the function error ``Function.ResponseSizeTooLarge``.
 """
 
 from __future__ import annotations
@@ -30,9 +35,17 @@ from ocr_platform.local.events import lambda_destination_record
 from ocr_platform.local.execution_environment import INIT_TIMEOUT_SECONDS, LocalFunction
 from ocr_platform.local.faults import FaultInjector
 from ocr_platform.local.function_specs import FunctionSpec
-from ocr_platform.local.invoke_api import INVOCATION_TYPES, LATEST, FunctionNotFoundError, InvokeApiHandler
+from ocr_platform.local.invoke_api import (
+    INVOCATION_TYPES,
+    LATEST,
+    SYNC_PAYLOAD_LIMIT_BYTES,
+    FunctionNotFoundError,
+    InvokeApiHandler,
+    RequestTooLargeError,
+    check_payload_size,
+)
 
-__all__ = ["FunctionNotFoundError", "InvocationRecord", "InvocationResult", "LambdaRuntime"]
+__all__ = ["FunctionNotFoundError", "InvocationRecord", "InvocationResult", "LambdaRuntime", "RequestTooLargeError"]
 
 logger = logging.getLogger(__name__)
 
@@ -215,31 +228,45 @@ class LambdaRuntime:
             raise FunctionNotFoundError(f"Function not found: {invoked_arn}")
         return self.functions[name], invoked_arn
 
-    def invoke(self, name: str, payload: Any, *, invocation_type: str = "RequestResponse", qualifier: str | None = None) -> InvocationResult:
-        """Invokes a function like Lambda's Invoke API; ``payload`` is the decoded JSON event."""
+    def invoke(
+        self, name: str, payload: Any, *, invocation_type: str = "RequestResponse", qualifier: str | None = None,
+        payload_size: int | None = None,
+    ) -> InvocationResult:
+        """Invokes a function like Lambda's Invoke API; ``payload`` is the decoded JSON event, ``payload_size`` its
+        size in bytes as sent (``None``: the size of its JSON). Raises ``RequestTooLargeError`` over Lambda's quota."""
         if invocation_type not in INVOCATION_TYPES:
             raise ValueError(f"InvocationType must be one of {INVOCATION_TYPES}, not {invocation_type!r}")
         function, invoked_arn = self.resolve(name, qualifier)
+        size = _json_size(payload) if payload_size is None else payload_size
         if invocation_type == "Event":
-            return InvocationResult(self.invoke_async(name, payload, qualifier=qualifier), 202)
+            return InvocationResult(self.invoke_async(name, payload, qualifier=qualifier, payload_size=size), 202)
+        check_payload_size(size, invocation_type)
         if invocation_type == "DryRun":
             return InvocationResult(str(uuid.uuid4()), 204)
         with self._state:
             self._busy += 1
         try:
-            return self._execute(function, payload, str(uuid.uuid4()), invoked_arn)
+            return self._execute(function, payload, str(uuid.uuid4()), invoked_arn, synchronous=True)
         finally:
             self._done()
 
-    def invoke_async(self, name: str, payload: Any, *, qualifier: str | None = None) -> str:
-        """Queues an ``Event`` invocation; returns its request id."""
+    def invoke_async(self, name: str, payload: Any, *, qualifier: str | None = None, payload_size: int | None = None) -> str:
+        """Queues an ``Event`` invocation; returns its request id. Raises ``RequestTooLargeError`` over 1 MB."""
         function, _ = self.resolve(name, qualifier)
+        check_payload_size(_json_size(payload) if payload_size is None else payload_size, "Event")
         request_id = str(uuid.uuid4())
         self._schedule(_AsyncEvent(function.spec.name, payload, request_id), 0.0)
         return request_id
 
-    def _execute(self, function: LocalFunction, payload: Any, request_id: str, invoked_arn: str) -> InvocationResult:
+    def _execute(self, function: LocalFunction, payload: Any, request_id: str, invoked_arn: str, *,
+                 synchronous: bool = False) -> InvocationResult:
         body, error, log_stream = function.execute(payload, request_id, invoked_arn)
+        if synchronous and error is None and body is not None and len(body.encode()) > SYNC_PAYLOAD_LIMIT_BYTES:
+            # Lambda's 6 MB response quota: the caller gets an error instead of the handler's value.
+            body, error = None, {
+                "errorType": "Function.ResponseSizeTooLarge",
+                "errorMessage": f"Response payload size exceeded maximum allowed payload size ({SYNC_PAYLOAD_LIMIT_BYTES} bytes).",
+            }
         with self._state:
             stats = self._stats[function.spec.name]
             stats["invocations"] += 1
@@ -350,3 +377,8 @@ class LambdaRuntime:
         """Invocations (every attempt) and function errors per function."""
         with self._state:
             return {name: dict(counts) for name, counts in self._stats.items()}
+
+
+def _json_size(payload: Any) -> int:
+    """The size in bytes of ``payload`` as the JSON an SDK would send."""
+    return len(json.dumps(payload).encode())

@@ -27,7 +27,7 @@ from ocr_platform.jobs import (
     OWNER_INDEX_NAME,
     STATUS_INDEX_NAME,
 )
-from ocr_platform.local.endpoint_capacity import set_desired_instances
+from ocr_platform.local.endpoint_capacity import set_desired_instances, wait_in_service
 from ocr_platform.local.moto_account import ACCOUNT, REGION
 from ocr_platform.notifications import EVENT_SOURCE
 
@@ -251,6 +251,7 @@ def _create_endpoint(clients: Mapping[str, Any], config: PlatformConfig, names: 
         },
     )
     sagemaker.create_endpoint(EndpointName=endpoint, EndpointConfigName=f"{endpoint}-config")
+    wait_in_service(sagemaker, endpoint)  # Creating until its instance is up, as a deployment waits for it
     # AWS creates the endpoint with one instance and the idle alarm scales it in; locally it starts idle.
     set_desired_instances(sagemaker, endpoint, config.variant_name, 0)
 

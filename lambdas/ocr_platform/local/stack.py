@@ -5,7 +5,9 @@
 1. moto's server for S3, SQS, DynamoDB, SNS, CloudWatch, EventBridge, Secrets Manager, the SageMaker
    control plane and Application Auto Scaling, provisioned from the same ``PlatformConfig`` the CDK app uses, stage ``local``
    (``provisioning``, ``endpoint_capacity``), with its DynamoDB item writes made atomic as DynamoDB's are
-   (``moto_consistency``: moto checks a condition and writes without a lock);
+   (``moto_consistency``: moto checks a condition and writes without a lock), SQS's message size counted in
+   bytes as SQS counts it (``sqs_limits``), and the SageMaker control plane's ``Creating``/``Updating`` states,
+   ``UpdateEndpoint`` and instance quota (``sagemaker_control``);
 2. the Lambda runtime running the real handler modules (invoker, processor, completion, scale-in, DLQ
    consumer, sweeper) with the environment the stack gives them (``lambda_runtime``, ``function_specs``);
 3. the SQS event sources of the invoker (batches, ReportBatchItemFailures, visibility timeout, moto's
@@ -47,6 +49,8 @@ from ocr_platform.local.moto_account import CREDENTIALS, REGION, moto_client
 from ocr_platform.local.moto_consistency import serialize_item_operations
 from ocr_platform.local.provisioning import SERVICES, provision, resource_names
 from ocr_platform.local.s3_post_policy import moto_server_with_post_policies
+from ocr_platform.local.sagemaker_control import DEFAULT_INSTANCE_QUOTA, DEFAULT_TRANSITION_SECONDS, install_sagemaker_control
+from ocr_platform.local.sqs_limits import enforce_sqs_message_size
 from ocr_platform.settings import ENV, engine_fallback_value
 
 logger = logging.getLogger(__name__)
@@ -71,6 +75,10 @@ class LocalOptions:
             ``None`` = the stack's (30 s, 1 h, 24 h). Tests shrink it to see a delivery dead-lettered.
         admission_retry_seconds: how long a job that found every processor slot taken waits in the queue before
             the next try; ``None`` = the stack's (20 s, ``defaults.ADMISSION_RETRY_SECONDS``).
+        endpoint_transition_seconds: how long an endpoint stays ``Creating`` after CreateEndpoint and ``Updating``
+            after UpdateEndpoint (minutes on AWS); ``local up`` waits for the stage's endpoint, as a deployment does.
+        endpoint_instance_quota: endpoint instances the local account may run at once, both fleets of a
+            blue/green update included (AWS's per-type "for endpoint usage" quota; a new account's is small).
     """
 
     period_seconds: float = 60.0
@@ -82,6 +90,8 @@ class LocalOptions:
     retry_delays_seconds: tuple[float, ...] = (60.0, 120.0)
     poll_seconds: float = 0.2
     faults: tuple[Fault, ...] = ()
+    endpoint_transition_seconds: float = DEFAULT_TRANSITION_SECONDS
+    endpoint_instance_quota: int = DEFAULT_INSTANCE_QUOTA
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LocalOptions:
@@ -172,7 +182,7 @@ class LocalStack:
         self.faults = FaultInjector(self.options.faults, aliases={name: key for key, name in self.names.items()})
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._restore_moto: Callable[[], None] | None = None
+        self._restore_moto: list[Callable[[], None]] = []
         self._restore_dynamodb: Callable[[], None] | None = None
         self._moto: Any = None
         self.lambdas: Any = None
@@ -205,8 +215,12 @@ class LocalStack:
         moto_url = f"http://127.0.0.1:{moto_port}"
         lambda_url, sagemaker_url = f"http://127.0.0.1:{lambda_port}", f"http://127.0.0.1:{sagemaker_port}"
         clients = {service: moto_client(service, moto_url) for service in SERVICES}
+        # moto counts SQS sizes in characters and creates endpoints InService at once; AWS does neither.
+        self._restore_moto.append(enforce_sqs_message_size())
+        self._restore_moto.append(install_sagemaker_control(
+            transition_seconds=options.endpoint_transition_seconds, instance_quota=options.endpoint_instance_quota))
         resources = provision(clients, cfg, names, visibility_timeout_seconds=options.visibility_timeout_seconds)
-        self._restore_moto = refuse_capacity_updates_on_fault(self.faults)
+        self._restore_moto.append(refuse_capacity_updates_on_fault(self.faults))
 
         # 2. The Lambda runtime with the real handlers, which find every service by its endpoint variable.
         base_env = {
@@ -301,8 +315,8 @@ class LocalStack:
         for runtime in (self.sagemaker, self.lambdas):
             if runtime is not None:
                 runtime.stop()
-        if self._restore_moto is not None:
-            self._restore_moto()
+        while self._restore_moto:
+            self._restore_moto.pop()()
         if self._moto is not None:
             self._moto.stop()
         if self._restore_dynamodb is not None:
