@@ -1,16 +1,37 @@
 // The OCR platform's web console: sign in with the stack's Cognito user pool, upload files through the jobs
 // API, watch the list of one's jobs, and look at a result drawn over its page images. Plain browser
 // JavaScript with no build step; config.json (written next to it at deploy time) names the API, the
-// Cognito endpoint and the app client.
+// Cognito endpoint and the app client, and may carry the pool's password policy (Cognito's PasswordPolicyType).
+//
+// Sign-in follows Cognito's API: InitiateAuth with USER_PASSWORD_AUTH; an invited user (FORCE_CHANGE_PASSWORD)
+// gets the NEW_PASSWORD_REQUIRED challenge instead of tokens, which RespondToAuthChallenge answers with the
+// challenge's Session, USERNAME and NEW_PASSWORD:
+// https://docs.aws.amazon.com/cognito-user-identity-pools/latest/APIReference/API_InitiateAuth.html
+// https://docs.aws.amazon.com/cognito-user-identity-pools/latest/APIReference/API_RespondToAuthChallenge.html
+// An ID token lasts an hour; when it has expired (its exp has passed, or the API answers 401) the console gets
+// a new one with the refresh token (REFRESH_TOKEN_AUTH), so that work in progress goes on, and returns to the
+// sign-in form with a message only when Cognito refuses the refresh token too (it expired or was revoked):
+// https://docs.aws.amazon.com/cognito/latest/developerguide/amazon-cognito-user-pools-using-the-refresh-token.html
 "use strict";
 
-const state = { config: null, token: sessionStorage.getItem("idToken"), timer: null };
+const state = {
+  config: null,
+  token: sessionStorage.getItem("idToken"),
+  refreshToken: sessionStorage.getItem("refreshToken"),
+  challenge: null,  // { session, username } while the new-password step is open
+  renewing: null,   // the refresh in flight, shared by every caller
+  timer: null,
+};
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
+const SESSION_ENDED = "Your session has expired. Sign in again.";
 
 async function main() {
   state.config = await (await fetch("config.json", { cache: "no-store" })).json();
+  showPasswordRules(state.config.passwordPolicy);
   $("sign-in").addEventListener("submit", signIn);
+  $("new-password-form").addEventListener("submit", setNewPassword);
+  $("new-password-cancel").addEventListener("click", () => backToSignIn(""));
   $("sign-out").addEventListener("click", signOut);
   $("files").addEventListener("change", (event) => upload(event.target.files));
   const drop = $("drop");
@@ -34,14 +55,19 @@ function signedIn() {
 }
 
 function show(view) {
-  for (const id of ["sign-in-view", "jobs-view", "result-view"]) $(id).hidden = id !== view;
-  $("sign-out").hidden = view === "sign-in-view";
-  $("who").textContent = view === "sign-in-view" ? "" : claims(state.token).email || "";
+  for (const id of ["sign-in-view", "new-password-view", "jobs-view", "result-view"]) $(id).hidden = id !== view;
+  const out = view === "sign-in-view" || view === "new-password-view";
+  $("sign-out").hidden = out;
+  $("who").textContent = out ? "" : claims(state.token).email || "";
 }
 
-function route() {
+async function route() {
   clearInterval(state.timer);
-  if (!signedIn()) return show("sign-in-view");
+  if (state.challenge) return show("new-password-view");
+  if (!signedIn()) {
+    if (!state.token && !state.refreshToken) return show("sign-in-view");
+    if (!(await renew())) return;  // renew() returned to the sign-in form, and said why
+  }
   const match = location.hash.match(/^#\/jobs\/([A-Za-z0-9_-]+)$/);
   if (match) return showResult(match[1]);
   show("jobs-view");
@@ -49,42 +75,172 @@ function route() {
   state.timer = setInterval(refreshJobs, 2000);
 }
 
+// ----- Cognito -------------------------------------------------------------------------------------------
+
+async function cognito(operation, body) {
+  const response = await fetch(state.config.cognitoUrl, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-amz-json-1.1", "X-Amz-Target": `AWSCognitoIdentityProviderService.${operation}` },
+    body: JSON.stringify({ ClientId: state.config.userPoolClientId, ...body }),
+  });
+  const answer = await response.json().catch(() => ({}));
+  if (response.ok) return answer;
+  // An error's __type is the exception's name, sometimes after a namespace and "#".
+  const type = String(answer.__type || "").split("#").pop();
+  return { error: type || `HTTP ${response.status}`, message: answer.message || answer.Message || "" };
+}
+
 async function signIn(event) {
   event.preventDefault();
   $("sign-in-error").textContent = "";
-  const response = await fetch(state.config.cognitoUrl, {
-    method: "POST",
-    headers: { "Content-Type": "application/x-amz-json-1.1", "X-Amz-Target": "AWSCognitoIdentityProviderService.InitiateAuth" },
-    body: JSON.stringify({
-      AuthFlow: "USER_PASSWORD_AUTH",
-      ClientId: state.config.userPoolClientId,
-      AuthParameters: { USERNAME: $("email").value, PASSWORD: $("password").value },
-    }),
+  const username = $("email").value.trim();
+  const answer = await cognito("InitiateAuth", {
+    AuthFlow: "USER_PASSWORD_AUTH", AuthParameters: { USERNAME: username, PASSWORD: $("password").value },
   });
-  const answer = await response.json();
-  if (!response.ok || !answer.AuthenticationResult) {
-    $("sign-in-error").textContent = answer.message || answer.__type || "Sign-in failed.";
+  $("password").value = "";
+  if (answer.error) {
+    $("sign-in-error").textContent = signInError(answer);
     return;
   }
-  state.token = answer.AuthenticationResult.IdToken;
-  sessionStorage.setItem("idToken", state.token);
+  if (answer.ChallengeName === "NEW_PASSWORD_REQUIRED") {
+    // USERNAME in the answer: the e-mail address the user signed in with (the pool signs users in by e-mail).
+    state.challenge = { session: answer.Session, username };
+    $("new-password-error").textContent = "";
+    show("new-password-view");
+    $("new-password").focus();
+    return;
+  }
+  signedInWith(answer);
+}
+
+function signInError({ error, message }) {
+  if (error === "NotAuthorizedException" && /expired/i.test(message)) {
+    return "Your temporary password has expired. Ask your administrator to invite you again.";
+  }
+  if (error === "NotAuthorizedException" && /disabled/i.test(message)) return "This account is disabled.";
+  if (error === "NotAuthorizedException" || error === "UserNotFoundException") return "Wrong e-mail address or password.";
+  if (error === "PasswordResetRequiredException") return "Your password must be reset. Ask your administrator.";
+  if (error === "TooManyRequestsException") return "Too many attempts. Wait a minute and try again.";
+  return `Sign-in failed (${error}${message ? `: ${message}` : ""}).`;
+}
+
+async function setNewPassword(event) {
+  event.preventDefault();
+  $("new-password-error").textContent = "";
+  const password = $("new-password").value;
+  if (password !== $("confirm-password").value) {
+    $("new-password-error").textContent = "The two passwords differ. Type the same new password twice.";
+    return;
+  }
+  const answer = await cognito("RespondToAuthChallenge", {
+    ChallengeName: "NEW_PASSWORD_REQUIRED", Session: state.challenge.session,
+    ChallengeResponses: { USERNAME: state.challenge.username, NEW_PASSWORD: password },
+  });
+  if (answer.error === "InvalidPasswordException" || answer.error === "InvalidParameterException") {
+    $("new-password-error").textContent =
+      `This password does not follow the rules below${answer.message ? ` (${answer.message})` : ""}. Choose another.`;
+    return;
+  }
+  $("new-password").value = $("confirm-password").value = "";
+  if (answer.error) {
+    // The challenge's session lasts a few minutes (the app client's AuthSessionValidity, 3 by default); Cognito
+    // refuses an expired one with NotAuthorizedException.
+    // https://docs.aws.amazon.com/cognito-user-identity-pools/latest/APIReference/API_UserPoolClientType.html
+    const expired = ["NotAuthorizedException", "ExpiredCodeException", "ResourceNotFoundException"].includes(answer.error);
+    backToSignIn(expired
+      ? "Choosing a new password took too long and the sign-in expired. Sign in again with your temporary password."
+      : `Setting the new password failed (${answer.error}${answer.message ? `: ${answer.message}` : ""}).`);
+    return;
+  }
+  signedInWith(answer);
+}
+
+function showPasswordRules(policy) {
+  if (!policy) return;  // the pool's rules as index.html lists them
+  const rules = [`at least ${policy.MinimumLength || 8} characters`];
+  if (policy.RequireUppercase) rules.push("an upper-case letter");
+  if (policy.RequireLowercase) rules.push("a lower-case letter");
+  if (policy.RequireNumbers) rules.push("a digit");
+  if (policy.RequireSymbols) rules.push("a symbol, such as ! @ # $ % ^ & *");
+  $("password-rules").replaceChildren(...rules.map((rule) => Object.assign(document.createElement("li"), { textContent: rule })));
+}
+
+function signedInWith(answer) {
+  if (!answer.AuthenticationResult) {
+    // Another challenge (an MFA code, say) that this console does not offer.
+    backToSignIn(`This account needs a sign-in step the console does not offer (${answer.ChallengeName}).`);
+    return;
+  }
+  state.challenge = null;
+  keepTokens(answer.AuthenticationResult);
   route();
+}
+
+function keepTokens(result) {
+  state.token = result.IdToken;
+  sessionStorage.setItem("idToken", state.token);
+  if (result.RefreshToken) {  // REFRESH_TOKEN_AUTH answers without a new one: keep the one there is
+    state.refreshToken = result.RefreshToken;
+    sessionStorage.setItem("refreshToken", state.refreshToken);
+  }
+}
+
+// A new ID token from the refresh token; true when there is one. Otherwise the console is back at the sign-in
+// form, which says that the session has expired.
+function renew() {
+  if (!state.renewing) {
+    state.renewing = (async () => {
+      const answer = state.refreshToken
+        ? await cognito("InitiateAuth", { AuthFlow: "REFRESH_TOKEN_AUTH", AuthParameters: { REFRESH_TOKEN: state.refreshToken } })
+        : { error: "NoRefreshToken" };
+      if (answer.error || !answer.AuthenticationResult) {
+        forgetTokens();
+        backToSignIn(SESSION_ENDED);
+        return false;
+      }
+      keepTokens(answer.AuthenticationResult);
+      $("session-note").textContent = "Your sign-in had expired; it was renewed.";
+      setTimeout(() => { $("session-note").textContent = ""; }, 10000);
+      return true;
+    })().finally(() => { state.renewing = null; });
+  }
+  return state.renewing;
+}
+
+function forgetTokens() {
+  state.token = state.refreshToken = null;
+  sessionStorage.removeItem("idToken");
+  sessionStorage.removeItem("refreshToken");
+}
+
+function backToSignIn(message) {
+  clearInterval(state.timer);
+  state.challenge = null;
+  show("sign-in-view");
+  $("sign-in-error").textContent = message;
 }
 
 function signOut() {
-  state.token = null;
-  sessionStorage.removeItem("idToken");
+  forgetTokens();
   location.hash = "#/";
-  route();
+  backToSignIn("");
 }
 
 async function api(method, path, body) {
-  const response = await fetch(state.config.apiUrl + path, {
+  if (!signedIn() && !(await renew())) throw new Error(SESSION_ENDED);
+  const call = () => fetch(state.config.apiUrl + path, {
     method,
     headers: { Authorization: `Bearer ${state.token}`, ...(body ? { "Content-Type": "application/json" } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
-  if (response.status === 401) { signOut(); throw new Error("Your session ended; sign in again."); }
+  let response = await call();
+  // 401: API Gateway refused the token (expired, or revoked); one new ID token, one more try.
+  if (response.status === 401 && (await renew())) response = await call();
+  if (response.status === 401) {
+    forgetTokens();
+    backToSignIn(SESSION_ENDED);
+    throw new Error(SESSION_ENDED);
+  }
   const answer = await response.json();
   if (!response.ok) throw new Error(answer.error ? `${answer.error.code}: ${answer.error.message}` : JSON.stringify(answer));
   return answer;

@@ -361,16 +361,55 @@ def test_a_file_dropped_in_the_inbox_with_the_aws_cli_becomes_one_completed_job(
 
 
 PASSWORD = "Correct-Horse-42!"
+TEMPORARY_PASSWORD = "Invite-only-2026!"
+
+
+def _invite(local: stack.StackInfo, email: str) -> None:
+    """Invite a user as an administrator does: a temporary password, which the user must replace."""
+    boto3.client("cognito-idp").admin_create_user(UserPoolId=local.user_pool_id, Username=email,
+                                                  TemporaryPassword=TEMPORARY_PASSWORD, MessageAction="SUPPRESS")
+
+
+def _status(local: stack.StackInfo, email: str) -> str:
+    return str(boto3.client("cognito-idp").admin_get_user(UserPoolId=local.user_pool_id, Username=email)["UserStatus"])
 
 
 def _id_token(local: stack.StackInfo, email: str) -> str:
-    """An invited user of the stack's pool, signed in: their ID token."""
+    """An invited user of the stack's pool, signed in as the README shows (the temporary password, then
+    Cognito's NEW_PASSWORD_REQUIRED challenge answered with a password of their own): their ID token."""
     cognito = boto3.client("cognito-idp")
-    cognito.admin_create_user(UserPoolId=local.user_pool_id, Username=email)
-    cognito.admin_set_user_password(UserPoolId=local.user_pool_id, Username=email, Password=PASSWORD, Permanent=True)
-    answer = cognito.initiate_auth(ClientId=local.user_pool_client_id, AuthFlow="USER_PASSWORD_AUTH",
-                                   AuthParameters={"USERNAME": email, "PASSWORD": PASSWORD})
+    _invite(local, email)
+    challenge = cognito.initiate_auth(ClientId=local.user_pool_client_id, AuthFlow="USER_PASSWORD_AUTH",
+                                      AuthParameters={"USERNAME": email, "PASSWORD": TEMPORARY_PASSWORD})
+    assert (challenge["ChallengeName"], "AuthenticationResult" in challenge) == ("NEW_PASSWORD_REQUIRED", False)
+    answer = cognito.respond_to_auth_challenge(
+        ClientId=local.user_pool_client_id, ChallengeName="NEW_PASSWORD_REQUIRED", Session=challenge["Session"],
+        ChallengeResponses={"USERNAME": email, "NEW_PASSWORD": PASSWORD},
+    )
     return str(answer["AuthenticationResult"]["IdToken"])
+
+
+def test_the_readmes_jobs_api_flow_signs_an_invited_user_in_and_creates_a_job(local: stack.StackInfo, tmp_path: Path) -> None:
+    """The README's jobs API block, run by bash with the real AWS CLI and curl against the local stack, with
+    ``POOL``, ``CLIENT`` and ``API`` as the README says to set them: the invited user answers the new-password
+    challenge, signs in again with their own password and creates a job that their listing shows."""
+    told_by_env = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION", "AWS_REGION")
+    shell = {
+        name: value for name, value in os.environ.items()
+        if name not in told_by_env and not name.startswith("AWS_ENDPOINT_URL") and name not in local.client_environment()
+    }
+    shell["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    # What the README says to do first on the local stack; the rest is its block as written.
+    local_setup = 'eval "$(ocr-platform local env)"\nPOOL=$OCR_USER_POOL_ID CLIENT=$OCR_USER_POOL_CLIENT_ID API=$OCR_API_URL\n'
+
+    run = subprocess.run(["bash", "-e", "-c", local_setup + _readme_block("jobs-api-flow")], cwd=tmp_path, env=shell,
+                         capture_output=True, text=True, timeout=300)
+
+    assert run.returncode == 0, f"stdout:\n{run.stdout}\nstderr:\n{run.stderr}"
+    created, listed = (json.loads(line) for line in run.stdout.splitlines() if line.strip())
+    assert (created["status"], sorted(created["upload"])) == ("QUEUED", ["fields", "url"])
+    assert [(job["job_id"], job["file_name"]) for job in listed["jobs"]] == [(created["job_id"], "scan.pdf")]
+    assert _status(local, "you@example.com") == "CONFIRMED"  # the challenge set the user's own password
 
 
 def _expired(token: str) -> str:
@@ -522,6 +561,160 @@ def browser() -> Iterator[Any]:
         driver.quit()
 
 
+def _open_console(browser: Any, local: stack.StackInfo) -> None:
+    """The console, signed out: its tab's sessionStorage (where it keeps the tokens) emptied."""
+    browser.get(local.console_url)
+    browser.execute_script("sessionStorage.clear()")
+    browser.get(local.console_url)
+
+
+def _sign_in(browser: Any, email: str, password: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    field = WebDriverWait(browser, 30).until(ready.visibility_of_element_located((By.ID, "email")))
+    field.clear()
+    field.send_keys(email)
+    browser.find_element(By.ID, "password").send_keys(password)
+    browser.find_element(By.CSS_SELECTOR, "#sign-in button[type=submit]").click()
+
+
+def _choose_password(browser: Any, password: str, repeated: str | None = None) -> None:
+    """The "Choose a new password" step: the new password, twice (or ``repeated`` the second time)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, 30).until(ready.visibility_of_element_located((By.ID, "new-password"))).send_keys(password)
+    browser.find_element(By.ID, "confirm-password").send_keys(password if repeated is None else repeated)
+    browser.find_element(By.CSS_SELECTOR, "#new-password-form button[type=submit]").click()
+
+
+def _alert(browser: Any, element_id: str, text: str) -> str:
+    """The text of the visible message ``element_id`` once it contains ``text``."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def shown(driver: Any) -> str | bool:
+        element = driver.find_element(By.ID, element_id)
+        return element.is_displayed() and text in element.text and element.text
+
+    return str(WebDriverWait(browser, 30).until(shown, f"no {element_id} saying {text!r}"))
+
+
+def test_the_console_signs_a_freshly_invited_user_in_through_the_new_password_step(
+    client: OcrClient, local: stack.StackInfo, browser: Any
+) -> None:
+    """An administrator invites a user with a temporary password (Cognito keeps them FORCE_CHANGE_PASSWORD); in
+    the console a wrong password is refused, the temporary one leads to the new-password step with the pool's
+    rules, a password that breaks them and an expired step say so, and the user's own password signs them in:
+    they upload a file and see its job, and sign in later with that password alone."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 180)
+    email = "invited@example.com"
+    _invite(local, email)
+    _open_console(browser, local)
+
+    _sign_in(browser, email, "Not-the-password-1!")
+    assert _alert(browser, "sign-in-error", "Wrong e-mail address or password")
+    _sign_in(browser, email, TEMPORARY_PASSWORD)
+    wait.until(ready.visibility_of_element_located((By.ID, "new-password-view")))
+    rules = [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#password-rules li")]
+    assert rules[0] == "at least 12 characters" and len(rules) == 5, rules  # the pool's policy, from config.json
+    assert not browser.find_element(By.ID, "jobs-view").is_displayed()
+
+    _choose_password(browser, "short")  # Cognito's InvalidPasswordException
+    assert _alert(browser, "new-password-error", "does not follow the rules")
+    browser.find_element(By.ID, "new-password").clear()
+    browser.find_element(By.ID, "confirm-password").clear()
+    _choose_password(browser, PASSWORD, repeated=PASSWORD + "x")
+    assert _alert(browser, "new-password-error", "The two passwords differ")
+    assert _status(local, email) == "FORCE_CHANGE_PASSWORD"
+
+    # A session Cognito no longer knows, as after the challenge's few minutes (moto keeps sessions for ever).
+    browser.execute_script("state.challenge.session = 'AYABeExpiredSession'")
+    browser.find_element(By.ID, "new-password").clear()
+    browser.find_element(By.ID, "confirm-password").clear()
+    _choose_password(browser, PASSWORD)
+    assert _alert(browser, "sign-in-error", "Sign in again with your temporary password")
+    assert _status(local, email) == "FORCE_CHANGE_PASSWORD"
+
+    _sign_in(browser, email, TEMPORARY_PASSWORD)
+    _choose_password(browser, PASSWORD)
+    wait.until(ready.visibility_of_element_located((By.ID, "jobs-view")))
+    assert browser.find_element(By.ID, "who").text == email
+    assert _status(local, email) == "CONFIRMED"
+
+    browser.find_element(By.ID, "files").send_keys(str(REPO / "samples" / "invoice.pdf"))
+    row = wait.until(ready.presence_of_element_located((By.XPATH, "//tr[td[normalize-space()='invoice.pdf' or a[text()='invoice.pdf']]]")))
+    job_id = row.get_attribute("data-job-id")
+    sub = next(a["Value"] for a in boto3.client("cognito-idp").admin_get_user(
+        UserPoolId=local.user_pool_id, Username=email)["UserAttributes"] if a["Name"] == "sub")
+    assert client.status(job_id)["owner"] == sub
+
+    browser.find_element(By.ID, "sign-out").click()
+    _sign_in(browser, email, PASSWORD)  # the user's own password now: no new-password step
+    wait.until(ready.presence_of_element_located((By.CSS_SELECTOR, f"tr[data-job-id='{job_id}']")))
+    assert not browser.find_element(By.ID, "new-password-view").is_displayed()
+
+
+def test_the_console_renews_an_expired_id_token_and_returns_to_sign_in_when_it_cannot(
+    local: stack.StackInfo, browser: Any
+) -> None:
+    """The ID token's exp has passed: the console gets a new one with the refresh token (REFRESH_TOKEN_AUTH) and
+    says so; a token the API refuses (401) is renewed the same way; when Cognito refuses the refresh token too,
+    the console is back at the sign-in form saying the session has expired."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 60)
+    email = "renewed@example.com"
+    _invite(local, email)
+    _open_console(browser, local)
+    _sign_in(browser, email, TEMPORARY_PASSWORD)
+    _choose_password(browser, PASSWORD)
+    wait.until(ready.visibility_of_element_located((By.ID, "jobs-view")))
+    signed_in = browser.execute_script("return sessionStorage.getItem('idToken')")
+
+    def reload_with(id_token: str, refresh_token: str | None = None) -> None:
+        browser.execute_script("sessionStorage.setItem('idToken', arguments[0]);"
+                               "if (arguments[1]) sessionStorage.setItem('refreshToken', arguments[1]);", id_token, refresh_token)
+        browser.refresh()
+
+    def id_token() -> str:
+        return str(browser.execute_script("return sessionStorage.getItem('idToken')"))
+
+    reload_with(_expired(signed_in))
+    assert _alert(browser, "session-note", "Your sign-in had expired; it was renewed")
+    wait.until(ready.visibility_of_element_located((By.ID, "jobs-view")))
+    renewed = id_token()
+    assert renewed != _expired(signed_in) and _api_status(local, renewed) == 200
+
+    refused = signed_in[:-6] + ("AAAAAA" if not signed_in.endswith("AAAAAA") else "BBBBBB")  # exp ahead, signature wrong
+    assert _api_status(local, refused) == 401
+    reload_with(refused)
+    wait.until(lambda driver: id_token() != refused)
+    assert _api_status(local, id_token()) == 200
+    assert browser.find_element(By.ID, "jobs-view").is_displayed()
+
+    reload_with(_expired(signed_in), "a-refresh-token-cognito-refuses")
+    assert _alert(browser, "sign-in-error", "Your session has expired. Sign in again.")
+    assert not browser.find_element(By.ID, "jobs-view").is_displayed()
+    assert browser.execute_script("return sessionStorage.getItem('refreshToken')") is None
+
+
+def _api_status(local: stack.StackInfo, id_token: str) -> int:
+    """What the jobs API answers ``GET /jobs`` with this ID token."""
+    import requests
+
+    return requests.get(f"{local.api_url}/jobs", headers={"Authorization": f"Bearer {id_token}"}, timeout=30).status_code
+
+
 def test_the_console_signs_in_uploads_and_draws_the_result_over_its_page(
     client: OcrClient, local: stack.StackInfo, browser: Any, tmp_path: Path
 ) -> None:
@@ -535,10 +728,10 @@ def test_the_console_signs_in_uploads_and_draws_the_result_over_its_page(
     from selenium.webdriver.support.ui import WebDriverWait
 
     wait = WebDriverWait(browser, 180)
-    browser.get(local.console_url)
-    wait.until(ready.visibility_of_element_located((By.ID, "email"))).send_keys(local.console_user)
-    browser.find_element(By.ID, "password").send_keys(local.console_password)
-    browser.find_element(By.CSS_SELECTOR, "#sign-in button[type=submit]").click()
+    # The local user, invited with the temporary password `local up` prints: the first sign-in asks for a new one.
+    _open_console(browser, local)
+    _sign_in(browser, local.console_user, local.console_password)
+    _choose_password(browser, PASSWORD)
     wait.until(ready.visibility_of_element_located((By.ID, "jobs-view")))
 
     browser.find_element(By.ID, "searchable-pdf").click()

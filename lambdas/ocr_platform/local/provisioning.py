@@ -42,7 +42,12 @@ SERVICES = (
 TOPICS = ("success", "error", "scale_in")
 #: The local console's user (a stand-in for an invited user of the deployed pool; local only).
 LOCAL_USER = "you@ocr.local"
-LOCAL_PASSWORD = "Local-console-1!"
+#: The local user's temporary password, as an administrator's invitation hands it over: it signs in once, and
+#: Cognito then answers with the NEW_PASSWORD_REQUIRED challenge until the user chooses a password of their own.
+LOCAL_TEMPORARY_PASSWORD = "Local-console-1!"
+#: The pool's password policy: the one the CDK app's pool has (``ocr_infra.jobs_api``), shown by the console.
+PASSWORD_POLICY = {"MinimumLength": 12, "RequireUppercase": True, "RequireLowercase": True, "RequireNumbers": True,
+                   "RequireSymbols": True}
 
 
 def resource_names(config: PlatformConfig) -> dict[str, str]:
@@ -183,20 +188,22 @@ def _record_job_events(clients: Mapping[str, Any], config: PlatformConfig, names
 def _create_user_pool(cognito: Any, names: Mapping[str, str]) -> dict[str, str]:
     pool = cognito.create_user_pool(
         PoolName=names["user_pool"], UsernameAttributes=["email"], MfaConfiguration="OPTIONAL",
-        AdminCreateUserConfig={"AllowAdminCreateUserOnly": True},
-        Policies={"PasswordPolicy": {"MinimumLength": 12, "RequireUppercase": True, "RequireLowercase": True,
-                                     "RequireNumbers": True, "RequireSymbols": True}},
+        AdminCreateUserConfig={"AllowAdminCreateUserOnly": True}, Policies={"PasswordPolicy": PASSWORD_POLICY},
     )["UserPool"]
     client = cognito.create_user_pool_client(
         UserPoolId=pool["Id"], ClientName="Console", GenerateSecret=False, PreventUserExistenceErrors="ENABLED",
         ExplicitAuthFlows=["ALLOW_USER_SRP_AUTH", "ALLOW_USER_PASSWORD_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"],
     )["UserPoolClient"]
-    # The local sign-in stand-in: one user, invited and with a permanent password, whom `local up` names and
-    # for whom `run` files its jobs, so the console shows them.
-    cognito.admin_create_user(UserPoolId=pool["Id"], Username=LOCAL_USER, MessageAction="SUPPRESS")
-    cognito.admin_set_user_password(UserPoolId=pool["Id"], Username=LOCAL_USER, Password=LOCAL_PASSWORD, Permanent=True)
-    return {"user_pool_id": pool["Id"], "user_pool_client_id": client["ClientId"],
-            "console_user": LOCAL_USER, "console_password": LOCAL_PASSWORD}
+    # The local sign-in stand-in: one user, invited as an administrator invites one (AdminCreateUser with a
+    # temporary password; the invitation message is suppressed, `local up` hands the password over instead), whom
+    # `run` files its jobs for, so the console shows them. Like every invited user they stay FORCE_CHANGE_PASSWORD
+    # until their first sign-in answers Cognito's NEW_PASSWORD_REQUIRED challenge with a password of their own:
+    # https://docs.aws.amazon.com/cognito-user-identity-pools/latest/APIReference/API_AdminCreateUser.html
+    cognito.admin_create_user(UserPoolId=pool["Id"], Username=LOCAL_USER, TemporaryPassword=LOCAL_TEMPORARY_PASSWORD,
+                              MessageAction="SUPPRESS")
+    policy = cognito.describe_user_pool(UserPoolId=pool["Id"])["UserPool"]["Policies"]["PasswordPolicy"]
+    return {"user_pool_id": pool["Id"], "user_pool_client_id": client["ClientId"], "password_policy": json.dumps(policy),
+            "console_user": LOCAL_USER, "console_password": LOCAL_TEMPORARY_PASSWORD}
 
 
 def _create_inbox_rule(clients: Mapping[str, Any], names: Mapping[str, str]) -> str:

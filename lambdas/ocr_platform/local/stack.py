@@ -26,6 +26,7 @@ where AWS can fail (``ocr_platform.local.faults``), for fault campaigns.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shlex
@@ -126,7 +127,17 @@ class StackInfo:
     user_pool_client_id: str = ""
     console_url: str = ""
     console_user: str = ""
+    #: The console user's temporary password: they are invited (FORCE_CHANGE_PASSWORD), so their first sign-in
+    #: asks for a new password (Cognito's NEW_PASSWORD_REQUIRED challenge), as it asks any invited user.
     console_password: str = ""
+
+    def console_sign_in(self) -> str:
+        """How to sign in to the console, for ``local up`` and ``local status`` to print."""
+        if not self.console_url:
+            return ""
+        return (f"console: {self.console_url} (sign in as {self.console_user}; until you have chosen a password of "
+                f"your own, with the temporary password {self.console_password}: the first sign-in asks you to choose "
+                "one, and each start of the stack invites the user afresh)")
 
     def client_environment(self) -> dict[str, str]:
         """Environment for any boto3 program (the CLI, a test) to use this stack."""
@@ -291,6 +302,7 @@ class LocalStack:
         api_url = self.http_api.start()
         self.console = ConsoleServer(console_port, {
             "apiUrl": api_url, "cognitoUrl": moto_url + "/", "userPoolClientId": resources["user_pool_client_id"],
+            "passwordPolicy": json.loads(resources["password_policy"]),  # the rules the new-password step shows
         })
         console_url = self.console.start()
 
