@@ -1,7 +1,12 @@
 """Route a queued job to its backend exactly once (what the invoker Lambda does per SQS message).
 
 ``pp-ocrv5`` / ``pp-structurev3`` -> asynchronous (``Event``) invoke of the CPU processor Lambda.
-``paddleocr-vl`` -> scale the endpoint out (0 -> 1, no-op at 1), then an async inference request.
+``paddleocr-vl`` -> scale the endpoint out (0 -> 1, no-op at 1), then an async inference request on the job's
+document with its parameters in ``CustomAttributes`` (``ocr_platform.sagemaker_async.AsyncInference``). A job whose
+parameters do not fit them fails ``invalid_message`` at once. An endpoint that takes no requests (``Creating``,
+``Failed``; seen before the claim, or as InvokeEndpointAsync's ``ValidationError``) raises ``RetryLaterError``
+(``EndpointNotInServiceError``): seen before the claim the job stays QUEUED; either way its message comes back after
+the visibility timeout, and only on its last receive is the job FAILED ``capacity_unavailable``.
 
 Exactly-once effect over at-least-once delivery. Each delivery claims the hand-over with its own attempt id
 and a lease (``JobStore.claim_dispatch``; the lease is ``defaults.dispatch_lease_seconds``: the invoker's
@@ -135,6 +140,8 @@ class JobDispatcher:
             spec = route(message.model)
             self._check_deployed(spec.backend, message.model)
             self._check_callback_url(message)
+            if spec.backend == "sagemaker":
+                self.inference.parameters(message)  # they must fit the request's CustomAttributes
         except JobError as err:
             self.store.mark_failed(message.job_id, err, job=message.as_new_job())
             return DispatchResult("failed", error=err)

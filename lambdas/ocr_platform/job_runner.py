@@ -251,8 +251,15 @@ def write_requested_pdf(s3: Any, layout: StorageLayout, message: JobMessage, pat
     """Write and upload result.pdf when the job asked for it (``outputs: ["pdf"]``); its URI, else ``None``.
 
     ``path`` is the whole document; ``result`` the job's whole result (a split job's merged one), given its
-    ``pdf`` timing. Used by the processor (an unsplit job, the chunk that merges a split one) and the endpoint.
+    ``pdf`` timing. Used by the processor (an unsplit job, the chunk that merges a split one).
     """
+    target = write_local_pdf(message, path, result)
+    return None if target is None else publish_searchable_pdf(s3, layout, message.job_id, target)
+
+
+def write_local_pdf(message: JobMessage, path: Path, result: OcrResult) -> Path | None:
+    """Write result.pdf beside the document when the job asked for it, timed as ``result``'s ``pdf``; its path,
+    else ``None``. The endpoint answers with it; the processor uploads it (:func:`write_requested_pdf`)."""
     if not wants_pdf(message):
         return None
     from ocr_platform.searchable_pdf import write_searchable_pdf
@@ -261,9 +268,8 @@ def write_requested_pdf(s3: Any, layout: StorageLayout, message: JobMessage, pat
     output = path.parent / "searchable"  # apart from the input, whatever the input is called
     output.mkdir(exist_ok=True)
     target = write_searchable_pdf(path, result, output / "result.pdf")
-    uri = publish_searchable_pdf(s3, layout, message.job_id, target)
     result["timings"]["pdf"] = round(time.perf_counter() - writing, 4)
-    return uri
+    return target
 
 
 def _count_pages(store: JobStore, job_id: str) -> Callable[[int, int], None]:

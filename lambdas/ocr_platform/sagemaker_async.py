@@ -1,5 +1,9 @@
 """The SageMaker async endpoint as the platform uses it: capacity 0 <-> 1 and per-job async requests.
 
+An ``InvokeEndpointAsync`` that SageMaker refuses because the endpoint is not serving (``Creating``, ``Failed``:
+a ``ValidationError``) raises ``EndpointNotInServiceError``, a ``RetryLaterError``: the invoker leaves the job
+QUEUED and its message comes back after the visibility timeout.
+
 Scaling goes through ``UpdateEndpointWeightsAndCapacities`` on the variant's DesiredInstanceCount, which
 is idempotent here: asking for 1 when 1 is already desired is a no-op, and an endpoint that is busy
 updating raises ``RetryLaterError`` so the caller retries later instead of losing the request.
@@ -7,7 +11,6 @@ updating raises ``RetryLaterError`` so the caller retries later instead of losin
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +20,7 @@ from botocore.exceptions import ClientError
 
 from ocr_platform import defaults
 from ocr_platform.chunks import Chunk
+from ocr_platform.endpoint_payloads import ANSWER_CONTENT_TYPE, EndpointParameters
 from ocr_platform.errors import RetryLaterError
 from ocr_platform.messages import JobMessage
 from ocr_platform.s3_layout import StorageLayout
@@ -29,6 +33,16 @@ class VariantState:
     endpoint_status: str
     desired_instances: int
     current_instances: int
+
+
+class EndpointNotInServiceError(RetryLaterError):
+    """InvokeEndpointAsync was refused because the endpoint cannot take requests yet (``Creating``) or now
+    (``Failed``, ``OutOfService``, ``Deleting``): the job waits in the queue and is sent again later."""
+
+
+#: Statuses in which an endpoint takes requests: InService, and the updates during which it keeps serving its
+#: current configuration (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeEndpoint.html).
+SERVING_STATUSES = frozenset({"InService", "Updating", "SystemUpdating", "RollingBack", "UpdateRollbackFailed"})
 
 
 class EndpointCapacity:
@@ -55,8 +69,16 @@ class EndpointCapacity:
         raise RuntimeError(f"Endpoint {self.endpoint_name} has no variant {self.variant_name!r}; check OCR_VARIANT_NAME.")
 
     def ensure_capacity(self) -> bool:
-        """Ask for one instance unless one is already desired; return True when this call scaled out."""
+        """Ask for one instance unless one is already desired; return True when this call scaled out.
+
+        ``EndpointNotInServiceError`` when the endpoint takes no requests now (``Creating``, ``Failed``, ...): the
+        caller leaves the job QUEUED rather than send a request SageMaker would refuse.
+        """
         state = self.state()
+        if state.endpoint_status not in SERVING_STATUSES:
+            raise EndpointNotInServiceError(
+                f"Endpoint {self.endpoint_name} is {state.endpoint_status}; it takes requests only when InService."
+            )
         if state.desired_instances >= 1:
             return False
         self._set_desired(1, state)
@@ -92,7 +114,7 @@ class SubmittedInference:
     """Where SageMaker will put an accepted request's outcome (``InvokeEndpointAsync``'s answer).
 
     Attributes:
-        request: the request object's S3 URI.
+        request: the request's ``InputLocation``: the job's document.
         output_location: where the output appears when the inference succeeds.
         failure_location: where the model's error body appears when it fails.
     """
@@ -103,11 +125,15 @@ class SubmittedInference:
 
 
 class AsyncInference:
-    """Submits a job, or one chunk of a split job, to the async endpoint through a request object in S3.
+    """Submits a job, or one chunk of a split job, to the async endpoint.
 
-    The request object is the job message itself (``async/requests/{job_id}.json``); a chunk's is the message
-    with a ``chunk`` field (``async/requests/{job_id}.c{index}.json``). The job id is the InferenceId of
-    every request of the job, so each notification names the job, and its ``inputLocation`` the chunk.
+    The request's ``InputLocation`` is the job's document itself (no copy; every chunk request of a split job
+    names the same object), and its parameters travel in ``CustomAttributes``
+    (``ocr_platform.endpoint_payloads.EndpointParameters``), which SageMaker forwards to the container as the
+    ``X-Amzn-SageMaker-Custom-Attributes`` header
+    (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpointAsync.html). The job id is
+    the InferenceId of every request of the job, so each notification names the job; the container's answer names
+    the chunk. The answer is a ZIP (``Accept: application/zip``) that the completion function unpacks.
     """
 
     def __init__(
@@ -117,35 +143,56 @@ class AsyncInference:
         *,
         invocation_timeout_seconds: int = defaults.INVOCATION_TIMEOUT_SECONDS,
         request_ttl_seconds: int = defaults.REQUEST_TTL_SECONDS,
-        s3: Any = None,
         runtime: Any = None,
+        sagemaker: Any = None,
+        s3: Any = None,  # unused: nothing is written to S3 for a request any more (callers still pass it)
     ) -> None:
         self.endpoint_name = endpoint_name
         self.layout = layout
         self.invocation_timeout_seconds = invocation_timeout_seconds
         self.request_ttl_seconds = request_ttl_seconds
-        self.s3 = s3 or boto3.client("s3")
         self.runtime = runtime or boto3.client("sagemaker-runtime")
+        self._sagemaker = sagemaker
+
+    @staticmethod
+    def parameters(message: JobMessage, chunk: Chunk | None = None) -> str:
+        """The request's ``CustomAttributes``; ``ParametersTooLargeError`` (``invalid_message``) when they do not fit."""
+        return EndpointParameters.of(message, chunk).to_attributes()
 
     def submit(self, message: JobMessage, chunk: Chunk | None = None) -> SubmittedInference:
-        """Write the request object and call InvokeEndpointAsync; return where its outcome will appear."""
-        request = self.layout.async_request_uri(message.job_id, None if chunk is None else chunk.index)
-        body: dict[str, Any] = dict(message.to_body())
-        if chunk is not None:
-            body["chunk"] = chunk.to_payload()
-        self.s3.put_object(
-            Bucket=request.bucket,
-            Key=request.key,
-            Body=json.dumps(body).encode(),
-            ContentType="application/json",
-        )
-        answer = self.runtime.invoke_endpoint_async(
-            EndpointName=self.endpoint_name,
-            InputLocation=str(request),
-            InferenceId=message.job_id,
-            ContentType="application/json",
-            Accept="application/json",
-            InvocationTimeoutSeconds=self.invocation_timeout_seconds,
-            RequestTTLSeconds=self.request_ttl_seconds,
-        )
-        return SubmittedInference(str(request), answer.get("OutputLocation"), answer.get("FailureLocation"))
+        """Call InvokeEndpointAsync on the job's document; return where its outcome will appear.
+
+        Raises ``ParametersTooLargeError`` before calling when the parameters do not fit, and
+        ``EndpointNotInServiceError`` when SageMaker refused the request because the endpoint is not serving.
+        """
+        attributes = self.parameters(message, chunk)
+        try:
+            answer = self.runtime.invoke_endpoint_async(
+                EndpointName=self.endpoint_name,
+                InputLocation=message.input,
+                InferenceId=message.job_id,
+                ContentType="application/octet-stream",
+                Accept=ANSWER_CONTENT_TYPE,
+                CustomAttributes=attributes,
+                InvocationTimeoutSeconds=self.invocation_timeout_seconds,
+                RequestTTLSeconds=self.request_ttl_seconds,
+            )
+        except ClientError as err:
+            if err.response.get("Error", {}).get("Code") == "ValidationError":
+                self._raise_if_not_serving(err)
+            raise
+        return SubmittedInference(message.input, answer.get("OutputLocation"), answer.get("FailureLocation"))
+
+    def _raise_if_not_serving(self, err: ClientError) -> None:
+        """A ``ValidationError`` is what InvokeEndpointAsync answers for an endpoint that is not serving, as for a
+        bad request: ask the control plane which one it is."""
+        if self._sagemaker is None:
+            self._sagemaker = boto3.client("sagemaker")
+        try:
+            status = self._sagemaker.describe_endpoint(EndpointName=self.endpoint_name)["EndpointStatus"]
+        except ClientError:
+            return  # no such endpoint, or no permission to look: the original error stands
+        if status not in SERVING_STATUSES:
+            raise EndpointNotInServiceError(
+                f"Endpoint {self.endpoint_name} is {status} and refused the request ({err}); the job is sent again later."
+            ) from err

@@ -2,8 +2,9 @@
 the completion function sends one async request per chunk, and the chunk whose notification completes the
 set merges the result.
 
-The container is the real ``EndpointApp`` with a plumbing engine (not OCR): each request object the platform
-wrote is posted to it as SageMaker would, and its answer becomes the output the notification points at.
+The container is the real ``EndpointApp`` with a plumbing engine (not OCR), and it has no S3 client: each request
+the platform sent is posted to it as SageMaker would (the bytes of its InputLocation, the job's document, and its
+CustomAttributes), and its answer (a ZIP, or JSON) becomes the output the notification points at.
 moto accepts the ``InvokeEndpointAsync`` calls; the notifications are delivered through its SNS topics. The
 local stack runs the same path with its SageMaker runtime (tests/local).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import zipfile
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -20,8 +22,10 @@ import pytest
 
 from ocr_platform.handlers._services import services
 from ocr_platform.jobs import NewJob, utc_now
+from ocr_platform.messages import parse_job_message
 from ocr_platform.model_server import EndpointApp, split_pdf_warning
 from ocr_platform.s3_layout import S3Uri
+from ocr_platform.sagemaker_async import AsyncInference
 from tests.aws_events import sagemaker_notification
 from tests.conftest import BUCKET, ENDPOINT, Platform
 from tests.documents import blank_pdf
@@ -32,7 +36,7 @@ PAGES_PER_CHUNK = 10
 
 @pytest.fixture
 def endpoint(platform: Platform) -> Iterator[EndpointApp]:
-    app = EndpointApp(PlumbingEngine, s3=platform.s3, pages_per_chunk=PAGES_PER_CHUNK, bucket=BUCKET)
+    app = EndpointApp(PlumbingEngine, pages_per_chunk=PAGES_PER_CHUNK)
     app.load()
     yield app
 
@@ -44,23 +48,32 @@ def _vl_job(platform: Platform, job_id: str, pages: int, **extra: Any) -> dict[s
     # without a registered job gets an item with only model, language and input).
     platform.store.create(NewJob(job_id, "paddleocr-vl", message["input"]))
     platform.store.mark_processing(job_id, "sagemaker")
-    request = platform.layout.async_request_uri(job_id)
-    platform.s3.put_object(Bucket=BUCKET, Key=request.key, Body=json.dumps(message).encode())
     return message
 
 
-def _serve(platform: Platform, endpoint: EndpointApp, request_uri: str, *, n: int) -> str:
-    """Post one request object to the container as SageMaker does; write its answer as the inference's
-    output (200) or failure (4xx/5xx) and return the notification SageMaker would publish."""
-    location = S3Uri.parse(request_uri)
-    status, answer = endpoint.invoke(platform.s3.get_object(Bucket=location.bucket, Key=location.key)["Body"].read())
-    job_id = location.key.rsplit("/", 1)[-1].split(".")[0]
-    key = f"async/{'outputs' if status == 200 else 'failures'}/{job_id}-{n}.out"
-    platform.s3.put_object(Bucket=BUCKET, Key=key, Body=json.dumps(answer).encode())
-    if status == 200:
-        return sagemaker_notification(job_id, endpoint=ENDPOINT, input_location=request_uri, output_location=f"s3://{BUCKET}/{key}")
-    return sagemaker_notification(job_id, endpoint=ENDPOINT, input_location=request_uri,
-                                  failure_reason=f"ClientError: Received client error ({status}) from model.",
+def _request(message: dict[str, Any]) -> dict[str, Any]:
+    """The job's own request as the invoker sends it."""
+    return {"InputLocation": message["input"], "CustomAttributes": AsyncInference.parameters(parse_job_message(message))}
+
+
+def _invoke(platform: Platform, endpoint: EndpointApp, call: dict[str, Any]) -> Any:
+    location = S3Uri.parse(call["InputLocation"])
+    return endpoint.invoke(platform.s3.get_object(Bucket=location.bucket, Key=location.key)["Body"].read(),
+                           call["CustomAttributes"])
+
+
+def _serve(platform: Platform, endpoint: EndpointApp, call: dict[str, Any], *, n: int) -> str:
+    """Post one request to the container as SageMaker does; write its answer as the inference's output (200) or
+    failure (4xx/5xx) and return the notification SageMaker would publish."""
+    response = _invoke(platform, endpoint, call)
+    job_id = json.loads(call["CustomAttributes"])["job_id"]
+    key = f"async/{'outputs' if response.status == 200 else 'failures'}/{job_id}-{n}.out"
+    platform.s3.put_object(Bucket=BUCKET, Key=key, Body=response.body)
+    if response.status == 200:
+        return sagemaker_notification(job_id, endpoint=ENDPOINT, input_location=call["InputLocation"],
+                                      output_location=f"s3://{BUCKET}/{key}")
+    return sagemaker_notification(job_id, endpoint=ENDPOINT, input_location=call["InputLocation"],
+                                  failure_reason=f"ClientError: Received client error ({response.status}) from model.",
                                   failure_location=f"s3://{BUCKET}/{key}")
 
 
@@ -73,42 +86,55 @@ def test_the_endpoint_answers_a_long_job_with_a_plan_and_a_chunk_request_with_it
 ) -> None:
     message = _vl_job(platform, "job-g0", 25)
 
-    status, plan = endpoint.invoke(json.dumps(message).encode())
-    assert status == 200
-    assert plan == {"job_id": "job-g0", "plan": {"page_count": 25, "chunks": [
+    response = _invoke(platform, endpoint, _request(message))
+    assert (response.status, response.content_type) == (200, "application/json")
+    plan = response.json()
+    assert plan["job_id"] == "job-g0" and plan["plan"] == {"page_count": 25, "chunks": [
         {"index": 0, "count": 3, "pages": "1-10"}, {"index": 1, "count": 3, "pages": "11-20"},
-        {"index": 2, "count": 3, "pages": "21-25"}]}}
+        {"index": 2, "count": 3, "pages": "21-25"}]}
+    assert plan["parameters"] == {"job_id": "job-g0", "model": "paddleocr-vl", "language": "en"}
 
-    status, partial = endpoint.invoke(json.dumps({**message, "chunk": {"index": 1, "count": 3, "pages": "11-20"}}).encode())
-    assert status == 200
+    chunk = {"index": 1, "count": 3, "pages": "11-20"}
+    response = _invoke(platform, endpoint, {**_request(message), "CustomAttributes": json.dumps({**plan["parameters"], "chunk": chunk})})
+    assert (response.status, response.content_type) == (200, "application/zip")
+    with zipfile.ZipFile(io.BytesIO(response.body)) as answer:
+        partial = json.loads(answer.read("result.json"))
+        assert json.loads(answer.read("answer.json"))["chunk"] == chunk
+        assert sorted(n for n in answer.namelist() if n.startswith("pages/")) == [f"pages/{p:05d}.jpg" for p in range(11, 21)]
     assert [page["page"] for page in partial["pages"]] == list(range(11, 21))
 
-    status, selected = endpoint.invoke(json.dumps({**message, "pages": "3-9"}).encode())
-    assert status == 200 and selected["page_count"] == 7  # 7 selected pages: one request, no plan
+    response = _invoke(platform, endpoint, _request({**message, "pages": "3-9"}))
+    assert response.status == 200 and response.content_type == "application/zip"  # 7 selected pages: one request, no plan
 
-    status, error = endpoint.invoke(json.dumps({**message, "chunk": {"index": 3, "count": 3, "pages": "1"}}).encode())
-    assert (status, error["error"]["code"]) == (400, "invalid_message")
+    bad = {**_request(message), "CustomAttributes": json.dumps({**plan["parameters"], "chunk": {"index": 3, "count": 3, "pages": "1"}})}
+    response = _invoke(platform, endpoint, bad)
+    assert (response.status, response.json()["error"]["code"]) == (400, "invalid_message")
+    # No parameters: the container cannot know the job.
+    response = endpoint.invoke(b"%PDF-1.4", None)
+    assert (response.status, response.json()["error"]["code"]) == (400, "invalid_message")
 
 
 def test_a_split_plan_becomes_one_request_per_chunk_and_the_last_chunk_merges_in_page_order(
     platform: Platform, endpoint: EndpointApp
 ) -> None:
-    _vl_job(platform, "job-g1", 25)
+    message = _vl_job(platform, "job-g1", 25)
 
-    assert platform.publish("success", _serve(platform, endpoint, f"s3://{BUCKET}/async/requests/job-g1.json", n=0)) == {
+    assert platform.publish("success", _serve(platform, endpoint, _request(message), n=0)) == {
         "outcomes": ["split"]}
 
     sent = _chunk_requests(platform)
-    assert [call["InputLocation"] for call in sent] == [f"s3://{BUCKET}/async/requests/job-g1.c{i:05d}.json" for i in range(3)]
+    # Every chunk request names the job's document itself: no copy of it, no request object.
+    assert [call["InputLocation"] for call in sent] == [message["input"]] * 3
     assert {call["InferenceId"] for call in sent} == {"job-g1"}
     assert {call["EndpointName"] for call in sent} == {ENDPOINT}
-    assert platform.read_json("async/requests/job-g1.c00002.json")["chunk"] == {"index": 2, "count": 3, "pages": "21-25"}
+    assert json.loads(sent[2]["CustomAttributes"])["chunk"] == {"index": 2, "count": 3, "pages": "21-25"}
+    assert platform.keys("async/requests/") == []
     job = platform.job("job-g1")
     assert (job["status"], job["page_count"], job["pages_done"], job["chunk_count"]) == ("PROCESSING", 25, 0, 3)
     assert len(job["chunk_requests"]) == 3 and all(r["output_location"] for r in job["chunk_requests"])
 
     for index, outcome, pages_done in ((2, "chunk_done", 5), (0, "chunk_done", 15), (1, "completed", 25)):
-        note = _serve(platform, endpoint, sent[index]["InputLocation"], n=index + 1)
+        note = _serve(platform, endpoint, sent[index], n=index + 1)
         assert platform.publish("success", note) == {"outcomes": [outcome]}
         assert platform.job("job-g1")["pages_done"] == pages_done
 
@@ -123,33 +149,33 @@ def test_a_split_plan_becomes_one_request_per_chunk_and_the_last_chunk_merges_in
 
 
 def test_repeated_notifications_of_the_plan_or_a_chunk_change_nothing(platform: Platform, endpoint: EndpointApp) -> None:
-    _vl_job(platform, "job-g2", 12)
-    plan_note = _serve(platform, endpoint, f"s3://{BUCKET}/async/requests/job-g2.json", n=0)
+    message = _vl_job(platform, "job-g2", 12)
+    plan_note = _serve(platform, endpoint, _request(message), n=0)
     assert platform.publish("success", plan_note) == {"outcomes": ["split"]}
     assert platform.publish("success", plan_note) == {"outcomes": ["ignored"]}
     sent = _chunk_requests(platform)
     assert len(sent) == 2  # 10 + 2 pages, sent once
 
-    first = _serve(platform, endpoint, sent[0]["InputLocation"], n=1)
+    first = _serve(platform, endpoint, sent[0], n=1)
     assert platform.publish("success", first) == {"outcomes": ["chunk_done"]}
     assert platform.publish("success", first) == {"outcomes": ["ignored"]}
     assert platform.job("job-g2")["pages_done"] == 10
 
-    assert platform.publish("success", _serve(platform, endpoint, sent[1]["InputLocation"], n=2)) == {"outcomes": ["completed"]}
+    assert platform.publish("success", _serve(platform, endpoint, sent[1], n=2)) == {"outcomes": ["completed"]}
     assert platform.publish("success", first) == {"outcomes": ["ignored"]}
     assert platform.job("job-g2")["status"] == "COMPLETED"
     assert platform.read_json("results/job-g2/result.json")["page_count"] == 12
 
 
 def test_a_failed_chunk_request_fails_the_job_once_naming_its_pages(platform: Platform, endpoint: EndpointApp) -> None:
-    _vl_job(platform, "job-g3", 25, options={"explode_on_page": 14})
-    assert platform.publish("success", _serve(platform, endpoint, f"s3://{BUCKET}/async/requests/job-g3.json", n=0)) == {
+    message = _vl_job(platform, "job-g3", 25, options={"explode_on_page": 14})
+    assert platform.publish("success", _serve(platform, endpoint, _request(message), n=0)) == {
         "outcomes": ["split"]}
     sent = _chunk_requests(platform)
 
-    assert platform.publish("success", _serve(platform, endpoint, sent[0]["InputLocation"], n=1)) == {"outcomes": ["chunk_done"]}
-    assert platform.publish("error", _serve(platform, endpoint, sent[1]["InputLocation"], n=2)) == {"outcomes": ["failed"]}
-    assert platform.publish("success", _serve(platform, endpoint, sent[2]["InputLocation"], n=3)) == {"outcomes": ["ignored"]}
+    assert platform.publish("success", _serve(platform, endpoint, sent[0], n=1)) == {"outcomes": ["chunk_done"]}
+    assert platform.publish("error", _serve(platform, endpoint, sent[1], n=2)) == {"outcomes": ["failed"]}
+    assert platform.publish("success", _serve(platform, endpoint, sent[2], n=3)) == {"outcomes": ["ignored"]}
 
     job = platform.job("job-g3")
     assert job["status"] == "FAILED"
@@ -162,15 +188,14 @@ def test_a_failed_chunk_request_fails_the_job_once_naming_its_pages(platform: Pl
 def test_the_sweeper_settles_a_chunk_whose_notification_was_lost(platform: Platform, endpoint: EndpointApp) -> None:
     from ocr_platform.job_recovery import settle_finished_inferences
 
-    _vl_job(platform, "job-g4", 15)
-    assert platform.publish("success", _serve(platform, endpoint, f"s3://{BUCKET}/async/requests/job-g4.json", n=0)) == {
+    message = _vl_job(platform, "job-g4", 15)
+    assert platform.publish("success", _serve(platform, endpoint, _request(message), n=0)) == {
         "outcomes": ["split"]}
     sent = _chunk_requests(platform)
-    assert platform.publish("success", _serve(platform, endpoint, sent[0]["InputLocation"], n=1)) == {"outcomes": ["chunk_done"]}
+    assert platform.publish("success", _serve(platform, endpoint, sent[0], n=1)) == {"outcomes": ["chunk_done"]}
     # The second chunk's output lands where SageMaker said it would; its notification never comes.
     lost = S3Uri.parse(platform.job("job-g4")["chunk_requests"][1]["output_location"])
-    _, answer = endpoint.invoke(platform.s3.get_object(Bucket=BUCKET, Key=S3Uri.parse(sent[1]["InputLocation"]).key)["Body"].read())
-    platform.s3.put_object(Bucket=lost.bucket, Key=lost.key, Body=json.dumps(answer).encode())
+    platform.s3.put_object(Bucket=lost.bucket, Key=lost.key, Body=_invoke(platform, endpoint, sent[1]).body)
 
     svc = services()
     assert settle_finished_inferences(svc.store, svc.s3, svc.layout, inference=svc.inference) == {}  # within the grace period
@@ -188,12 +213,12 @@ def test_a_job_that_asks_for_a_pdf_gets_it_from_the_endpoint_and_the_item_record
     from pypdf import PdfReader
 
     message = _vl_job(platform, "job-g5", 3, options={"outputs": ["pdf"]})
-    request = f"s3://{BUCKET}/async/requests/job-g5.json"
     # The plumbing engine reads the page selection, not the document: select every page.
-    platform.s3.put_object(Bucket=BUCKET, Key="async/requests/job-g5.json", Body=json.dumps({**message, "pages": "1-3"}).encode())
-    note = _serve(platform, endpoint, request, n=0)
-    # The carrier: a field of the endpoint's output beside the result's.
-    assert platform.read_json("async/outputs/job-g5-0.out")["result_pdf"] == f"s3://{BUCKET}/results/job-g5/result.pdf"
+    note = _serve(platform, endpoint, _request({**message, "pages": "1-3"}), n=0)
+    # The carrier: result.pdf travels in the endpoint's answer, which SageMaker writes; the container wrote nothing.
+    with zipfile.ZipFile(io.BytesIO(platform.s3.get_object(Bucket=BUCKET, Key="async/outputs/job-g5-0.out")["Body"].read())) as answer:
+        assert "result.pdf" in answer.namelist()
+    assert platform.keys("results/job-g5/") == []
 
     assert platform.publish("success", note) == {"outcomes": ["completed"]}
 
@@ -205,16 +230,17 @@ def test_a_job_that_asks_for_a_pdf_gets_it_from_the_endpoint_and_the_item_record
     assert body.startswith(b"%PDF")
     reader = PdfReader(io.BytesIO(body))
     assert [page.extract_text().strip() for page in reader.pages] == ["plumbing 1", "plumbing 2", "plumbing 3"]
+    assert platform.keys("results/job-g5/pages/") == [f"results/job-g5/pages/{p:05d}.jpg" for p in (1, 2, 3)]
 
 
 def test_a_split_job_that_asks_for_a_pdf_completes_with_an_output_unavailable_warning(
     platform: Platform, endpoint: EndpointApp
 ) -> None:
-    _vl_job(platform, "job-g6", 15, options={"outputs": ["pdf"]})
-    assert platform.publish("success", _serve(platform, endpoint, f"s3://{BUCKET}/async/requests/job-g6.json", n=0)) == {
+    message = _vl_job(platform, "job-g6", 15, options={"outputs": ["pdf"]})
+    assert platform.publish("success", _serve(platform, endpoint, _request(message), n=0)) == {
         "outcomes": ["split"]}
     sent = _chunk_requests(platform)
-    assert [platform.publish("success", _serve(platform, endpoint, call["InputLocation"], n=i + 1))["outcomes"]
+    assert [platform.publish("success", _serve(platform, endpoint, call, n=i + 1))["outcomes"]
             for i, call in enumerate(sent)] == [["chunk_done"], ["completed"]]
 
     warning = split_pdf_warning()
@@ -232,19 +258,14 @@ def test_an_endpoint_that_cannot_write_the_pdf_fails_the_job_instead_of_completi
     import ocr_platform.searchable_pdf
 
     message = _vl_job(platform, "job-g7", 2, options={"outputs": ["pdf"]})
-    body = json.dumps(message).encode()
+    request = _request(message)
 
-    # Refused before the model reads a page: no bucket, or an image without the PDF writer's libraries.
-    no_bucket = EndpointApp(PlumbingEngine, s3=platform.s3)
-    no_bucket.load()
-    status, answer = no_bucket.invoke(body)
-    assert (status, answer["error"]["code"]) == (500, "engine_unavailable")
-    assert "OCR_BUCKET_NAME" in answer["error"]["message"]
+    # Refused before the model reads a page: an image without the PDF writer's libraries.
     with monkeypatch.context() as patch:
         patch.setattr(ocr_platform.model_server, "PDF_MODULES", ("pypdf", "reportlab", "no_such_pdf_module"))
-        status, answer = endpoint.invoke(body)
-    assert (status, answer["error"]["code"]) == (500, "engine_unavailable")
-    assert answer["error"]["message"].endswith("its image lacks no_such_pdf_module.")
+        response = _invoke(platform, endpoint, request)
+    assert (response.status, response.json()["error"]["code"]) == (500, "engine_unavailable")
+    assert response.json()["error"]["message"].endswith("its image lacks no_such_pdf_module.")
     assert platform.keys("results/job-g7/") == []
 
     # A PDF that cannot be written fails the request, and so the job.
@@ -252,7 +273,7 @@ def test_an_endpoint_that_cannot_write_the_pdf_fails_the_job_instead_of_completi
         raise ValueError("Result page 3 is not in doc.pdf, which has 2 page(s).")
 
     monkeypatch.setattr(ocr_platform.searchable_pdf, "write_searchable_pdf", refuse)
-    note = _serve(platform, endpoint, f"s3://{BUCKET}/async/requests/job-g7.json", n=0)
+    note = _serve(platform, endpoint, request, n=0)
     assert platform.publish("error", note) == {"outcomes": ["failed"]}
     job = platform.job("job-g7")
     assert job["status"] == "FAILED" and "result_pdf" not in job

@@ -52,10 +52,13 @@ def test_vl_job_scales_out_from_zero_and_submits_a_per_job_request(platform: Pla
     [invoke] = platform.calls["InvokeEndpointAsync"]
     assert invoke["EndpointName"] == ENDPOINT
     assert invoke["InferenceId"] == "job-vl"
-    assert invoke["InputLocation"] == f"s3://{BUCKET}/async/requests/job-vl.json"
+    # The request names the document itself (no copy) and carries the job's parameters in CustomAttributes.
+    assert invoke["InputLocation"] == message["input"]
+    assert json.loads(invoke["CustomAttributes"]) == {"job_id": "job-vl", "model": "paddleocr-vl", "language": "en"}
+    assert invoke["Accept"] == "application/zip"
     assert invoke["InvocationTimeoutSeconds"] == 3600
     assert invoke["RequestTTLSeconds"] == 21_600  # the sweeper's GPU deadline counts it
-    assert platform.read_json("async/requests/job-vl.json") == message
+    assert platform.keys("async/requests/") == []
     job = platform.job("job-vl")
     assert (job["status"], job["backend"]) == ("PROCESSING", "sagemaker")
     assert job["output_location"].startswith("s3://")  # where the sweeper finds it if the notification is lost
@@ -102,6 +105,48 @@ def test_endpoint_still_busy_on_the_last_receive_fails_the_job_instead_of_droppi
     assert job["status"] == "FAILED"
     assert job["error"]["code"] == "capacity_unavailable"
     assert "Updating" in job["error"]["message"]
+
+
+@pytest.mark.parametrize("status", ["Creating", "Failed"])
+def test_an_endpoint_not_in_service_keeps_the_job_queued_for_a_later_retry(platform: Platform, status: str) -> None:
+    platform.set_endpoint_status(status)
+    _submit(platform, "job-vl-early", "paddleocr-vl")
+
+    response = platform.run_invoker()
+
+    assert len(response["batchItemFailures"]) == 1  # the message comes back after the visibility timeout
+    assert platform.job("job-vl-early")["status"] == "QUEUED"
+    assert "InvokeEndpointAsync" not in platform.calls
+
+
+def test_a_validation_error_from_an_endpoint_that_is_not_serving_is_retried_not_failed(platform: Platform) -> None:
+    from botocore.exceptions import ClientError
+
+    from ocr_platform.errors import RetryLaterError
+    from ocr_platform.handlers._services import _client
+    from ocr_platform.messages import parse_job_message
+    from ocr_platform.sagemaker_async import AsyncInference
+
+    class RefusingRuntime:  # what SageMaker answers an endpoint that is still Creating
+        def invoke_endpoint_async(self, **_: object) -> None:
+            raise ClientError({"Error": {"Code": "ValidationError", "Message": "Endpoint is Creating."}}, "InvokeEndpointAsync")
+
+    platform.set_endpoint_status("Creating")
+    message = parse_job_message(_submit(platform, "job-vl-race", "paddleocr-vl"))
+    inference = AsyncInference(ENDPOINT, platform.layout, runtime=RefusingRuntime(), sagemaker=_client("sagemaker"))
+    with pytest.raises(RetryLaterError, match="is Creating"):
+        inference.submit(message)
+
+
+def test_parameters_too_long_for_custom_attributes_fail_the_job_invalid_message(platform: Platform) -> None:
+    _submit(platform, "job-vl-big", "paddleocr-vl", options={"note": "x" * 1000})
+
+    assert platform.run_invoker() == {"batchItemFailures": []}
+
+    job = platform.job("job-vl-big")
+    assert (job["status"], job["error"]["code"]) == ("FAILED", "invalid_message")
+    assert "CustomAttributes" in job["error"]["message"] and "1024" in job["error"]["message"]
+    assert "InvokeEndpointAsync" not in platform.calls
 
 
 def test_unknown_model_fails_the_job_with_a_clear_error_and_routes_nowhere(platform: Platform) -> None:

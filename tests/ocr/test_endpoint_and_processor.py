@@ -3,10 +3,12 @@ moto) and the vl-endpoint server over real HTTP (/ping, /invocations, error path
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 import urllib.error
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import pytest
 from ocr_platform.jobs import NewJob
 from ocr_platform.model_server import EndpointApp, make_server
 from ocr_platform.results import validate_result
-from tests.conftest import BUCKET, Platform
+from tests.conftest import Platform
 from tests.documents import ENGLISH_PAGES, character_error_rate
 
 
@@ -54,7 +56,7 @@ def test_processor_handler_fails_an_encrypted_pdf_with_its_code(platform: Platfo
 @pytest.fixture
 def endpoint(platform: Platform, ppocr) -> Iterator[str]:
     """The endpoint server on a free loopback port, its engine the real PP-OCRv5 (the VL weights are not here)."""
-    app = EndpointApp(lambda: ppocr, s3=platform.s3)
+    app = EndpointApp(lambda: ppocr)  # no S3 client: it runs network-isolated
     server = make_server(app, host="127.0.0.1", port=0, max_concurrency=2)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -74,22 +76,30 @@ def _get(url: str) -> tuple[int, dict]:
         return err.code, json.loads(err.read())
 
 
-def _post(url: str, body: bytes) -> tuple[int, dict]:
-    request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json"})
+def _post(url: str, document: bytes, parameters: dict | None) -> tuple[int, dict]:
+    """POST as SageMaker does: the document as the body, the parameters as the Custom-Attributes header; the
+    answer's result.json (a ZIP) or error (JSON)."""
+    headers = {"Content-Type": "application/octet-stream"}
+    if parameters is not None:
+        headers["X-Amzn-SageMaker-Custom-Attributes"] = json.dumps(parameters)
+    request = urllib.request.Request(url, data=document, method="POST", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=120) as response:
-            return response.status, json.loads(response.read())
+            body = response.read()
+            if response.headers["Content-Type"] == "application/zip":
+                with zipfile.ZipFile(io.BytesIO(body)) as answer:
+                    return response.status, json.loads(answer.read("result.json"))
+            return response.status, json.loads(body)
     except urllib.error.HTTPError as err:
         return err.code, json.loads(err.read())
 
 
-def test_endpoint_ping_and_invocation_return_the_result_contract(endpoint: str, platform: Platform, docs: dict[str, Path]) -> None:
+def test_endpoint_ping_and_invocation_return_the_result_contract(endpoint: str, docs: dict[str, Path]) -> None:
     status, ping = _get(endpoint + "/ping")
     assert status == 200 and ping["status"] == "ready"
 
-    input_uri = platform.put_document("job-http", "invoice.png", docs["png"].read_bytes())
-    request = {"job_id": "job-http", "model": "paddleocr-vl", "input": input_uri, "language": "en"}
-    status, result = _post(endpoint + "/invocations", json.dumps(request).encode())
+    parameters = {"job_id": "job-http", "model": "paddleocr-vl", "language": "en"}
+    status, result = _post(endpoint + "/invocations", docs["png"].read_bytes(), parameters)
 
     assert status == 200
     validate_result(result, job_id="job-http")
@@ -99,19 +109,19 @@ def test_endpoint_ping_and_invocation_return_the_result_contract(endpoint: str, 
 
 
 @pytest.mark.parametrize(
-    ("body", "status", "code"),
-    [(b"{not json", 400, "invalid_message"),
-     (json.dumps({"job_id": "job-x", "model": "paddleocr-vl", "input": f"s3://{BUCKET}/documents/job-x/missing.pdf"}).encode(), 400, "input_not_found")],
+    ("parameters", "document", "status", "code"),
+    [(None, b"%PDF-1.4", 400, "invalid_message"),
+     ({"job_id": "job-x", "model": "paddleocr-vl", "language": "EN!"}, b"%PDF-1.4", 400, "invalid_message"),
+     ({"job_id": "job-x", "model": "paddleocr-vl"}, b"", 400, "empty_document")],
 )
-def test_endpoint_errors_are_non_2xx_json(endpoint: str, body: bytes, status: int, code: str) -> None:
-    got_status, payload = _post(endpoint + "/invocations", body)
+def test_endpoint_errors_are_non_2xx_json(endpoint: str, parameters: dict | None, document: bytes, status: int, code: str) -> None:
+    got_status, payload = _post(endpoint + "/invocations", document, parameters)
     assert got_status == status
     assert payload["error"]["code"] == code and payload["error"]["message"]
 
 
 def test_endpoint_refuses_a_bad_document_with_its_code(endpoint: str, platform: Platform) -> None:
-    input_uri = platform.put_document("job-txt", "notes.pdf", b"plain text, not a PDF")
-    status, payload = _post(endpoint + "/invocations", json.dumps({"job_id": "job-txt", "model": "paddleocr-vl", "input": input_uri}).encode())
+    status, payload = _post(endpoint + "/invocations", b"plain text, not a PDF", {"job_id": "job-txt", "model": "paddleocr-vl"})
     assert (status, payload["error"]["code"]) == (400, "unsupported_type")
 
 
@@ -119,9 +129,9 @@ def test_endpoint_that_failed_to_load_reports_it_on_ping(platform: Platform) -> 
     def broken():
         raise RuntimeError("CUDA out of memory")
 
-    app = EndpointApp(broken, s3=platform.s3)
+    app = EndpointApp(broken)
     app.load()
     status, payload = app.ping()
     assert status == 500 and "CUDA out of memory" in payload["error"]
-    status, payload = app.invoke(b"{}")
-    assert status == 500 and payload["error"]["code"] == "engine_unavailable"
+    response = app.invoke(b"%PDF-1.4", '{"job_id":"job-x","model":"paddleocr-vl"}')
+    assert response.status == 500 and response.json()["error"]["code"] == "engine_unavailable"

@@ -15,6 +15,16 @@ as SageMaker answers botocore (202, ``{"InferenceId"}``, ``X-Amzn-SageMaker-Outp
   ``{failure_path}/{id}-error.out`` plus an error notification with SageMaker's ``failureReason``;
 - back at 0 instances, once nothing is in flight, the serve process is stopped (scale-in).
 
+The model container runs as a network-isolated one does on AWS
+(https://docs.aws.amazon.com/sagemaker/latest/dg/mkt-algo-model-internet-free.html): its environment has no AWS
+credentials or endpoint variables (every ``AWS_*`` is dropped; credential files and instance metadata point nowhere)
+and its HTTP proxies lead to a closed port, so any AWS call it tried would fail. It gets the request's body, read
+here from the ``InputLocation``, and its ``CustomAttributes`` as the ``X-Amzn-SageMaker-Custom-Attributes`` header
+(at most 1,024 characters, else ``ValidationError``). A request for an endpoint that the control plane reports
+``Creating``, ``Failed``, ``OutOfService`` or ``Deleting`` is refused with ``ValidationError``, the error
+InvokeEndpointAsync documents (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpointAsync.html);
+the message is this runtime's own wording.
+
 Differences from AWS: one endpoint, and one instance at most (any desired count >= 1 is one process); a capacity
 change takes effect at the next poll (no minutes in ``Updating``); an instance that fails its health check
 (``/ping`` 500, early exit, startup timeout) fails the requests queued for it instead of being replaced while
@@ -54,7 +64,23 @@ logger = logging.getLogger(__name__)
 ACCOUNT = "123456789012"
 LAMBDAS_DIR = Path(__file__).resolve().parents[2]
 DEFAULT_INVOCATION_TIMEOUT, MAX_INVOCATION_TIMEOUT = 900, 3600  # SageMaker's async defaults and limits
-DEFAULT_REQUEST_TTL, MAX_INLINE_BODY = 21600, 128_000
+DEFAULT_REQUEST_TTL, MAX_INLINE_BODY, MAX_CUSTOM_ATTRIBUTES = 21600, 128_000, 1024
+#: Statuses in which an endpoint takes requests (its configuration keeps serving while it updates).
+SERVING_STATUSES = frozenset({"InService", "Updating", "SystemUpdating", "RollingBack", "UpdateRollbackFailed"})
+#: Where the isolated container's HTTP(S) proxies point: the discard port, closed on loopback.
+NOWHERE = "http://127.0.0.1:9"
+
+
+def isolated_environment(environ: dict[str, str]) -> dict[str, str]:
+    """``environ`` as a network-isolated container would have it: no AWS credentials, region or endpoints, no
+    credential files or instance metadata to fall back on, and proxies that lead nowhere (loopback excepted, where
+    the container's own helper servers listen)."""
+    env = {key: value for key, value in environ.items() if not key.upper().startswith("AWS_")}
+    env.update(AWS_SHARED_CREDENTIALS_FILE=os.devnull, AWS_CONFIG_FILE=os.devnull, AWS_EC2_METADATA_DISABLED="true")
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        env[name] = env[name.lower()] = NOWHERE
+    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+    return env
 
 
 class ValidationError(ValueError):
@@ -209,6 +235,10 @@ class SageMakerAsyncRuntime:
                 raise ValidationError(f"Value {value} at '{name}' failed to satisfy constraint: between {low} and {high}.")
             return value
 
+        attributes = header("Custom-Attributes")
+        if attributes is not None and (len(attributes) > MAX_CUSTOM_ATTRIBUTES or not attributes.isascii() or not attributes.isprintable()):
+            raise ValidationError(f"Value at 'customAttributes' failed to satisfy constraint: at most {MAX_CUSTOM_ATTRIBUTES} "
+                                  "visible US-ASCII characters.")
         location = header("InputLocation")
         if bool(location) == bool(body):
             raise ValidationError("Provide exactly one of InputLocation and Body.")
@@ -227,7 +257,7 @@ class SageMakerAsyncRuntime:
         request = AsyncRequest(
             inference_id=inference_id, input_location=location, body=body or None,
             content_type=header("Content-Type") or "application/octet-stream", accept=header("Accept"),
-            custom_attributes=header("Custom-Attributes"),
+            custom_attributes=attributes,
             output_location=f"{self.output_path}{extension}/{header('Filename') or object_id + '.out'}",
             failure_location=f"{self.failure_path}{extension}/{object_id}-error.out",
             timeout_seconds=seconds("InvocationTimeoutSeconds", DEFAULT_INVOCATION_TIMEOUT, 1, MAX_INVOCATION_TIMEOUT),
@@ -250,6 +280,10 @@ class SageMakerAsyncRuntime:
             except Exception:  # e.g. moto unreachable for a moment: never end the dispatcher
                 logger.exception("SageMaker runtime: dispatch failed; retrying")
             self._wake.wait(self.poll_seconds)
+
+    def endpoint_status(self) -> str:
+        """The endpoint's status as the control plane (moto) reports it."""
+        return str(self.sagemaker.describe_endpoint(EndpointName=self.endpoint_name)["EndpointStatus"])
 
     def _desired_instances(self) -> int:
         desc = self.sagemaker.describe_endpoint(EndpointName=self.endpoint_name)
@@ -284,7 +318,7 @@ class SageMakerAsyncRuntime:
         with socket.socket() as sock:
             sock.bind((self.host, 0))
             self._serve_port = sock.getsockname()[1]
-        env = {**os.environ, **self.serve_environment, "SAGEMAKER_BIND_TO_PORT": str(self._serve_port)}
+        env = isolated_environment({**os.environ, **self.serve_environment, "SAGEMAKER_BIND_TO_PORT": str(self._serve_port)})
         env.setdefault("OCR_MAX_CONCURRENT_INVOCATIONS", str(self.max_concurrent_invocations))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(LAMBDAS_DIR), env.get("PYTHONPATH", "")) if p)
         logger.info("SageMaker runtime: starting %s on port %d", " ".join(self.serve_command), self._serve_port)
@@ -451,6 +485,9 @@ def _handler(runtime: SageMakerAsyncRuntime) -> type[BaseHTTPRequestHandler]:
                 return self._error(404, "UnknownOperationException", f"POST {self.path}: only InvokeEndpointAsync is served here.")
             if (name := unquote(parts[1])) != runtime.endpoint_name:
                 return self._error(400, "ValidationError", f"Endpoint {name} of account {ACCOUNT} not found.")
+            if (status := runtime.endpoint_status()) not in SERVING_STATUSES:
+                return self._error(400, "ValidationError", f"Endpoint {name} of account {ACCOUNT} is {status}; "
+                                   "it can be invoked only once it is InService.")
             try:
                 request = runtime.accept(self.headers, body)
             except ValidationError as err:
