@@ -27,6 +27,7 @@ from typing import Any
 if typing.TYPE_CHECKING:  # importing constructs starts the jsii runtime; the local stack needs none of it
     from constructs import Construct
 
+from ocr_infra.gpu_host import cuda_problem
 from ocr_platform import defaults
 from ocr_platform.routing import MODEL_TABLE, Backend
 
@@ -76,6 +77,14 @@ class PlatformConfig:
         idle_backlog_threshold: backlog per instance below which the endpoint counts as idle.
         endpoint_base_image: ``BASE_IMAGE`` build argument of ``containers/vl-endpoint/Dockerfile``
             (empty: the Dockerfile's pinned default), e.g. a SageMaker GPU image resolved for the region.
+        endpoint_ami_version: the variant's ``InferenceAmiVersion``: which NVIDIA driver the host runs
+            (``ocr_infra.gpu_host.INFERENCE_AMI_VERSIONS``, from AWS's documentation); empty for the instance
+            family's default host (driver 470 / CUDA 11.4 on ``ml.g5``). Synth refuses a host whose CUDA is older
+            than ``endpoint_image_cuda`` or that does not serve ``instance_type``.
+        endpoint_image_cuda: the CUDA version the endpoint image is built for (``CUDA_VERSION`` build argument
+            of ``containers/vl-endpoint/Dockerfile``, whose default a test keeps equal to this one).
+        endpoint_startup_timeout_seconds: ``ContainerStartupHealthCheckTimeoutInSeconds`` (60..3600), how long a
+            new instance may take to pass ``/ping``: a cold model load from the image, with room to spare.
         endpoint_bake_models: more PaddleX model names for the endpoint image's ``BAKE_MODELS`` build
             argument, downloaded at build time so a scale-from-zero start loads them from the image. The
             layout model and VLM of ``endpoint_vl_version`` are always baked; a model that is not baked is
@@ -200,6 +209,9 @@ class PlatformConfig:
     idle_minutes: int = defaults.IDLE_MINUTES
     idle_backlog_threshold: float = defaults.IDLE_BACKLOG_THRESHOLD
     endpoint_base_image: str = defaults.ENDPOINT_BASE_IMAGE
+    endpoint_ami_version: str = defaults.ENDPOINT_AMI_VERSION
+    endpoint_image_cuda: str = defaults.ENDPOINT_IMAGE_CUDA
+    endpoint_startup_timeout_seconds: int = defaults.ENDPOINT_STARTUP_TIMEOUT_SECONDS
     endpoint_bake_models: str = defaults.ENDPOINT_BAKE_MODELS
     endpoint_vl_backend: str = defaults.ENDPOINT_VL_BACKEND
     endpoint_vl_version: str = defaults.ENDPOINT_VL_VERSION
@@ -297,6 +309,11 @@ class PlatformConfig:
         if not re.match(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$", self.variant_name):
             problems.append(f"variant_name={self.variant_name!r} is not a valid SageMaker variant name")
         within("max_instance_count", 1, 100)
+        within("endpoint_startup_timeout_seconds", 60, 3600)
+        if not re.match(r"^\d+\.\d+$", self.endpoint_image_cuda):
+            problems.append(f"endpoint_image_cuda={self.endpoint_image_cuda!r} must be a CUDA version such as 11.8")
+        elif not unknown and "sagemaker" in self.backends and (cuda := cuda_problem(self.endpoint_ami_version, self.instance_type, self.endpoint_image_cuda)):
+            problems.append(cuda)
         within("max_concurrent_invocations_per_instance", 1, 1000)
         within("invocation_timeout_seconds", 1, 3600)
         within("request_ttl_seconds", 60, 21_600)
@@ -375,6 +392,11 @@ class PlatformConfig:
     def stack_name(self) -> str:
         """The CloudFormation stack name; clients read its outputs with ``describe_stacks``."""
         return f"ocr-platform-{self.stage}"
+
+    @property
+    def gpu_stack_name(self) -> str:
+        """The GPU route's own stack (endpoint, scaling, scale-in), deployed after ``stack_name`` and depending on it."""
+        return f"{self.stack_name}-gpu"
 
     @property
     def endpoint_name(self) -> str:

@@ -26,7 +26,6 @@ from ocr_platform import defaults
 from ocr_platform.s3_layout import (
     ASYNC_FAILURES_PREFIX,
     ASYNC_OUTPUTS_PREFIX,
-    ASYNC_REQUESTS_PREFIX,
     CHUNKS_PREFIX,
     DOCUMENTS_PREFIX,
     RESULTS_PREFIX,
@@ -73,17 +72,11 @@ class EndpointRequests:
 
 def allow_splitting_endpoint_jobs(fn: PlatformFunction, bucket: s3.IBucket, endpoint: EndpointRequests, who: str) -> None:
     """What acting on the endpoint's split plan needs (``completion.finish_async_inference``): send one request
-    per chunk, read a chunk's request back for its pages, keep each chunk's result under ``chunks/`` and, as the
-    last chunk, merge and delete them. The completion function and the sweeper both do it."""
+    per chunk (the job's document, the chunk in its CustomAttributes; DescribeEndpoint when SageMaker refuses one),
+    keep each chunk's result under ``chunks/`` and, as the last chunk, merge and delete them. The completion
+    function and the sweeper both do it."""
     fn.add_environment(endpoint.environment)
-    allow(fn.role, ["sagemaker:InvokeEndpointAsync"], [endpoint.endpoint_arn])
-    allow(
-        fn.role,
-        ["s3:GetObject", "s3:PutObject"],
-        [bucket.arn_for_objects(f"{ASYNC_REQUESTS_PREFIX}*")],
-        reason=f"Key-prefix scope: {who} writes one request object per chunk of a split job, "
-        "async/requests/{job_id}.c{index}.json, and reads it back when the chunk's notification comes.",
-    )
+    allow(fn.role, ["sagemaker:InvokeEndpointAsync", "sagemaker:DescribeEndpoint"], [endpoint.endpoint_arn])
     allow(
         fn.role,
         ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
@@ -132,6 +125,8 @@ class CompletionHandler(Construct):
                 timeout_seconds=props.timeout_seconds,
                 service_name="ocr-completion",
                 finishes_jobs=True,
+                # The endpoint's answers (page images and result.pdf in a ZIP) are spooled to /tmp, not held in memory.
+                ephemeral_storage_mb=defaults.answer_spool_storage_mb(),
                 # SNS and the processor's on-failure destination invoke it asynchronously: Lambda's two retries,
                 # then the event is parked (a finished inference's output stays in S3 to redrive).
                 async_retry_attempts=defaults.ASYNC_RETRY_ATTEMPTS,
@@ -269,7 +264,7 @@ class Invoker(Construct):
         )
         role = self._fn.role
         # 2. Permissions: move the job; store a document fetched from its URL; start the CPU processor; scale out,
-        #    stage the request, invoke the endpoint.
+        #    invoke the endpoint with the job's document.
         allow(role, ["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem"], [table.table_arn])
         allow(
             role,
@@ -291,12 +286,6 @@ class Invoker(Construct):
                     "sagemaker:InvokeEndpointAsync",
                 ],
                 [props.endpoint_arn],
-            )
-            allow(
-                role,
-                ["s3:PutObject"],
-                [bucket.arn_for_objects(f"{ASYNC_REQUESTS_PREFIX}*")],
-                reason="Key-prefix scope: the invoker writes one request object per job, async/requests/{job_id}.json.",
             )
         # 3. Event source: the job queue, partial batch failures reported per message, at most
         #    ``max_concurrency`` invokers at once.

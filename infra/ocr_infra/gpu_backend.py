@@ -1,4 +1,9 @@
-"""GPU backend: the PaddleOCR-VL SageMaker async endpoint that scales between zero and N instances."""
+"""GPU backend: the PaddleOCR-VL SageMaker async endpoint that scales between zero and N instances.
+
+It lives in the GPU stack (``ocr_infra.gpu_stack``), which depends on the core stack and never the other way:
+what the core refers to (the endpoint, its alarms, the scale-in topic and re-check rule) it names in advance
+(:class:`GpuResourceNames`), so a GPU stack that fails to deploy rolls back alone.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +19,11 @@ from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sagemaker as sagemaker
+from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
+from ocr_infra.image_context import endpoint_context_excludes
 from ocr_infra.messaging import NotificationTopics
 from ocr_infra.paths import REPO_ROOT, VL_ENDPOINT_DOCKERFILE
 from ocr_infra.platform_function import (
@@ -25,27 +32,16 @@ from ocr_infra.platform_function import (
     PlatformFunction,
     PlatformFunctionProps,
 )
-from ocr_infra.secure_defaults import allow, skip_checkov
+from ocr_infra.secure_defaults import allow
 from ocr_platform import defaults
 from ocr_platform.s3_layout import (
     ASYNC_FAILURES_PREFIX,
     ASYNC_OUTPUTS_PREFIX,
-    ASYNC_REQUESTS_PREFIX,
     DOCUMENTS_PREFIX,
-    MODELS_PREFIX,
-    RESULTS_PREFIX,
 )
 from ocr_platform.settings import ENV, engine_fallback_value
 
 SAGEMAKER_NAMESPACE = "AWS/SageMaker"
-#: Why the model runs without EnableNetworkIsolation (checkov's CKV_AWS_370): what the container reaches itself.
-MODEL_NETWORK_REASON = (
-    "The container needs the network to S3: SageMaker delivers only the job message (async/requests/<job>.json), which "
-    "names the document by its s3:// URI, and the server reads the document itself (model_server.EndpointApp.invoke) "
-    "and writes the images of the pages it read to results/<job>/pages/; with network isolation both fail and so would "
-    "every job. Its execution role may read only async/requests/, documents/ and models/ and write only its outputs, "
-    "failures, models/ and page images, and SageMaker pulls the image, where the weights are baked."
-)
 #: Read by ``ocr_platform.model_server``: requests served at once by one instance.
 DESIRED_INSTANCE_COUNT = "sagemaker:variant:DesiredInstanceCount"
 #: The service-linked role Application Auto Scaling uses for SageMaker variants; naming its full ARN in
@@ -57,6 +53,39 @@ AUTOSCALING_SERVICE_LINKED_ROLE = (
 
 
 @dataclass(frozen=True)
+class GpuResourceNames:
+    """The physical names of the GPU stack's resources that the core stack refers to, fixed from the endpoint's name.
+
+    >>> GpuResourceNames("ocr-dev-paddleocr-vl").idle_alarm
+    'ocr-dev-paddleocr-vl-idle'
+    """
+
+    endpoint: str
+
+    @property
+    def idle_alarm(self) -> str:
+        return f"{self.endpoint}-idle"
+
+    @property
+    def backlog_without_capacity_alarm(self) -> str:
+        return f"{self.endpoint}-backlog-without-capacity"
+
+    @property
+    def scale_in_topic(self) -> str:
+        return f"{self.endpoint}-scale-in"
+
+    @property
+    def recheck_rule(self) -> str:
+        return f"{self.endpoint}-scale-in-recheck"
+
+    def topic_arn(self, stack: Stack) -> str:
+        return stack.format_arn(service="sns", resource=self.scale_in_topic, arn_format=ArnFormat.NO_RESOURCE_NAME)
+
+    def rule_arn(self, stack: Stack) -> str:
+        return stack.format_arn(service="events", resource="rule", resource_name=self.recheck_rule)
+
+
+@dataclass(frozen=True)
 class GpuBackendProps:
     """Props of :class:`GpuBackend`.
 
@@ -65,7 +94,7 @@ class GpuBackendProps:
         common: what every function shares (table, bucket, zip code and layers, TTL, log retention); the
             scale-in function is built from it, and the endpoint reads and writes the same bucket.
         status_index_arn: the status/time GSI the scale-in function queries for jobs in flight.
-        topics: the encrypted topics (success, error, scale-in) and their key.
+        topics: the core's encrypted topics (success, error) and their key, with which the scale-in topic is made.
         instance_type: GPU instance of the variant (``ml.g5.xlarge``).
         variant_name: the production variant.
         max_instance_count: the scalable target's maximum (its minimum is 0).
@@ -73,6 +102,9 @@ class GpuBackendProps:
         idle_minutes / idle_backlog_threshold: the scale-in alarm fires after ``idle_minutes``
             consecutive minutes of ApproximateBacklogSizePerInstance < threshold (missing = idle).
         inflight_window_seconds: ``OCR_INFLIGHT_WINDOW_SECONDS`` of the scale-in function.
+        ami_version: the variant's ``InferenceAmiVersion`` (``PlatformConfig.endpoint_ami_version``).
+        image_cuda: the ``CUDA_VERSION`` build argument of the endpoint image (``PlatformConfig.endpoint_image_cuda``).
+        startup_timeout_seconds: the variant's ``ContainerStartupHealthCheckTimeoutInSeconds``.
         base_image: ``BASE_IMAGE`` build argument of the endpoint image (empty: Dockerfile default).
         bake_models: more models for the ``BAKE_MODELS`` build argument of the endpoint image, after the
             layout model and VLM of ``vl_version``, which are always baked.
@@ -98,6 +130,9 @@ class GpuBackendProps:
     idle_minutes: int = defaults.IDLE_MINUTES
     idle_backlog_threshold: float = defaults.IDLE_BACKLOG_THRESHOLD
     inflight_window_seconds: int = defaults.inflight_window_seconds()
+    ami_version: str = defaults.ENDPOINT_AMI_VERSION
+    image_cuda: str = defaults.ENDPOINT_IMAGE_CUDA
+    startup_timeout_seconds: int = defaults.ENDPOINT_STARTUP_TIMEOUT_SECONDS
     base_image: str = defaults.ENDPOINT_BASE_IMAGE
     bake_models: str = defaults.ENDPOINT_BAKE_MODELS
     vl_backend: str = defaults.ENDPOINT_VL_BACKEND
@@ -129,17 +164,21 @@ class GpuBackend(Construct):
             service="sagemaker", resource="endpoint", resource_name=props.endpoint_name.lower()
         )
         topics = props.topics
+        names = GpuResourceNames(props.endpoint_name)
 
-        # 1. Image: containers/vl-endpoint/Dockerfile, built and pushed by `cdk deploy`.
+        # 1. Image: containers/vl-endpoint/Dockerfile, built and pushed by `cdk deploy`, from a context of what the
+        #    endpoint uses only, so a change elsewhere does not replace the model (ocr_infra.image_context).
         self._image = ecr_assets.DockerImageAsset(
             self,
             "Image",
             directory=str(REPO_ROOT),
             file=VL_ENDPOINT_DOCKERFILE,
+            exclude=endpoint_context_excludes(),
             platform=ecr_assets.Platform.LINUX_AMD64,
             build_args={
                 name: value
                 for name, value in (
+                    ("CUDA_VERSION", props.image_cuda),
                     ("BASE_IMAGE", props.base_image),
                     ("BAKE_MODELS", " ".join([*defaults.VL_VERSION_MODELS[props.vl_version], props.bake_models]).strip()),
                     ("VL_BACKEND", "vllm" if props.vl_backend == "vllm" else ""),
@@ -161,15 +200,20 @@ class GpuBackend(Construct):
         self._grant_execution_role(props, stack)
 
         # 3. Model: one container serving PaddleOCR-VL (`serve` -> ocr_platform.model_server).
+        # Network isolation: the container makes no outbound call at all. SageMaker hands it the request's body,
+        # read from S3 with the execution role, and writes its answer to S3 (https://docs.aws.amazon.com/sagemaker/
+        # latest/dg/mkt-algo-model-internet-free.html); the models are baked into the image.
         self._model = sagemaker.CfnModel(
             self,
             "Model",
             execution_role_arn=self._role.role_arn,
+            enable_network_isolation=True,
             primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
                 image=self._image.image_uri,
                 mode="SingleModel",
                 environment={
-                    ENV.BUCKET_NAME: props.common.bucket.bucket_name,
+                    # No bucket and no model hub: the isolated container reads nothing but its request.
+                    "OCR_MODEL_HUB": "off",
                     # The server's thread pool matches the async config's per-instance concurrency.
                     ENV.MAX_CONCURRENT_INVOCATIONS: str(props.max_concurrent_invocations_per_instance),
                     "OCR_VL_BACKEND": "vllm-server" if props.vl_backend == "vllm" else "native",
@@ -182,7 +226,6 @@ class GpuBackend(Construct):
         )
         # SageMaker checks the role's access to the image when it creates the model: policy first.
         self._model.node.add_dependency(self._role.node.find_child("DefaultPolicy"))
-        skip_checkov(self._model, "CKV_AWS_370", MODEL_NETWORK_REASON)
 
         # 4. Endpoint config: async inference on the GPU instance, S3 paths and SNS notifications.
         bucket_uri = f"s3://{props.common.bucket.bucket_name}"
@@ -196,6 +239,8 @@ class GpuBackend(Construct):
                     instance_type=props.instance_type,
                     initial_instance_count=1,
                     initial_variant_weight=1,
+                    inference_ami_version=props.ami_version or None,
+                    container_startup_health_check_timeout_in_seconds=props.startup_timeout_seconds,
                 )
             ],
             async_inference_config=sagemaker.CfnEndpointConfig.AsyncInferenceConfigProperty(
@@ -252,6 +297,7 @@ class GpuBackend(Construct):
         self._backlog_without_capacity_alarm = cloudwatch.Alarm(
             self,
             "BacklogWithoutCapacityAlarm",
+            alarm_name=names.backlog_without_capacity_alarm,
             alarm_description="Requests wait on the PaddleOCR-VL endpoint while it has no instance: scale out to 1.",
             metric=self._metric("HasBacklogWithoutCapacity", "Maximum"),
             threshold=1,
@@ -293,7 +339,10 @@ class GpuBackend(Construct):
             ["sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities"],
             [self._endpoint_arn],
         )
-        topics.scale_in_topic.add_subscription(
+        self._scale_in_topic = topics.encrypted_topic(
+            self, "ScaleInTopic", "The GPU endpoint has been idle: scale it in", topic_name=names.scale_in_topic
+        )
+        self._scale_in_topic.add_subscription(
             subscriptions.LambdaSubscription(self._scale_in.function, dead_letter_queue=props.common.parked_events)
         )
 
@@ -301,6 +350,7 @@ class GpuBackend(Construct):
         self._idle_alarm = cloudwatch.Alarm(
             self,
             "IdleAlarm",
+            alarm_name=names.idle_alarm,
             alarm_description=(
                 f"The PaddleOCR-VL endpoint has had no backlog for {props.idle_minutes} minutes: "
                 "scale it in to 0 instances (the scale-in function skips it while a job is in flight)."
@@ -312,7 +362,7 @@ class GpuBackend(Construct):
             datapoints_to_alarm=props.idle_minutes,
             treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
         )
-        topics.notify(topics.scale_in_topic, self._idle_alarm)
+        topics.notify(self._scale_in_topic, self._idle_alarm)
 
         # 10. Scale-in re-check: an alarm notifies once per state change, so a scale-in skipped while a job
         #     looked in flight is retried on a schedule for as long as the idle alarm stays in ALARM.
@@ -321,6 +371,7 @@ class GpuBackend(Construct):
         self._recheck_rule = events.Rule(
             self,
             "ScaleInRecheck",
+            rule_name=names.recheck_rule,
             description="Re-check the PaddleOCR-VL idle alarm and scale in if it is still firing",
             schedule=events.Schedule.rate(Duration.minutes(props.idle_minutes)),
             targets=[
@@ -350,33 +401,21 @@ class GpuBackend(Construct):
             [self._image.repository.repository_arn],
         )
         allow(role, ["ecr:GetAuthorizationToken"], ["*"], reason=unscoped)
-        # S3: read what a request needs, write only where SageMaker puts outputs and failures.
+        # S3: SageMaker reads each request's body (the job's document) and writes the answer,
+        #     both with this role; the network-isolated container itself reaches nothing.
         allow(
             role,
             ["s3:GetObject"],
-            [
-                bucket.arn_for_objects(f"{ASYNC_REQUESTS_PREFIX}*"),
-                bucket.arn_for_objects(f"{DOCUMENTS_PREFIX}*"),
-                bucket.arn_for_objects(f"{MODELS_PREFIX}*"),
-            ],
-            reason="Key-prefix scope: the endpoint reads the per-job request under async/requests/, the job's "
-            "document under documents/ and the model cache under models/; job ids are only known at run time.",
+            [bucket.arn_for_objects(f"{DOCUMENTS_PREFIX}*")],
+            reason="Key-prefix scope: SageMaker reads each async request's InputLocation, the job's document under "
+            "documents/{job_id}/; job ids are only known at run time.",
         )
         allow(
             role,
             ["s3:PutObject"],
-            [
-                bucket.arn_for_objects(f"{ASYNC_OUTPUTS_PREFIX}*"),
-                bucket.arn_for_objects(f"{ASYNC_FAILURES_PREFIX}*"),
-                bucket.arn_for_objects(f"{MODELS_PREFIX}*"),
-                bucket.arn_for_objects(f"{RESULTS_PREFIX}*/pages/*"),
-                bucket.arn_for_objects(f"{RESULTS_PREFIX}*/result.pdf"),
-            ],
+            [bucket.arn_for_objects(f"{ASYNC_OUTPUTS_PREFIX}*"), bucket.arn_for_objects(f"{ASYNC_FAILURES_PREFIX}*")],
             reason="Key-prefix scope: SageMaker writes each async output and failure under async/outputs/ and "
-            "async/failures/ with a name it chooses per request; the server publishes models it had to "
-            "download to the models/ cache for the next cold start, the images of the pages it read to "
-            "results/{job_id}/pages/ and a job's searchable results/{job_id}/result.pdf when it asked for one "
-            "(job ids are only known at run time).",
+            "async/failures/ with a name it chooses per request.",
         )
         # Notifications: the two topics, through their KMS key.
         allow(role, ["sns:Publish"], [props.topics.success_topic.topic_arn, props.topics.error_topic.topic_arn])
@@ -450,6 +489,10 @@ class GpuBackend(Construct):
     @property
     def backlog_without_capacity_alarm(self) -> cloudwatch.Alarm:
         return self._backlog_without_capacity_alarm
+
+    @property
+    def scale_in_topic(self) -> sns.Topic:
+        return self._scale_in_topic
 
     @property
     def scale_in_function(self) -> lambda_.Function:

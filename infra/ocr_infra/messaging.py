@@ -38,7 +38,7 @@ class NotificationTopics(Construct):
 
     - ``success`` / ``error``: SageMaker async inference notifications (published by the endpoint's
       execution role), consumed by the completion function.
-    - ``scale_in``: the idle-endpoint alarm's action, consumed by the scale-in function.
+    - the GPU stack's scale-in topic is made with :meth:`encrypted_topic`, in that stack, with the same key.
     - ``alarms``: operations alarms (DLQ depth), optionally mailed to ``alarm_email``.
 
     A customer-managed key, not ``alias/aws/sns``: CloudWatch alarms and SageMaker can only publish to an
@@ -58,7 +58,7 @@ class NotificationTopics(Construct):
             pending_window=Duration.days(7),
             removal_policy=RemovalPolicy.DESTROY,
         )
-        # 2. Key policy: CloudWatch alarms publish to the scale-in and alarm topics through this key.
+        # 2. Key policy: CloudWatch alarms publish to the alarm topic (and the GPU stack's scale-in topic) through this key.
         self._key.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="AllowCloudWatchAlarmsToPublishToEncryptedTopics",
@@ -70,14 +70,17 @@ class NotificationTopics(Construct):
         # 3. Topics: encrypted with the key, publishing only over TLS.
         self._success = self._topic("SuccessTopic", "SageMaker async inference succeeded")
         self._error = self._topic("ErrorTopic", "SageMaker async inference failed")
-        self._scale_in = self._topic("ScaleInTopic", "The GPU endpoint has been idle: scale it in")
         self._alarms = self._topic("AlarmTopic", "OCR platform operations alarms")
         # 4. Optional e-mail subscription for operations alarms.
         if props.alarm_email:
             self._alarms.add_subscription(subscriptions.EmailSubscription(props.alarm_email))
 
     def _topic(self, construct_id: str, display_name: str) -> sns.Topic:
-        return sns.Topic(self, construct_id, display_name=display_name, master_key=self._key, enforce_ssl=True)
+        return self.encrypted_topic(self, construct_id, display_name)
+
+    def encrypted_topic(self, scope: Construct, construct_id: str, display_name: str, *, topic_name: str | None = None) -> sns.Topic:
+        """A topic like the platform's own (this key, TLS only) in ``scope``, which may be another stack."""
+        return sns.Topic(scope, construct_id, display_name=display_name, topic_name=topic_name, master_key=self._key, enforce_ssl=True)
 
     def allow_alarm_publish(self, topic: sns.ITopic, alarm: cloudwatch.IAlarm) -> None:
         """Let CloudWatch publish ``alarm``'s notifications to ``topic`` (the topic policy replaces SNS's default)."""
@@ -106,10 +109,6 @@ class NotificationTopics(Construct):
     @property
     def error_topic(self) -> sns.Topic:
         return self._error
-
-    @property
-    def scale_in_topic(self) -> sns.Topic:
-        return self._scale_in
 
     @property
     def alarm_topic(self) -> sns.Topic:
@@ -232,6 +231,22 @@ class ParkedEvents(Construct):
             self._queue,
             "Events between OCR platform services were parked (a function failed its retries, or SNS or "
             "EventBridge could not invoke it): inspect and redrive them.",
+        )
+
+    def accept_dead_letters(self, service: str, source_arns: list[str]) -> None:
+        """Let ``service`` (``sns`` or ``events``) park what these sources could not deliver.
+
+        CDK adds this statement itself for a subscription or rule of this stack; another stack (the GPU stack)
+        imports the queue, whose policy it cannot change, so this stack admits its sources by their ARNs, which
+        are names fixed in advance: the policy refers to nothing of the other stack and the stacks depend one way.
+        """
+        self._queue.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[iam.ServicePrincipal(f"{service}.amazonaws.com")],
+                actions=["sqs:SendMessage"],
+                resources=[self._queue.queue_arn],
+                conditions={"ArnEquals": {"aws:SourceArn": source_arns}},
+            )
         )
 
     @property

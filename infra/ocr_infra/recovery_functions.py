@@ -128,6 +128,8 @@ class JobRecovery(Construct):
                 memory_mb=props.sweeper_memory_mb,
                 timeout_seconds=props.sweeper_timeout_seconds,
                 service_name="ocr-sweeper",
+                # Settling a GPU job reads the endpoint's answer, spooled to /tmp like the completion function's.
+                ephemeral_storage_mb=defaults.answer_spool_storage_mb(),
                 environment={
                     ENV.QUEUED_DEADLINE_SECONDS: str(props.queued_deadline_seconds),
                     ENV.LAMBDA_DEADLINE_SECONDS: str(props.lambda_deadline_seconds),

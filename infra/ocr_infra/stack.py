@@ -1,4 +1,9 @@
-"""The OCR platform stack: every resource of one stage, composed from the constructs of this package."""
+"""The core stack of a stage: every resource but the GPU endpoint, composed from the constructs of this package.
+
+The GPU route's endpoint, scaling and scale-in are the GPU stack (``ocr_infra.gpu_stack``), which depends on this
+one; this stack refers to the endpoint only by names fixed in advance, so it deploys, and serves the CPU routes,
+whether or not the GPU stack exists.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ from ocr_infra.data_stores import (
 )
 from ocr_infra.drop_folder import DropFolder, DropFolderProps
 from ocr_infra.encryption import PlatformKey, PlatformKeyProps
-from ocr_infra.gpu_backend import GpuBackend, GpuBackendProps
+from ocr_infra.gpu_backend import GpuResourceNames
 from ocr_infra.job_notifications import (
     CompletionEventTargets,
     WebhookDeliverer,
@@ -71,6 +76,15 @@ OUTPUT_WEBHOOK_DLQ_URL = "WebhookDlqUrl"
 OUTPUT_ENCRYPTION_KEY_ARN = "EncryptionKeyArn"
 
 
+def tag_stage(stack: Stack, stage: str) -> None:
+    """The project and stage tags of every resource of a stage's stacks."""
+    for key, value in (("project", "ocr-platform"), ("stage", stage)):
+        # ScalableTarget and Dashboard tags are newer than cfn-lint's schema and add nothing to cost reports.
+        Tags.of(stack).add(
+            key, value, exclude_resource_types=["AWS::ApplicationAutoScaling::ScalableTarget", "AWS::CloudWatch::Dashboard"]
+        )
+
+
 class OcrPlatformStack(Stack):
     """S3 + DynamoDB + SQS -> invoker -> CPU processor Lambda | SageMaker async endpoint -> completion; the
     drop folder (S3 events -> ingest), the jobs API (Cognito + HTTP API) and the web console (CloudFront);
@@ -90,11 +104,7 @@ class OcrPlatformStack(Stack):
         )
         super().__init__(scope, construct_id, **kwargs)
         self._config = cfg = config
-        for key, value in (("project", "ocr-platform"), ("stage", cfg.stage)):
-            # ScalableTarget and Dashboard tags are newer than cfn-lint's schema and add nothing to cost reports.
-            Tags.of(self).add(
-                key, value, exclude_resource_types=["AWS::ApplicationAutoScaling::ScalableTarget", "AWS::CloudWatch::Dashboard"]
-            )
+        tag_stage(self, cfg.stage)
 
         # 0. The stage's own KMS key and VPC, each only where the config asks for it.
         self.key = PlatformKey(self, "Encryption", PlatformKeyProps(retain=cfg.retain_data)) if cfg.customer_managed_key else None
@@ -159,7 +169,7 @@ class OcrPlatformStack(Stack):
         # What every function shares: the data resources, the lean zip asset and the Powertools layer, the
         # job TTL, the log retention, the job metrics' namespace, where asynchronous hand-overs park events,
         # and where the functions that finish jobs publish their completion events and queue their webhooks.
-        common = CommonFunctionProps(
+        self.common = common = CommonFunctionProps(
             table=table,
             bucket=bucket,
             code=lambdas_code(),
@@ -209,35 +219,15 @@ class OcrPlatformStack(Stack):
                 ),
             )
 
-        # 5. GPU backend (PaddleOCR-VL): async endpoint 0..N instances, scale-out safety net, scale-in.
-        self.gpu: GpuBackend | None = None
-        if "sagemaker" in cfg.backends:
-            self.gpu = GpuBackend(
-                self,
-                "GpuBackend",
-                GpuBackendProps(
-                    endpoint_name=cfg.endpoint_name,
-                    common=common,
-                    status_index_arn=self.jobs.status_index_arn,
-                    topics=self.topics,
-                    instance_type=cfg.instance_type,
-                    variant_name=cfg.variant_name,
-                    max_instance_count=cfg.max_instance_count,
-                    max_concurrent_invocations_per_instance=cfg.max_concurrent_invocations_per_instance,
-                    idle_minutes=cfg.idle_minutes,
-                    idle_backlog_threshold=cfg.idle_backlog_threshold,
-                    inflight_window_seconds=cfg.inflight_window_seconds,
-                    base_image=cfg.endpoint_base_image,
-                    bake_models=cfg.endpoint_bake_models,
-                    vl_backend=cfg.endpoint_vl_backend,
-                    vl_version=cfg.endpoint_vl_version,
-                    engine_fallback=cfg.engine_fallback,
-                    scale_in_memory_mb=cfg.scale_in_memory_mb,
-                    scale_in_timeout_seconds=cfg.scale_in_timeout_seconds,
-                    pages_per_chunk=cfg.gpu_pages_per_chunk,
-                    max_pages=cfg.max_pages,
-                ),
-            )
+        # 5. GPU route (PaddleOCR-VL): the endpoint is the GPU stack's; this stack knows it by name only.
+        gpu_names = GpuResourceNames(cfg.endpoint_name) if "sagemaker" in cfg.backends else None
+        endpoint_arn = (
+            self.format_arn(service="sagemaker", resource="endpoint", resource_name=cfg.endpoint_name.lower()) if gpu_names else None
+        )
+        if gpu_names:
+            # The GPU stack's scale-in subscription and re-check rule park what they cannot deliver here.
+            self.parked_events.accept_dead_letters("sns", [gpu_names.topic_arn(self)])
+            self.parked_events.accept_dead_letters("events", [gpu_names.rule_arn(self)])
 
         # 6. Invoker: the queue's consumer, routing to whichever backends are deployed.
         self.invoker = Invoker(
@@ -248,8 +238,8 @@ class OcrPlatformStack(Stack):
                 queue=self.queue.queue,
                 max_receive_count=cfg.max_receive_count,
                 processor=self.cpu.function if self.cpu else None,
-                endpoint_name=self.gpu.endpoint_name if self.gpu else None,
-                endpoint_arn=self.gpu.endpoint_arn if self.gpu else None,
+                endpoint_name=cfg.endpoint_name if gpu_names else None,
+                endpoint_arn=endpoint_arn,
                 variant_name=cfg.variant_name,
                 invocation_timeout_seconds=cfg.invocation_timeout_seconds,
                 request_ttl_seconds=cfg.request_ttl_seconds,
@@ -308,10 +298,8 @@ class OcrPlatformStack(Stack):
 
         # 7b. GPU fan-out: the completion function sends the chunk requests of a job the endpoint split, and
         #     the sweeper may have to, settling a split plan whose notification was lost.
-        if self.gpu:
-            endpoint = EndpointRequests(
-                self.gpu.endpoint_name, self.gpu.endpoint_arn, cfg.invocation_timeout_seconds, cfg.request_ttl_seconds
-            )
+        if gpu_names and endpoint_arn:
+            endpoint = EndpointRequests(cfg.endpoint_name, endpoint_arn, cfg.invocation_timeout_seconds, cfg.request_ttl_seconds)
             self.completion.allow_splitting_endpoint_jobs(bucket, endpoint)
             self.recovery.allow_splitting_endpoint_jobs(bucket, endpoint)
 
@@ -356,10 +344,16 @@ class OcrPlatformStack(Stack):
                 dead_letter_queue=self.queue.dead_letter_queue,
                 webhook_dead_letter_queue=self.webhooks.dead_letter_queue,
                 parked_events=self.parked_events.queue,
-                alarms=[construct for construct in self.node.find_all() if isinstance(construct, cloudwatch.Alarm)],
+                alarms=[
+                    *(construct for construct in self.node.find_all() if isinstance(construct, cloudwatch.Alarm)),
+                    *(
+                        cloudwatch.Alarm.from_alarm_name(self, f"GpuAlarm{index}", name)
+                        for index, name in enumerate((gpu_names.backlog_without_capacity_alarm, gpu_names.idle_alarm) if gpu_names else ())
+                    ),
+                ],
                 failed_job_rate=self.failed_jobs.alarm,
                 processor=self.cpu.function if self.cpu else None,
-                endpoint=EndpointMetricsProps(self.gpu.endpoint_name, cfg.variant_name, cfg.idle_backlog_threshold) if self.gpu else None,
+                endpoint=EndpointMetricsProps(cfg.endpoint_name, cfg.variant_name, cfg.idle_backlog_threshold) if gpu_names else None,
                 dashboard_name=f"{cfg.stack_name}-{Aws.REGION}",
             ),
         )
@@ -369,8 +363,10 @@ class OcrPlatformStack(Stack):
         self._output(OUTPUT_BUCKET_NAME, bucket.bucket_name, "Bucket for documents/, results/, models/ and async/")
         self._output(OUTPUT_QUEUE_URL, self.queue.queue.queue_url, "Send OCR job messages here")
         self._output(OUTPUT_TABLE_NAME, table.table_name, "DynamoDB jobs table (partition key job_id)")
-        if self.gpu:
-            self._output(OUTPUT_ENDPOINT_NAME, self.gpu.endpoint_name, "SageMaker async endpoint serving paddleocr-vl")
+        if gpu_names:
+            self._output(
+                OUTPUT_ENDPOINT_NAME, cfg.endpoint_name, f"SageMaker async endpoint serving paddleocr-vl (stack {cfg.gpu_stack_name})"
+            )
         self._output(OUTPUT_DLQ_URL, self.queue.dead_letter_queue.queue_url, "Dead-letter queue of the job queue")
         self._output("Models", ",".join(cfg.models), "Routing keys this stage accepts")
         self._output("ConsoleUrl", self.console.origin, "The web console (sign in as an invited user of UserPoolId)")

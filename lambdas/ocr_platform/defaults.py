@@ -52,6 +52,15 @@ INFLIGHT_MARGIN_SECONDS = 300
 IDLE_MINUTES = 10
 IDLE_BACKLOG_THRESHOLD = 0.1
 ENDPOINT_BASE_IMAGE = ""
+#: The endpoint host: driver 550 / CUDA 12.4 (``ocr_infra.gpu_host``), which runs the image's CUDA; without an
+#: AMI version an ``ml.g5`` host runs driver 470 / CUDA 11.4.
+ENDPOINT_AMI_VERSION = "al2-ami-sagemaker-inference-gpu-3-1"
+#: The CUDA the endpoint image is built for: ``ARG CUDA_VERSION`` of containers/vl-endpoint/Dockerfile.
+ENDPOINT_IMAGE_CUDA = "11.8"
+#: ContainerStartupHealthCheckTimeoutInSeconds (60..3600): how long a new instance's container may take to answer
+#: ``/ping`` 200. A cold start loads PaddleOCR-VL's layout model and 0.9B VLM from the image onto the GPU (about
+#: 1-3 minutes); 20 minutes leaves room for a slow volume and the vLLM backend's server start.
+ENDPOINT_STARTUP_TIMEOUT_SECONDS = 1200
 ENDPOINT_BAKE_MODELS = ""
 ENDPOINT_VL_BACKEND = "native"
 #: The PaddleOCR-VL pipeline versions of the pinned paddleocr (``PaddleOCRVL(pipeline_version=...)``) and
@@ -192,6 +201,20 @@ SWEEPER_TIMEOUT_SECONDS = 300
 ASYNC_RETRY_ATTEMPTS = 2
 #: The largest document intake reads, and so the largest upload the jobs API's presigned POST admits.
 MAX_DOCUMENT_BYTES = 200 * 1024 * 1024
+#: The largest answer of the network-isolated endpoint the functions that finish GPU jobs admit: result.json, the
+#: page images and a result.pdf about the document's size (a ZIP, ``ocr_platform.endpoint_payloads``).
+MAX_ENDPOINT_ANSWER_BYTES = MAX_ENDPOINT_OUTPUT_BYTES + 2 * MAX_DOCUMENT_BYTES
+
+
+def answer_spool_storage_mb(max_answer_bytes: int = MAX_ENDPOINT_ANSWER_BYTES, free_mb: int = 512) -> int:
+    """/tmp of the completion function and the sweeper, which spool an endpoint answer there: the largest answer
+    beside the 512 MB every function has, rounded up to a multiple of 512 MB (50 + 2 x 200 + 512 = 962 -> 1024).
+
+    >>> answer_spool_storage_mb()
+    1024
+    """
+    need = -(-max_answer_bytes // (1024 * 1024)) + free_mb
+    return -(-need // 512) * 512
 #: How long a jobs API upload form (presigned POST) and a result link (presigned GET) stay valid.
 UPLOAD_URL_SECONDS = 900
 RESULT_URL_SECONDS = 300

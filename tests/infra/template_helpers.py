@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+
+#: CDK's name of the output a weak cross-stack reference reads: ``PublishOutput`` + ``Ref<Id>`` or ``FnGetAtt<Id><Attr>``
+#: + an 8-digit hash; logical IDs end in 8 hex digits of their own.
+_PUBLISHED = re.compile(r"^PublishOutput(?:Ref(?P<ref>\w+?)|FnGetAtt(?P<id>\w+?[0-9A-F]{8})(?P<attr>\w+?))[0-9A-F]{8}$")
 
 
 def flatten(node: Any) -> str:
-    """A CloudFormation value as one readable string: ``{"Fn::GetAtt": ["B", "Arn"]}`` -> ``<B.Arn>``."""
+    """A CloudFormation value as one readable string: ``{"Fn::GetAtt": ["B", "Arn"]}`` -> ``<B.Arn>``.
+
+    A reference of the GPU stack into the core (``Fn::GetStackOutput``) reads as the reference it stands for
+    (``<JobsTable10C8EDF6.Arn>``), or ``<output:Name>`` for an output the stack names itself.
+    """
     if isinstance(node, str):
         return node
+    if isinstance(node, dict) and "Fn::GetStackOutput" in node:
+        name = node["Fn::GetStackOutput"]["OutputName"]
+        published = _PUBLISHED.match(name)
+        if published is None:
+            return f"<output:{name}>"
+        return f"<{published['ref']}>" if published["ref"] else f"<{published['id']}.{published['attr']}>"
     if isinstance(node, dict):
         if "Fn::Join" in node:
             delimiter, items = node["Fn::Join"]

@@ -42,7 +42,6 @@ DEFAULT_SKIPS = {
     "CKV_AWS_27",  # SQS: SSE-SQS, which this check does not recognize
     "CKV_AWS_18",  # the access-log bucket's own access logs
     "CKV_AWS_21",  # the console bucket's versioning
-    "CKV_AWS_370",  # SageMaker network isolation: the container reads the document from S3 itself
     "CKV_AWS_68",  # CloudFront WAF (the cdk-nag CFR2 reason)
     "CKV_AWS_86",  # CloudFront logging (CFR3)
     "CKV_AWS_174",  # CloudFront TLS 1.2 (CFR4)
@@ -73,6 +72,13 @@ def scan(template: Path) -> dict[str, Any]:
     return dict(report)
 
 
+def scan_stage(outdir: Path, stacks: list[Stack]) -> dict[str, Any]:
+    """checkov's reports on every template of a stage (the core and the GPU stack), as one."""
+    reports = [scan(outdir / stack.template_file) for stack in stacks]
+    return {"results": {kind: [check for report in reports for check in report["results"][kind]]
+                        for kind in ("passed_checks", "failed_checks", "skipped_checks")}}
+
+
 def failures(report: dict[str, Any]) -> list[str]:
     return [f"{c['check_id']} {c['resource']}: {c['check_name']}" for c in report["results"]["failed_checks"]]
 
@@ -95,11 +101,18 @@ def skipped(report: dict[str, Any]) -> Counter[str]:
 
 @pytest.fixture(scope="module")
 def default_report(synthesis: Synthesis) -> dict[str, Any]:
-    return scan(synthesis.outdir / synthesis.stack.template_file)
+    return scan_stage(synthesis.outdir, synthesis.platform.stacks)
 
 
 def test_checkov_finds_nothing_in_the_default_template(default_report: dict[str, Any]) -> None:
     assert failures(default_report) == []
+
+
+def test_the_gpu_container_runs_network_isolated(default_report: dict[str, Any]) -> None:
+    """CKV_AWS_370 passes: the model's container reaches no network (SageMaker hands it the request, stores the answer)."""
+    assert [c["resource"] for c in default_report["results"]["passed_checks"] if c["check_id"] == "CKV_AWS_370"] == [
+        "AWS::SageMaker::Model.GpuBackendModel11C5A5D8"
+    ]
 
 
 def test_every_skip_in_the_default_template_carries_its_reason(default_report: dict[str, Any]) -> None:
@@ -120,8 +133,8 @@ def key_and_vpc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict
         patch.delenv("CDK_DEFAULT_REGION", raising=False)
         platform = build_app({"ocr:customer_managed_key": True, "ocr:vpc": True}, outdir=str(outdir))
     platform.app.synth()  # raises on any unacknowledged cdk-nag finding
-    path = outdir / platform.stack.template_file
-    yield json.loads(path.read_text(encoding="utf-8")), scan(path)
+    templates = [json.loads((outdir / stack.template_file).read_text(encoding="utf-8")) for stack in platform.stacks]
+    yield {"Resources": {k: v for t in templates for k, v in t["Resources"].items()}}, scan_stage(outdir, platform.stacks)
 
 
 def _of_type(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
@@ -143,14 +156,15 @@ def test_one_key_encrypts_everything_the_stage_keeps(key_and_vpc: tuple[dict[str
     assert key["Properties"]["EnableKeyRotation"] is True
     assert key["DeletionPolicy"] == "Retain"  # retain_data: the retained bucket and table stay readable
     key_arn = {"Fn::GetAtt": [key_id, "Arn"]}
+    # The GPU stack's log group, function and topic use the core's key through its output.
     for name, log_group in _of_type(template, "AWS::Logs::LogGroup").items():
-        assert log_group["Properties"]["KmsKeyId"] == key_arn, name
+        assert flatten(log_group["Properties"]["KmsKeyId"]) == flatten(key_arn), name
     for name, function in _of_type(template, "AWS::Lambda::Function").items():
-        assert function["Properties"]["KmsKeyArn"] == key_arn, name
+        assert flatten(function["Properties"]["KmsKeyArn"]) == flatten(key_arn), name
     for name, queue in _of_type(template, "AWS::SQS::Queue").items():
         assert queue["Properties"]["KmsMasterKeyId"] == key_arn, name
     for name, topic in _of_type(template, "AWS::SNS::Topic").items():
-        assert topic["Properties"]["KmsMasterKeyId"] == key_arn, name
+        assert flatten(topic["Properties"]["KmsMasterKeyId"]) == flatten(key_arn), name
     [table] = _of_type(template, "AWS::DynamoDB::Table").values()
     assert table["Properties"]["SSESpecification"] == {"KMSMasterKeyId": key_arn, "SSEEnabled": True, "SSEType": "KMS"}
     [secret] = _of_type(template, "AWS::SecretsManager::Secret").values()
@@ -182,7 +196,7 @@ def test_functions_that_call_only_aws_run_in_the_isolated_subnets(key_and_vpc: t
             assert config is None, name
             assert "CKV_AWS_117" in json.dumps(function["Metadata"][CHECKOV_METADATA_KEY]), name
         else:
-            assert config is not None and sorted(s["Ref"] for s in config["SubnetIds"]) == sorted(subnets), name
+            assert config is not None and sorted(flatten(s).strip("<>") for s in config["SubnetIds"]) == sorted(subnets), name
     endpoints = _of_type(template, "AWS::EC2::VPCEndpoint").values()
     gateways = sorted(flatten(e["Properties"]["ServiceName"]) for e in endpoints if e["Properties"].get("VpcEndpointType") == "Gateway")
     assert gateways == ["com.amazonaws.<AWS::Region>.dynamodb", "com.amazonaws.<AWS::Region>.s3"]

@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aws_cdk import App
+from aws_cdk import App, Stack
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sagemaker as sagemaker
 
-from ocr_infra.app_builder import cdk_json_context
+from ocr_infra.app_builder import add_stage, cdk_json_context
 from ocr_infra.config import PlatformConfig
+from ocr_infra.gpu_backend import GpuBackend
+from ocr_infra.paths import REPO_ROOT, VL_ENDPOINT_DOCKERFILE
 from ocr_infra.stack import OcrPlatformStack
 from ocr_platform.routing import MODEL_TABLE
 from ocr_platform.settings import ENV
@@ -152,12 +154,16 @@ def _app() -> App:
     return App(context=cdk_json_context())
 
 
+def _stage(construct_id: str, config: PlatformConfig) -> tuple[OcrPlatformStack, GpuBackend | None]:
+    """The core stack of a stage and the GPU backend of its GPU stack, if it has one."""
+    stack, gpu_stack = add_stage(_app(), config, prefix=construct_id)
+    return stack, gpu_stack.gpu if gpu_stack else None
+
+
 def test_cpu_only_stage_has_no_gpu_backend() -> None:
-    """The model table decides the backends: without paddleocr-vl there is no endpoint to pay for."""
-    stack = OcrPlatformStack(
-        _app(), "CpuOnly", config=PlatformConfig(stage="cpu", models=("pp-ocrv5", "pp-structurev3"))
-    )
-    assert stack.gpu is None and stack.cpu is not None
+    """The model table decides the backends: without paddleocr-vl there is no GPU stack and no endpoint to pay for."""
+    stack, gpu = _stage("CpuOnly", PlatformConfig(stage="cpu", models=("pp-ocrv5", "pp-structurev3")))
+    assert gpu is None and stack.cpu is not None
     assert not [c for c in stack.node.find_all() if isinstance(c, sagemaker.CfnEndpoint)]
     env = stack.invoker.environment
     assert ENV.ENDPOINT_NAME not in env and ENV.PROCESSOR_FUNCTION in env
@@ -167,8 +173,8 @@ def test_cpu_only_stage_has_no_gpu_backend() -> None:
 
 
 def test_gpu_only_stage_has_no_processor() -> None:
-    stack = OcrPlatformStack(_app(), "GpuOnly", config=PlatformConfig(stage="gpu", models=("paddleocr-vl",)))
-    assert stack.cpu is None and stack.gpu is not None
+    stack, gpu = _stage("GpuOnly", PlatformConfig(stage="gpu", models=("paddleocr-vl",)))
+    assert stack.cpu is None and gpu is not None
     env = stack.invoker.environment
     assert ENV.PROCESSOR_FUNCTION not in env and env[ENV.ENDPOINT_NAME] == "ocr-gpu-paddleocr-vl"
 
@@ -185,19 +191,21 @@ def test_config_reaches_the_resources() -> None:
         max_instance_count=2,
         idle_minutes=15,
     )
-    stack = OcrPlatformStack(_app(), "Tuned", config=cfg)
+    stack, gpu = _stage("Tuned", cfg)
+    assert gpu is not None
     resolve = stack.resolve
     assert resolve(stack.cpu.function.node.default_child.memory_size) == 4096
     [mapping] = [c for c in stack.invoker.node.find_all() if isinstance(c, lambda_.CfnEventSourceMapping)]
     assert resolve(mapping.batch_size) == 5
-    [variant] = resolve(stack.gpu.endpoint_config.production_variants)
+    resolve = Stack.of(gpu).resolve
+    [variant] = resolve(gpu.endpoint_config.production_variants)
     assert variant["instanceType"] == "ml.g6.xlarge"
-    async_config = resolve(stack.gpu.endpoint_config.async_inference_config)
+    async_config = resolve(gpu.endpoint_config.async_inference_config)
     assert async_config["clientConfig"] == {"maxConcurrentInvocationsPerInstance": 2}
-    assert resolve(stack.gpu.scalable_target.node.default_child.max_capacity) == 2
-    idle = stack.gpu.idle_alarm.node.default_child
+    assert resolve(gpu.scalable_target.node.default_child.max_capacity) == 2
+    idle = gpu.idle_alarm.node.default_child
     assert resolve(idle.evaluation_periods) == 15 and resolve(idle.datapoints_to_alarm) == 15
-    assert resolve(stack.gpu.model.primary_container)["environment"][ENV.VL_VERSION] == "v1.5"
+    assert resolve(gpu.model.primary_container)["environment"][ENV.VL_VERSION] == "v1.5"
 
 
 def test_sweeper_settings_reach_its_rule_and_environment() -> None:
@@ -215,15 +223,17 @@ def test_sweeper_settings_reach_its_rule_and_environment() -> None:
 
 
 def test_engine_fallback_is_off_unless_the_context_turns_it_on_for_both_backends() -> None:
-    def fallback_env(stack: OcrPlatformStack) -> tuple[str, str]:
-        container = stack.resolve(stack.gpu.model.primary_container)["environment"]
+    def fallback_env(stage: tuple[OcrPlatformStack, GpuBackend | None]) -> tuple[str, str]:
+        stack, gpu = stage
+        assert gpu is not None and stack.cpu is not None
+        container = Stack.of(gpu).resolve(gpu.model.primary_container)["environment"]
         return stack.cpu.environment[ENV.ENGINE_FALLBACK], container[ENV.ENGINE_FALLBACK]
 
-    assert fallback_env(OcrPlatformStack(_app(), "FailClosed", config=PlatformConfig(stage="prod"))) == ("none", "none")
+    assert fallback_env(_stage("FailClosed", PlatformConfig(stage="prod"))) == ("none", "none")
     # `cdk deploy -c ocr:engine_fallback=true`
     cfg = PlatformConfig.from_context(App(context={"ocr:engine_fallback": "true"}))
     assert cfg.engine_fallback is True
-    assert fallback_env(OcrPlatformStack(_app(), "FallbackOn", config=cfg)) == ("on", "on")
+    assert fallback_env(_stage("FallbackOn", cfg)) == ("on", "on")
 
 
 def test_the_vl_version_comes_from_the_context() -> None:
@@ -235,11 +245,31 @@ def test_the_vl_version_comes_from_the_context() -> None:
 
 
 def test_vllm_backend_reaches_the_model_environment() -> None:
-    stack = OcrPlatformStack(_app(), "Vllm", config=PlatformConfig(endpoint_vl_backend="vllm"))
-    container = stack.resolve(stack.gpu.node.find_child("Model").primary_container)
+    _, gpu = _stage("Vllm", PlatformConfig(endpoint_vl_backend="vllm"))
+    assert gpu is not None
+    container = Stack.of(gpu).resolve(gpu.node.find_child("Model").primary_container)
     assert container["environment"]["OCR_VL_BACKEND"] == "vllm-server"
     with pytest.raises(ValueError, match="endpoint_vl_backend"):
         PlatformConfig(endpoint_vl_backend="tgi")
+
+
+def test_synth_refuses_an_endpoint_image_its_host_cannot_run() -> None:
+    """The host's NVIDIA driver must run the image's CUDA (ocr_infra.gpu_host, from AWS's documentation): a g5
+    without an AMI version runs driver 470 / CUDA 11.4, so a CUDA 11.8 image would never pass /ping."""
+    assert PlatformConfig().endpoint_ami_version == "al2-ami-sagemaker-inference-gpu-3-1"
+    with pytest.raises(ValueError, match=r"CUDA 11\.8, but ml\.g5\.xlarge on the default host runs NVIDIA driver 470"):
+        PlatformConfig.from_context(App(context={"ocr:endpoint_ami_version": ""}))
+    with pytest.raises(ValueError, match=r"CUDA 12\.6, but ml\.g5\.xlarge on al2-ami-sagemaker-inference-gpu-3-1 runs NVIDIA driver 550"):
+        PlatformConfig(endpoint_image_cuda="12.6")
+    with pytest.raises(ValueError, match="is not a GPU inference AMI version"):
+        PlatformConfig(endpoint_ami_version="al2-ami-sagemaker-inference-gpu-9")
+    with pytest.raises(ValueError, match="does not serve the ml.inf2 family"):
+        PlatformConfig(instance_type="ml.inf2.xlarge")
+    # A stage without the GPU route has no endpoint to check.
+    assert PlatformConfig(models=("pp-ocrv5",), endpoint_image_cuda="12.6").endpoint_image_cuda == "12.6"
+    # The image's own default is the one the config passes (containers/vl-endpoint/Dockerfile, ARG CUDA_VERSION).
+    dockerfile = (REPO_ROOT / VL_ENDPOINT_DOCKERFILE).read_text(encoding="utf-8")
+    assert f"ARG CUDA_VERSION={PlatformConfig().endpoint_image_cuda}\n" in dockerfile
 
 
 def test_a_chunk_that_cannot_finish_in_the_processor_timeout_fails_synth() -> None:

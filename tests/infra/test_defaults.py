@@ -15,7 +15,7 @@ import pytest
 from ocr_infra.config import PlatformConfig
 from ocr_platform import defaults
 from ocr_platform.settings import ENV, RuntimeSettings
-from tests.infra.conftest import Synthesis
+from tests.infra.conftest import Synthesis, stage_resources
 
 REQUIRED_ONLY = {ENV.TABLE_NAME: "jobs", ENV.BUCKET_NAME: "documents"}
 
@@ -94,7 +94,7 @@ def test_from_env_names_the_variable_to_fix(environ: dict[str, str], message: st
 def _function_environments(synthesis: Synthesis) -> dict[str, dict[str, Any]]:
     return {
         logical_id: resource["Properties"]["Environment"]["Variables"]
-        for logical_id, resource in synthesis.template_json["Resources"].items()
+        for logical_id, resource in stage_resources(synthesis).items()
         if resource["Type"] == "AWS::Lambda::Function"
     }
 
@@ -132,7 +132,7 @@ def test_the_local_stack_sizes_and_configures_each_function_as_the_deployed_stac
     local = {spec.environment["POWERTOOLS_SERVICE_NAME"]: spec for spec in specs}
     compared = {*RuntimeSettings.env_variables().values(), ENV.ENGINE_FALLBACK, ENV.METRICS_NAMESPACE}
     deployed_services = set()
-    for resource in synthesis.template_json["Resources"].values():
+    for resource in stage_resources(synthesis).values():
         if resource["Type"] != "AWS::Lambda::Function":
             continue
         props = resource["Properties"]

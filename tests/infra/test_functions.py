@@ -22,7 +22,7 @@ def _function(synthesis: Synthesis, name: str) -> dict[str, Any]:
     construct = {
         "invoker": stack.invoker.function,
         "completion": stack.completion.function,
-        "scale_in": stack.gpu.scale_in_function if stack.gpu else None,
+        "scale_in": synthesis.gpu.scale_in_function if synthesis.gpu else None,
         "processor": stack.cpu.function if stack.cpu else None,
         "dlq_consumer": stack.recovery.dlq_consumer_function,
         "sweeper": stack.recovery.sweeper_function,
@@ -125,25 +125,26 @@ def test_completion_and_processor_environment(synthesis: Synthesis) -> None:
 
 def test_scale_in_environment(synthesis: Synthesis) -> None:
     stack = synthesis.stack
-    assert _env(_function(synthesis, "scale_in")) == {
+    env = {name: flatten(value) for name, value in _env(_function(synthesis, "scale_in")).items()}
+    assert env == {  # the GPU stack's function reads the core's table and bucket through its outputs
         "POWERTOOLS_SERVICE_NAME": "ocr-scale-in",
-        ENV.TABLE_NAME: {"Ref": synthesis.logical_id(stack.jobs.table)},
-        ENV.BUCKET_NAME: {"Ref": synthesis.logical_id(stack.documents.bucket)},
+        ENV.TABLE_NAME: f"<{synthesis.logical_id(stack.jobs.table)}>",
+        ENV.BUCKET_NAME: "<output:BucketName>",
         ENV.ENDPOINT_NAME: "ocr-dev-paddleocr-vl",
         ENV.VARIANT_NAME: "AllTraffic",
         ENV.INFLIGHT_WINDOW_SECONDS: str(3600 + 300),
         ENV.JOB_TTL_DAYS: "30",
-        ENV.IDLE_ALARM_NAME: {"Ref": synthesis.logical_id(stack.gpu.idle_alarm)},
+        ENV.IDLE_ALARM_NAME: f"<{synthesis.logical_id(synthesis.gpu.idle_alarm)}>",
     }
 
 
 def test_scale_in_is_rechecked_on_a_schedule_of_idle_minutes(template: Template, synthesis: Synthesis) -> None:
-    rule = synthesis.resource(synthesis.stack.gpu.node.find_child("ScaleInRecheck"))
+    rule = synthesis.resource(synthesis.gpu.node.find_child("ScaleInRecheck"))
     props = rule["Properties"]
     assert props["ScheduleExpression"] == "rate(10 minutes)"
     assert props["State"] == "ENABLED"
     [target] = props["Targets"]
-    assert target["Arn"] == {"Fn::GetAtt": [synthesis.logical_id(synthesis.stack.gpu.scale_in_function), "Arn"]}
+    assert target["Arn"] == {"Fn::GetAtt": [synthesis.logical_id(synthesis.gpu.scale_in_function), "Arn"]}
     assert target["RetryPolicy"] == {"MaximumRetryAttempts": 0}
 
 
@@ -172,23 +173,22 @@ def test_processor_is_a_container_image_sized_for_ocr(synthesis: Synthesis) -> N
 
 def test_processor_image_asset_builds_the_cpu_dockerfile_from_the_repo_root(synthesis: Synthesis) -> None:
     manifest = json.loads((synthesis.outdir / f"{synthesis.stack.artifact_id}.assets.json").read_text())
-    images = {asset["source"]["dockerFile"]: asset["source"] for asset in manifest["dockerImages"].values()}
-    assert set(images) == {"containers/cpu-ocr/Dockerfile", "containers/vl-endpoint/Dockerfile"}
-    for source in images.values():
-        assert source["platform"] == "linux/amd64"
-        staged = synthesis.outdir / source["directory"]
-        names = {p.relative_to(staged).parts[0] for p in staged.rglob("*")}
-        # The root .dockerignore is an allow-list: no virtualenv, node_modules, cdk.out or .git in the context.
-        assert names <= {
-            "pyproject.toml",
-            "README.md",
-            "LICENSE",
-            "lambdas",
-            "containers",
-            "requirements",
-            ".dockerignore",
-        }, names
-        assert "lambdas" in names and "pyproject.toml" in names
+    [source] = [asset["source"] for asset in manifest["dockerImages"].values()]  # the endpoint image is the GPU stack's
+    assert source["dockerFile"] == "containers/cpu-ocr/Dockerfile"
+    assert source["platform"] == "linux/amd64"
+    staged = synthesis.outdir / source["directory"]
+    names = {p.relative_to(staged).parts[0] for p in staged.rglob("*")}
+    # The root .dockerignore is an allow-list: no virtualenv, node_modules, cdk.out or .git in the context.
+    assert names <= {
+        "pyproject.toml",
+        "README.md",
+        "LICENSE",
+        "lambdas",
+        "containers",
+        "requirements",
+        ".dockerignore",
+    }, names
+    assert "lambdas" in names and "pyproject.toml" in names
 
 
 def test_processor_failures_go_to_the_completion_function_without_retries(
@@ -214,11 +214,11 @@ def test_completion_subscribes_to_success_and_error_topics_scale_in_to_its_topic
         if s["Properties"]["Protocol"] == "lambda"
     }
     completion = synthesis.logical_id(stack.completion.function)
-    assert stack.gpu is not None
+    assert synthesis.gpu is not None
     assert subscriptions == {
         (synthesis.logical_id(stack.topics.success_topic), completion),
         (synthesis.logical_id(stack.topics.error_topic), completion),
-        (synthesis.logical_id(stack.topics.scale_in_topic), synthesis.logical_id(stack.gpu.scale_in_function)),
+        (synthesis.logical_id(synthesis.gpu.scale_in_topic), synthesis.logical_id(synthesis.gpu.scale_in_function)),
     }
     # SNS may invoke each subscribed function, from that topic only.
     permissions = {
@@ -313,16 +313,16 @@ def test_sweeper_runs_every_fifteen_minutes_without_retries(template: Template, 
 
 def test_two_schedules_scale_in_recheck_and_sweeper(template: Template, synthesis: Synthesis) -> None:
     stack = synthesis.stack
-    assert stack.gpu is not None
+    assert synthesis.gpu is not None
     rules = {rule_id: rule for rule_id, rule in template.find_resources("AWS::Events::Rule").items()
              if "ScheduleExpression" in rule["Properties"]}
     assert set(rules) == {
-        synthesis.logical_id(stack.gpu.node.find_child("ScaleInRecheck")),
+        synthesis.logical_id(synthesis.gpu.node.find_child("ScaleInRecheck")),
         synthesis.logical_id(stack.recovery.sweeper_rule),
     }
     targets = {rule["Properties"]["Targets"][0]["Arn"]["Fn::GetAtt"][0] for rule in rules.values()}
     assert targets == {
-        synthesis.logical_id(stack.gpu.scale_in_function),
+        synthesis.logical_id(synthesis.gpu.scale_in_function),
         synthesis.logical_id(stack.recovery.sweeper_function),
     }
 

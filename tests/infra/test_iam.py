@@ -20,7 +20,7 @@ DEFAULT_BUS_ARN = "arn:<AWS::Partition>:events:<AWS::Region>:<AWS::AccountId>:ev
 @pytest.fixture(scope="module")
 def ids(synthesis: Synthesis) -> dict[str, str]:
     stack = synthesis.stack
-    assert stack.cpu is not None and stack.gpu is not None
+    assert stack.cpu is not None and synthesis.gpu is not None
     return {
         "bucket": synthesis.logical_id(stack.documents.bucket),
         "table": synthesis.logical_id(stack.jobs.table),
@@ -97,8 +97,8 @@ def test_invoker_grants(synthesis: Synthesis, resources: dict[str, Any], ids: di
         "sagemaker:DescribeEndpoint": {ENDPOINT_ARN},
         "sagemaker:UpdateEndpointWeightsAndCapacities": {ENDPOINT_ARN},
         "sagemaker:InvokeEndpointAsync": {ENDPOINT_ARN},
-        # The endpoint's request objects, and the documents it fetches for jobs submitted by URL.
-        "s3:PutObject": {f"<{ids['bucket']}.Arn>/async/requests/*", f"<{ids['bucket']}.Arn>/documents/*"},
+        # The documents it fetches for jobs submitted by URL (an endpoint request is the job's document itself).
+        "s3:PutObject": {f"<{ids['bucket']}.Arn>/documents/*"},
         # A large fetched document goes up in parts; a failed upload is aborted.
         "s3:AbortMultipartUpload": {f"<{ids['bucket']}.Arn>/documents/*"},
         # Granted by the SQS event source.
@@ -143,14 +143,15 @@ def test_completion_grants(synthesis: Synthesis, resources: dict[str, Any], ids:
         "s3:PutObject": {f"{bucket}/results/*", *_splits(bucket)},
         "s3:DeleteObject": {f"{bucket}/chunks/*"},
         "sagemaker:InvokeEndpointAsync": {ENDPOINT_ARN},
+        "sagemaker:DescribeEndpoint": {ENDPOINT_ARN},  # when SageMaker refuses a chunk request: is the endpoint in service?
         "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
         "dynamodb:UpdateItem": {f"<{ids['table']}.Arn>"},
     }, _parks(ids), _publishes(ids), tracing_grants())
 
 
 def _splits(bucket: str) -> set[str]:
-    """What acting on a split plan reads and writes: the chunk requests and the chunks' results."""
-    return {f"{bucket}/async/requests/*", f"{bucket}/chunks/*"}
+    """What acting on a split plan reads and writes: the chunks' results (a chunk's request is the job's document)."""
+    return {f"{bucket}/chunks/*"}
 
 
 def test_ingest_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
@@ -183,7 +184,7 @@ def test_drop_folder_rule_takes_only_this_buckets_objects_created_under_inbox(sy
 
 
 def test_scale_in_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
-    fn = synthesis.stack.gpu.scale_in_function
+    fn = synthesis.gpu.scale_in_function
     assert grants(resources, _role_id(synthesis, fn)) == {
         "logs:CreateLogStream": {_log_group(synthesis, fn)},
         "logs:PutLogEvents": {_log_group(synthesis, fn)},
@@ -191,19 +192,19 @@ def test_scale_in_grants(synthesis: Synthesis, resources: dict[str, Any], ids: d
         "dynamodb:GetItem": {f"<{ids['table']}.Arn>"},
         "sagemaker:DescribeEndpoint": {ENDPOINT_ARN},
         "sagemaker:UpdateEndpointWeightsAndCapacities": {ENDPOINT_ARN},
-        "cloudwatch:DescribeAlarms": {f"<{synthesis.logical_id(synthesis.stack.gpu.idle_alarm)}.Arn>"},
+        "cloudwatch:DescribeAlarms": {f"<{synthesis.logical_id(synthesis.gpu.idle_alarm)}.Arn>"},
         **_parks(ids),
         **tracing_grants(),
     }
 
 
 def test_sagemaker_execution_role_grants(synthesis: Synthesis, resources: dict[str, Any], ids: dict[str, str]) -> None:
-    gpu = synthesis.stack.gpu
+    gpu = synthesis.gpu
     role = synthesis.logical_id(gpu.execution_role)
     assert resources[role]["Properties"]["AssumeRolePolicyDocument"]["Statement"] == [
         {"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "sagemaker.amazonaws.com"}}
     ]
-    bucket = f"<{ids['bucket']}.Arn>"
+    bucket = "arn:<AWS::Partition>:s3:::<output:BucketName>"  # the core's BucketName output, read by the GPU stack
     repository = (
         "arn:<AWS::Partition>:ecr:<AWS::Region>:<AWS::AccountId>:repository/"
         "cdk-hnb659fds-container-assets-${AWS::AccountId}-${AWS::Region}"
@@ -214,9 +215,10 @@ def test_sagemaker_execution_role_grants(synthesis: Synthesis, resources: dict[s
         "ecr:GetDownloadUrlForLayer": {repository},
         "ecr:BatchGetImage": {repository},
         "ecr:GetAuthorizationToken": {"*"},
-        "s3:GetObject": {f"{bucket}/async/requests/*", f"{bucket}/documents/*", f"{bucket}/models/*"},
-        "s3:PutObject": {f"{bucket}/async/outputs/*", f"{bucket}/async/failures/*", f"{bucket}/models/*",
-                         f"{bucket}/results/*/pages/*", f"{bucket}/results/*/result.pdf"},
+        # SageMaker reads each request's body (the job's document) and writes the answer with this role; the
+        # network-isolated container itself writes nothing: no models/, no results/.
+        "s3:GetObject": {f"{bucket}/documents/*"},
+        "s3:PutObject": {f"{bucket}/async/outputs/*", f"{bucket}/async/failures/*"},
         "sns:Publish": {f"<{ids['success']}>", f"<{ids['error']}>"},
         "kms:GenerateDataKey": {f"<{ids['key']}.Arn>"},
         "kms:Decrypt": {f"<{ids['key']}.Arn>"},
@@ -236,7 +238,7 @@ def test_function_roles_trust_only_lambda(synthesis: Synthesis, resources: dict[
         stack.invoker.function,
         stack.completion.function,
         stack.cpu.function,
-        stack.gpu.scale_in_function,
+        synthesis.gpu.scale_in_function,
         stack.recovery.dlq_consumer_function,
         stack.recovery.sweeper_function,
         stack.webhook_deliverer.function,
@@ -289,4 +291,5 @@ def test_sweeper_grants(synthesis: Synthesis, resources: dict[str, Any], ids: di
         "s3:PutObject": {f"<{ids['bucket']}.Arn>/results/*", *_splits(f"<{ids['bucket']}.Arn>")},
         "s3:DeleteObject": {f"<{ids['bucket']}.Arn>/chunks/*"},
         "sagemaker:InvokeEndpointAsync": {ENDPOINT_ARN},
+        "sagemaker:DescribeEndpoint": {ENDPOINT_ARN},
     }, _parks(ids), _publishes(ids), tracing_grants())

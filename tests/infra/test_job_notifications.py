@@ -63,7 +63,7 @@ def test_the_functions_that_finish_jobs_are_told_the_bus_and_the_webhook_queue(s
     for name, fn in _finishing_functions(stack).items():
         environment = synthesis.resource(fn)["Properties"]["Environment"]["Variables"]
         assert (environment[ENV.EVENT_BUS_NAME], environment[ENV.WEBHOOK_QUEUE_URL]) == ("default", queue_ref), name
-    for fn in (stack.jobs_api.function, stack.gpu.scale_in_function, stack.webhook_deliverer.function):
+    for fn in (stack.jobs_api.function, synthesis.gpu.scale_in_function, stack.webhook_deliverer.function):
         assert ENV.EVENT_BUS_NAME not in synthesis.resource(fn)["Properties"]["Environment"]["Variables"]
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from aws_cdk.assertions import Match, Template
 
 from tests.infra.conftest import Synthesis
+from tests.infra.template_helpers import as_list, flatten
 
 TLS_ONLY = Match.object_like({"Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": "false"}}})
 
@@ -60,10 +61,11 @@ def test_dlq_alarm_fires_on_any_message_and_notifies_operations(synthesis: Synth
 
 def test_topics_are_kms_encrypted_and_tls_only(template: Template, synthesis: Synthesis) -> None:
     topics = synthesis.stack.topics
-    key_ref = {"Fn::GetAtt": [synthesis.logical_id(topics.key), "Arn"]}
+    key_ref = f"<{synthesis.logical_id(topics.key)}.Arn>"
     template.resource_count_is("AWS::SNS::Topic", 4)
-    for topic in (topics.success_topic, topics.error_topic, topics.scale_in_topic, topics.alarm_topic):
-        assert synthesis.resource(topic)["Properties"]["KmsMasterKeyId"] == key_ref
+    # The GPU stack's scale-in topic too, with the core's key.
+    for topic in (topics.success_topic, topics.error_topic, synthesis.gpu.scale_in_topic, topics.alarm_topic):
+        assert flatten(synthesis.resource(topic)["Properties"]["KmsMasterKeyId"]) == key_ref
         template.has_resource_properties(
             "AWS::SNS::TopicPolicy",
             {
@@ -96,11 +98,11 @@ def test_key_rotates_and_lets_cloudwatch_publish_to_encrypted_topics(synthesis: 
 
 def test_alarm_topics_allow_only_their_alarm_to_publish(synthesis: Synthesis, resources: dict[str, Any]) -> None:
     stack = synthesis.stack
-    assert stack.gpu is not None
+    assert synthesis.gpu is not None
     pairs = [
         (stack.topics.alarm_topic, [stack.queue.dead_letter_alarm, stack.parked_events.alarm, stack.webhooks.dead_letter_alarm,
                                     stack.failed_jobs.alarm]),
-        (stack.topics.scale_in_topic, [stack.gpu.idle_alarm]),
+        (synthesis.gpu.scale_in_topic, [synthesis.gpu.idle_alarm]),
     ]
     for topic, alarms in pairs:
         topic_ref = {"Ref": synthesis.logical_id(topic)}
@@ -131,10 +133,10 @@ def test_alarm_topics_allow_only_their_alarm_to_publish(synthesis: Synthesis, re
 
 def test_every_asynchronously_invoked_function_parks_what_fails_its_retries(synthesis: Synthesis, resources: dict[str, Any]) -> None:
     stack = synthesis.stack
-    parked = {"Fn::GetAtt": [synthesis.logical_id(stack.parked_events.queue), "Arn"]}
+    parked = f"<{synthesis.logical_id(stack.parked_events.queue)}.Arn>"  # the GPU stack's scale-in function parks there too
     invoked_async = {  # function -> Lambda's retries before the event is parked
         synthesis.logical_id(stack.completion.function): 2,
-        synthesis.logical_id(stack.gpu.scale_in_function): 2,
+        synthesis.logical_id(synthesis.gpu.scale_in_function): 2,
         synthesis.logical_id(stack.recovery.sweeper_function): 0,
         synthesis.logical_id(stack.drop_folder.function): 2,
     }
@@ -145,7 +147,7 @@ def test_every_asynchronously_invoked_function_parks_what_fails_its_retries(synt
     }
     for function, retries in invoked_async.items():
         assert configs[function]["MaximumRetryAttempts"] == retries
-        assert configs[function]["DestinationConfig"] == {"OnFailure": {"Destination": parked}}
+        assert flatten(configs[function]["DestinationConfig"]["OnFailure"]["Destination"]) == parked
     # The processor's failures finish their jobs through the completion function (which parks in turn).
     processor = configs[synthesis.logical_id(stack.cpu.function)]
     assert processor["DestinationConfig"]["OnFailure"]["Destination"]["Fn::GetAtt"][0] == synthesis.logical_id(stack.completion.function)
@@ -153,17 +155,36 @@ def test_every_asynchronously_invoked_function_parks_what_fails_its_retries(synt
 
 
 def test_every_sns_subscription_and_eventbridge_target_has_a_dlq(synthesis: Synthesis, resources: dict[str, Any]) -> None:
-    parked = {"Fn::GetAtt": [synthesis.logical_id(synthesis.stack.parked_events.queue), "Arn"]}
+    parked = f"<{synthesis.logical_id(synthesis.stack.parked_events.queue)}.Arn>"
     lambda_subscriptions = [r["Properties"] for r in resources.values()
                             if r["Type"] == "AWS::SNS::Subscription" and r["Properties"]["Protocol"] == "lambda"]
     assert len(lambda_subscriptions) == 3  # success and error -> completion; idle alarm -> scale-in
     for subscription in lambda_subscriptions:
-        assert subscription["RedrivePolicy"] == {"deadLetterTargetArn": parked}
+        assert flatten(subscription["RedrivePolicy"]["deadLetterTargetArn"]) == parked
     rules = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::Events::Rule"]
     assert len(rules) == 3  # the sweeper's schedule, the scale-in re-check and the drop folder's S3 events
     for rule in rules:
         for target in rule["Targets"]:
-            assert target["DeadLetterConfig"] == {"Arn": parked}
+            assert flatten(target["DeadLetterConfig"]["Arn"]) == parked
+
+
+def test_the_gpu_stacks_subscription_and_rule_may_park_in_the_core_queue(synthesis: Synthesis, resources: dict[str, Any]) -> None:
+    """The GPU stack imports the parked-events queue, whose policy it cannot change: the core admits the GPU stack's
+    scale-in topic and re-check rule by their ARNs, fixed names built from the endpoint's."""
+    queue = synthesis.logical_id(synthesis.stack.parked_events.queue)
+    [policy] = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::SQS::QueuePolicy" and {"Ref": queue} in r["Properties"]["Queues"]]
+    sources = {
+        (statement["Principal"]["Service"], flatten(source))
+        for statement in policy["PolicyDocument"]["Statement"]
+        if statement["Effect"] == "Allow"
+        for source in as_list(statement["Condition"]["ArnEquals"]["aws:SourceArn"])
+    }
+    arn = "arn:<AWS::Partition>:{}:<AWS::Region>:<AWS::AccountId>:{}"
+    assert ("sns.amazonaws.com", arn.format("sns", "ocr-dev-paddleocr-vl-scale-in")) in sources
+    assert ("events.amazonaws.com", arn.format("events", "rule/ocr-dev-paddleocr-vl-scale-in-recheck")) in sources
+    assert flatten(synthesis.resource(synthesis.gpu.scale_in_topic)["Properties"]["TopicName"]) == "ocr-dev-paddleocr-vl-scale-in"
+    recheck = synthesis.resource(synthesis.gpu.node.find_child("ScaleInRecheck"))["Properties"]
+    assert recheck["Name"] == "ocr-dev-paddleocr-vl-scale-in-recheck"
 
 
 def test_a_parked_event_raises_an_alarm_to_operations(synthesis: Synthesis) -> None:

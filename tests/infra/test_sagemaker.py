@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aws_cdk.assertions import Template
 
 from ocr_infra.paths import VL_ENDPOINT_DOCKERFILE
+from ocr_platform.engines import _LAZY_FACTORIES as ENGINE_FACTORIES
 from tests.infra.conftest import Synthesis
 from tests.infra.template_helpers import flatten
 
 
 @pytest.fixture(scope="module")
 def gpu(synthesis: Synthesis):
-    assert synthesis.stack.gpu is not None, "the default models include paddleocr-vl"
-    return synthesis.stack.gpu
+    assert synthesis.gpu is not None, "the default models include paddleocr-vl"
+    return synthesis.gpu
 
 
 def test_one_model_from_the_vl_endpoint_image(template: Template, synthesis: Synthesis, gpu) -> None:
@@ -27,8 +32,10 @@ def test_one_model_from_the_vl_endpoint_image(template: Template, synthesis: Syn
     container = props["PrimaryContainer"]
     assert container["Mode"] == "SingleModel"
     assert "container-assets" in flatten(container["Image"])
+    # The network-isolated container reaches nothing: SageMaker reads the request and writes the answer.
+    assert props["EnableNetworkIsolation"] is True
     assert container["Environment"] == {
-        "OCR_BUCKET_NAME": {"Ref": synthesis.logical_id(synthesis.stack.documents.bucket)},
+        "OCR_MODEL_HUB": "off",  # no bucket, no hub: the models are baked into the image
         "OCR_MAX_CONCURRENT_INVOCATIONS": "1",
         "OCR_VL_BACKEND": "native",
         "OCR_VL_VERSION": "v1.6",  # PlatformConfig.endpoint_vl_version: the newest PaddleOCR-VL PaddleOCR ships
@@ -42,10 +49,43 @@ def test_one_model_from_the_vl_endpoint_image(template: Template, synthesis: Syn
 
 
 def test_the_image_is_built_for_the_configured_vl_version_with_its_weights_baked(synthesis: Synthesis) -> None:
-    manifest = json.loads((synthesis.outdir / f"{synthesis.stack.artifact_id}.assets.json").read_text())
+    manifest = json.loads((synthesis.outdir / f"{synthesis.gpu_stack.artifact_id}.assets.json").read_text())
     [image] = [a["source"] for a in manifest["dockerImages"].values() if a["source"]["dockerFile"] == VL_ENDPOINT_DOCKERFILE]
-    # The layout model and VLM of v1.6 (defaults.VL_VERSION_MODELS) are baked; endpoint_bake_models adds none.
-    assert image["dockerBuildArgs"] == {"VL_VERSION": "v1.6", "BAKE_MODELS": "PP-DocLayoutV3 PaddleOCR-VL-1.6-0.9B"}
+    # The layout model and VLM of v1.6 (defaults.VL_VERSION_MODELS) are baked; endpoint_bake_models adds none; the
+    # image is built for the CUDA the stage's host runs (PlatformConfig.endpoint_image_cuda).
+    assert image["dockerBuildArgs"] == {
+        "CUDA_VERSION": "11.8", "VL_VERSION": "v1.6", "BAKE_MODELS": "PP-DocLayoutV3 PaddleOCR-VL-1.6-0.9B"
+    }
+
+
+def _endpoint_context(synthesis: Synthesis) -> Path:
+    manifest = json.loads((synthesis.outdir / f"{synthesis.gpu_stack.artifact_id}.assets.json").read_text())
+    [source] = [a["source"] for a in manifest["dockerImages"].values() if a["source"]["dockerFile"] == VL_ENDPOINT_DOCKERFILE]
+    return synthesis.outdir / source["directory"]
+
+
+def test_the_endpoint_image_is_built_from_what_it_uses_only(synthesis: Synthesis) -> None:
+    """A change to the README, the handlers, the CLI, the local stack or the CPU image leaves the endpoint image, and
+    so the SageMaker model, its endpoint config and the endpoint, as they are: no blue/green update on redeploy."""
+    staged = _endpoint_context(synthesis)
+    files = {str(p.relative_to(staged)) for p in staged.rglob("*") if p.is_file()}
+    assert {"containers/vl-endpoint/Dockerfile", "containers/vl-endpoint/serve", "containers/vl-endpoint/requirements.lock",
+            "containers/bake-models.py", "lambdas/ocr_platform/model_server.py", "lambdas/ocr_platform/engines/paddleocr_vl.py"} <= files
+    for unused in ("README.md", "pyproject.toml", "containers/cpu-ocr/Dockerfile", "requirements/models.txt",
+                   "lambdas/ocr_platform/cli.py", "lambdas/ocr_platform/handlers/invoker.py", "lambdas/ocr_platform/local/stack.py",
+                   "lambdas/ocr_platform/completion.py", "lambdas/ocr_platform/doctor.py"):
+        assert unused not in files, unused
+
+
+def test_the_endpoint_server_and_its_engines_import_from_the_context_alone(synthesis: Synthesis) -> None:
+    """What the image copies (its context's ocr_platform) is enough for the server and every engine it may build."""
+    staged = _endpoint_context(synthesis) / "lambdas"
+    modules = ["ocr_platform.model_server", *(target.partition(":")[0] for target in ENGINE_FACTORIES.values())]
+    code = "import importlib, sys; [importlib.import_module(m) for m in sys.argv[1:]]; import ocr_platform; print(ocr_platform.__file__)"
+    run = subprocess.run([sys.executable, "-c", code, *modules], env={**os.environ, "PYTHONPATH": str(staged)},
+                         cwd=staged, capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().startswith(str(staged)), run.stdout
 
 
 def test_endpoint_config_is_async_on_g5_xlarge(synthesis: Synthesis, gpu) -> None:
@@ -57,6 +97,10 @@ def test_endpoint_config_is_async_on_g5_xlarge(synthesis: Synthesis, gpu) -> Non
             "InstanceType": "ml.g5.xlarge",
             "InitialInstanceCount": 1,
             "InitialVariantWeight": 1,
+            # Driver 550 / CUDA 12.4 (ocr_infra.gpu_host): without it a g5 host runs driver 470 / CUDA 11.4.
+            "InferenceAmiVersion": "al2-ami-sagemaker-inference-gpu-3-1",
+            # A cold load of the baked models, with room: SageMaker's /ping deadline for a new instance.
+            "ContainerStartupHealthCheckTimeoutInSeconds": 1200,
         }
     ]
     assert "KmsKeyId" not in props, "g5 instances have local NVMe storage: SageMaker rejects a KmsKeyId"
@@ -64,14 +108,13 @@ def test_endpoint_config_is_async_on_g5_xlarge(synthesis: Synthesis, gpu) -> Non
 
 def test_async_config_paths_topics_and_concurrency(synthesis: Synthesis, gpu) -> None:
     config = synthesis.resource(gpu.endpoint_config)["Properties"]["AsyncInferenceConfig"]
-    bucket = synthesis.logical_id(synthesis.stack.documents.bucket)
     topics = synthesis.stack.topics
     output = config["OutputConfig"]
-    assert flatten(output["S3OutputPath"]) == f"s3://<{bucket}>/async/outputs"
-    assert flatten(output["S3FailurePath"]) == f"s3://<{bucket}>/async/failures"
-    assert output["NotificationConfig"] == {
-        "SuccessTopic": {"Ref": synthesis.logical_id(topics.success_topic)},
-        "ErrorTopic": {"Ref": synthesis.logical_id(topics.error_topic)},
+    assert flatten(output["S3OutputPath"]) == "s3://<output:BucketName>/async/outputs"
+    assert flatten(output["S3FailurePath"]) == "s3://<output:BucketName>/async/failures"
+    assert {name: flatten(topic) for name, topic in output["NotificationConfig"].items()} == {
+        "SuccessTopic": f"<{synthesis.logical_id(topics.success_topic)}>",
+        "ErrorTopic": f"<{synthesis.logical_id(topics.error_topic)}>",
     }
     assert config["ClientConfig"] == {"MaxConcurrentInvocationsPerInstance": 1}
 
@@ -121,7 +164,7 @@ def test_idle_alarm_scales_in_through_the_scale_in_topic(template: Template, syn
     assert alarm["EvaluationPeriods"] == 10
     assert alarm["DatapointsToAlarm"] == 10
     assert alarm["TreatMissingData"] == "breaching"
-    assert alarm["AlarmActions"] == [{"Ref": synthesis.logical_id(synthesis.stack.topics.scale_in_topic)}]
+    assert alarm["AlarmActions"] == [{"Ref": synthesis.logical_id(synthesis.gpu.scale_in_topic)}]
 
 
 def test_backlog_without_capacity_scales_out_from_zero(template: Template, synthesis: Synthesis, gpu) -> None:

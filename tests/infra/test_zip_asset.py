@@ -115,11 +115,11 @@ def _lambda_provided_packages() -> list[str]:
 @pytest.fixture(scope="module")
 def asset_dir(synthesis: Synthesis) -> Path:
     stack = synthesis.stack
-    assert stack.gpu is not None
+    assert synthesis.gpu is not None
     functions = [
         stack.invoker.function,
         stack.completion.function,
-        stack.gpu.scale_in_function,
+        synthesis.gpu.scale_in_function,
         stack.recovery.dlq_consumer_function,
         stack.recovery.sweeper_function,
     ]
