@@ -236,7 +236,7 @@ def run_local_stack_command(args: argparse.Namespace) -> int:
     if args.action == "up":
         info, started = supervisor.up()
         print(f"local stack {'started' if started else 'already running'} (pid {info.pid}, start-up {info.startup_seconds:.2f} s)", file=sys.stderr)
-        print(f"console: {info.console_url} (sign in as {info.console_user}, password {info.console_password})", file=sys.stderr)
+        print(info.console_sign_in(), file=sys.stderr)
         _print(info.client_environment())
         return 0
     if args.action == "down":
@@ -246,6 +246,7 @@ def run_local_stack_command(args: argparse.Namespace) -> int:
     if running is None:
         print("no local stack is running", file=sys.stderr)
         return 1
+    print(running.console_sign_in(), file=sys.stderr)
     _print({"pid": running.pid, "started_at": running.started_at, **running.client_environment()})
     return 0
 

@@ -2,8 +2,9 @@
 
 A first deploy fails late and at a cost when the account or the machine is not ready: the CDK was never
 bootstrapped in the region, no Docker engine runs to build the two images, the endpoint's GPU instance type
-has a SageMaker quota of 0, or a new account's Lambda limits are below what the stage asks for. CloudFormation
-then rolls the whole stack back after the images were built and pushed. Each check reads one fact from the
+has a SageMaker quota of 0 (or too little for a blue/green redeploy), or a new account's Lambda limits are below
+what the stage asks for. CloudFormation then rolls the stack back after the images were built and pushed: the
+core stack for a Lambda shortfall, the GPU stack alone for a SageMaker one. Each check reads one fact from the
 account or the machine, compares it with the config ``cdk deploy`` would build (``cdk.json``'s context and
 the same ``-c`` options, as ``ocr_infra.app_builder`` does) and says what to do about a shortfall: the command
 to run, the quota to request with its code and the value needed, or the config field to change.
@@ -99,7 +100,8 @@ def check_config(context: Mapping[str, Any], options: int) -> tuple[CheckResult,
         return CheckResult("config", Status.FAIL, str(err), "correct that -c option or cdk.json's \"ocr\" object"), None
     source = "cdk.json" + (f" and {options} -c option(s)" if options else "")
     routes = " + ".join(sorted(config.backends))
-    return CheckResult("config", Status.OK, f"{config.stack_name}: {', '.join(config.models)} on {routes} (from {source})"), config
+    stacks = config.stack_name + (f" then {config.gpu_stack_name}" if "sagemaker" in config.backends else "")
+    return CheckResult("config", Status.OK, f"{stacks}: {', '.join(config.models)} on {routes} (from {source})"), config
 
 
 def check_credentials(sts: Any) -> tuple[CheckResult, str | None]:

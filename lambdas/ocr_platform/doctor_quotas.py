@@ -72,28 +72,42 @@ def find_quota(service_quotas: Any, service_code: str, quota_name: str) -> dict[
 
 
 def check_sagemaker_quota(service_quotas: Any, config: PlatformConfig, region: str) -> CheckResult:
-    """The endpoint scales to ``max_instance_count`` instances of ``instance_type``; SageMaker refuses the
-    endpoint itself (it starts with one instance) when the quota is 0."""
+    """The GPU stack's need: the endpoint scales to ``max_instance_count`` instances of ``instance_type``, SageMaker
+    refuses the endpoint itself (it starts with one instance) when the quota is 0, and a redeploy that changes the
+    endpoint while it runs is blue/green: SageMaker starts the new fleet beside the old one, twice the instances
+    (https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-blue-green.html). The core stack needs
+    no GPU quota: it deploys, and serves the CPU routes, whatever this check says."""
     if "sagemaker" not in config.backends:
         return skipped("sagemaker quota", "no deployed model routes to SageMaker")
     quota_name = f"{config.instance_type} for endpoint usage"
     cpu_only = ",".join(name for name, spec in MODEL_TABLE.items() if spec.backend == "lambda")
+    core_only = f"or deploy the core stack alone (`npx cdk deploy {config.stack_name}`: the CPU routes, API and console)"
     try:
         quota = find_quota(service_quotas, "sagemaker", quota_name)
     except (ClientError, BotoCoreError) as err:
         return unreadable("sagemaker quota", err, "servicequotas:ListServiceQuotas and servicequotas:ListAWSDefaultServiceQuotas")
     if quota is None:
         return CheckResult("sagemaker quota", Status.WARN, f"Service Quotas lists no quota {quota_name!r} in {region}",
-                           f"check that SageMaker offers {config.instance_type} in {region}, or deploy CPU models only (-c ocr:models={cpu_only})")
+                           f"check that SageMaker offers {config.instance_type} in {region}, {core_only}, or deploy CPU models only (-c ocr:models={cpu_only})")
     value, code, need = int(quota["Value"]), quota["QuotaCode"], config.max_instance_count
-    detail = f"{quota_name} = {value} (quota {code}); the endpoint scales up to max_instance_count={need}"
-    if value >= need:
+    blue_green = 2 * need
+    detail = (f"{quota_name} = {value} (quota {code}); {config.gpu_stack_name}'s endpoint scales up to max_instance_count={need}, "
+              f"and a blue/green redeploy while it runs needs {blue_green}")
+    request = (f"`aws service-quotas request-service-quota-increase --service-code sagemaker --quota-code {code} "
+               f"--desired-value {{}} --region {region}`")
+    if value >= blue_green:
         return CheckResult("sagemaker quota", Status.OK, detail)
+    if value >= need:
+        return CheckResult(
+            "sagemaker quota", Status.WARN, detail,
+            f"redeploy {config.gpu_stack_name} only while its endpoint is at 0 instances (idle_minutes after the last GPU job), "
+            f"or request {blue_green}: {request.format(blue_green)}",
+        )
     lower = f", lower max_instance_count (-c ocr:max_instance_count={value})" if value >= 1 else ""
     return CheckResult(
         "sagemaker quota", Status.FAIL, detail,
-        f"request {need} in Service Quotas: `aws service-quotas request-service-quota-increase --service-code sagemaker "
-        f"--quota-code {code} --desired-value {need} --region {region}`{lower}, or deploy CPU models only (-c ocr:models={cpu_only})",
+        f"request {blue_green} (at least {need}) in Service Quotas: {request.format(blue_green)}{lower}, {core_only}, "
+        f"or deploy CPU models only (-c ocr:models={cpu_only})",
     )
 
 

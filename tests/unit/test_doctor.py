@@ -145,7 +145,9 @@ def test_a_new_account_gets_the_commands_and_quotas_that_unblock_it(new_account:
     assert fix_of(lines, "FAIL  cdk bootstrap  ") == f"      fix: npx cdk bootstrap aws://{ACCOUNT}/{REGION}"
     assert "ml.g5.xlarge for endpoint usage = 0 (quota L-G5TEST01)" in line(lines, "FAIL  sagemaker quota  ")
     fix = fix_of(lines, "FAIL  sagemaker quota  ")
-    assert f"--service-code sagemaker --quota-code L-G5TEST01 --desired-value 1 --region {REGION}" in fix
+    # One instance to serve and one more for a blue/green redeploy while it runs; or the core stack alone.
+    assert f"--service-code sagemaker --quota-code L-G5TEST01 --desired-value 2 --region {REGION}" in fix
+    assert "deploy the core stack alone (`npx cdk deploy ocr-platform-dev`" in fix
     assert "-c ocr:models=pp-ocrv5,pp-ocrv6,pp-structurev3" in fix and "max_instance_count" not in fix  # 0 cannot be lowered to
     assert "allows 10 concurrent executions; the stage can ask for 42 (invoker 5 + processor 20" in line(lines, "FAIL  lambda concurrency  ")
     fix = fix_of(lines, "FAIL  lambda concurrency  ")
@@ -165,7 +167,19 @@ def test_a_new_account_refuses_reserved_mode_and_more_than_3008_mb(new_account: 
     assert "--quota-code L-B99A9384 --desired-value 120" in fix and "lower processor_max_concurrency" not in fix
     assert "processor_memory_mb=4096 MB > the 3008 MB of a new account" in line(lines, "FAIL  lambda memory  ")
     assert fix_of(lines, "FAIL  lambda memory  ").startswith("      fix: -c ocr:processor_memory_mb=3008, or ask AWS Support")
-    assert "--desired-value 2 " in fix_of(lines, "FAIL  sagemaker quota  ")
+    assert "--desired-value 4 " in fix_of(lines, "FAIL  sagemaker quota  ")  # 2 instances, twice for blue/green
+
+
+def test_a_quota_of_one_instance_warns_that_a_redeploy_needs_two(aws_home: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Enough to serve, not to redeploy while serving: SageMaker's blue/green update starts a second fleet."""
+    with mock_aws():
+        stub_account(monkeypatch, concurrency=1000, unreserved=1000, applied=[{**G5_QUOTA, "Value": 1.0}], defaults=[])
+        _, lines = run()
+    assert "ml.g5.xlarge for endpoint usage = 1 (quota L-G5TEST01)" in line(lines, "WARN  sagemaker quota  ")
+    assert "a blue/green redeploy while it runs needs 2" in line(lines, "WARN  sagemaker quota  ")
+    fix = fix_of(lines, "WARN  sagemaker quota  ")
+    assert fix.startswith("      fix: redeploy ocr-platform-dev-gpu only while its endpoint is at 0 instances")
+    assert "--desired-value 2 " in fix
 
 
 def test_a_cpu_only_config_needs_no_sagemaker_quota(new_account: None) -> None:
@@ -198,7 +212,7 @@ def test_the_cli_without_credentials_exits_1_with_the_fix(
     monkeypatch.setenv("CDK_DOCKER", "true")  # a "docker info" that succeeds: no Docker engine needed
     assert cli.main(["doctor", "--region", REGION, "-c", "ocr:stage=prod"]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert line(out, "ok    config  ").startswith("ok    config  ocr-platform-prod: ")
+    assert line(out, "ok    config  ").startswith("ok    config  ocr-platform-prod then ocr-platform-prod-gpu: ")
     assert line(out, "FAIL  credentials  ")
     assert fix_of(out, "FAIL  credentials  ").startswith("      fix: run `aws configure` (access keys) or `aws configure sso`")
     assert line(out, "ok    region  ") == f"ok    region  {REGION} (from --region)"
@@ -262,7 +276,7 @@ def test_the_config_is_cdk_json_then_the_c_options(tmp_path: Path) -> None:
     context = doctor.load_context(["ocr:processor_memory_mb=5120"], cdk_json)
     result, config = doctor.check_config(context, 1)
     assert config is not None and (config.stage, config.processor_memory_mb) == ("prod", 5120)
-    assert result.detail.startswith("ocr-platform-prod: ") and result.detail.endswith("(from cdk.json and 1 -c option(s))")
+    assert result.detail.startswith("ocr-platform-prod then ocr-platform-prod-gpu: ") and result.detail.endswith("(from cdk.json and 1 -c option(s))")
     result, config = doctor.check_config(doctor.load_context(["ocr:processor_memory_mb=99999"], cdk_json), 1)
     assert config is None and result.status.value == "FAIL" and "processor_memory_mb" in result.detail
     with pytest.raises(ValueError, match="is not KEY=VALUE"):
