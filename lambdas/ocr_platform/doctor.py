@@ -54,6 +54,10 @@ USABLE_STACK_STATES = frozenset(
     {"CREATE_COMPLETE", "UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE", "IMPORT_COMPLETE", "IMPORT_ROLLBACK_COMPLETE"}
 )
 
+#: ``docker info``'s storage driver line when the containerd image store is on; with it, a build is pushed as an OCI
+#: image index (with provenance attestations), which Lambda does not accept for a function's image.
+CONTAINERD_SNAPSHOTTER = "io.containerd.snapshotter"
+
 #: Runs a command; its exit status and output. It raises ``OSError`` when the program cannot be started.
 CommandRunner = Callable[[Sequence[str]], tuple[int, str]]
 
@@ -150,6 +154,14 @@ def check_docker(run: CommandRunner, environ: Mapping[str, str]) -> CheckResult:
                            "Docker Desktop emulates amd64 already; on Linux install QEMU's handlers "
                            "(`docker run --privileged --rm tonistiigi/binfmt --install amd64`)")
     found = f"engine {version}" + (f" on {arch}" if arch else "") if version else "answered"
+    if CONTAINERD_SNAPSHOTTER in output:
+        # Lambda refuses an image pushed as an OCI image index ("The image manifest, config or layer media type ... is
+        # not supported"); AWS's Lambda guide builds its images with --provenance=false for that reason
+        # (https://docs.aws.amazon.com/lambda/latest/dg/python-image.html).
+        return CheckResult("docker", Status.WARN,
+                           f"`{docker} info`: {found}, with the containerd image store: Lambda may refuse the processor image it pushes",
+                           "turn off \"Use containerd for pulling and storing images\" (Docker Desktop: Settings > General; Docker "
+                           "Engine: remove the containerd-snapshotter feature from /etc/docker/daemon.json and restart it)")
     return CheckResult("docker", Status.OK, f"`{docker} info`: {found}")
 
 

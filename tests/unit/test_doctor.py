@@ -253,6 +253,15 @@ def test_docker_must_answer(answer: Any, status: str, detail: str, fix: str) -> 
     assert (result.status.value, detail in result.detail, fix in result.fix) == (status, True, True)
 
 
+def test_docker_warns_of_the_containerd_image_store_lambda_refuses() -> None:
+    """Lambda rejects the image manifest such a store pushes: the deploy would fail half-way."""
+    info = "Server Version: 28.2.2\nStorage Driver: overlayfs\n driver-type: io.containerd.snapshotter.v1\nArchitecture: x86_64\n"
+    result = doctor.check_docker(lambda argv: (0, info), {})
+    assert result.status is doctor.Status.WARN and "containerd image store" in result.detail
+    assert result.fix.startswith('turn off "Use containerd for pulling and storing images"')
+    assert doctor.check_docker(lambda argv: (0, info.replace("io.containerd.snapshotter.v1", "overlay2")), {}).status is doctor.Status.OK
+
+
 def test_docker_honours_cdk_docker() -> None:
     called: list[Sequence[str]] = []
     result = doctor.check_docker(lambda argv: (called.append(argv), (0, ""))[1], {"CDK_DOCKER": "finch"})
