@@ -36,7 +36,8 @@ from ocr_platform.intake import IntakeLimits, open_document
 from ocr_platform.jobs import TERMINAL_STATUSES, JobStatus, JobStore
 from ocr_platform.messages import JobMessage
 from ocr_platform.page_images import add_page_images
-from ocr_platform.result_store import publish_result, publish_searchable_pdf
+from ocr_platform.requested_pdf import wants_pdf, write_requested_pdf
+from ocr_platform.result_store import publish_result
 from ocr_platform.results import OcrResult, build_result
 from ocr_platform.s3_layout import S3Uri, StorageLayout, safe_file_name
 
@@ -240,36 +241,6 @@ def _run_job(
     ):
         return ProcessResult("completed", result_uri=result_uri)
     return ProcessResult("skipped", result_uri=result_uri)
-
-
-def wants_pdf(message: JobMessage) -> bool:
-    """Whether the job asked for a searchable result.pdf (``outputs: ["pdf"]``)."""
-    return "pdf" in (message.options.get("outputs") or [])
-
-
-def write_requested_pdf(s3: Any, layout: StorageLayout, message: JobMessage, path: Path, result: OcrResult) -> str | None:
-    """Write and upload result.pdf when the job asked for it (``outputs: ["pdf"]``); its URI, else ``None``.
-
-    ``path`` is the whole document; ``result`` the job's whole result (a split job's merged one), given its
-    ``pdf`` timing. Used by the processor (an unsplit job, the chunk that merges a split one).
-    """
-    target = write_local_pdf(message, path, result)
-    return None if target is None else publish_searchable_pdf(s3, layout, message.job_id, target)
-
-
-def write_local_pdf(message: JobMessage, path: Path, result: OcrResult) -> Path | None:
-    """Write result.pdf beside the document when the job asked for it, timed as ``result``'s ``pdf``; its path,
-    else ``None``. The endpoint answers with it; the processor uploads it (:func:`write_requested_pdf`)."""
-    if not wants_pdf(message):
-        return None
-    from ocr_platform.searchable_pdf import write_searchable_pdf
-
-    writing = time.perf_counter()
-    output = path.parent / "searchable"  # apart from the input, whatever the input is called
-    output.mkdir(exist_ok=True)
-    target = write_searchable_pdf(path, result, output / "result.pdf")
-    result["timings"]["pdf"] = round(time.perf_counter() - writing, 4)
-    return target
 
 
 def _count_pages(store: JobStore, job_id: str) -> Callable[[int, int], None]:

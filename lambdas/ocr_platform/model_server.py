@@ -27,7 +27,7 @@ the document once per request. The answer has to carry files, so it is a ZIP; Sa
 ``async/outputs/`` and the completion function unpacks it to ``results/{job_id}/``.
 
 A job that asks for ``outputs: ["pdf"]`` gets its searchable result.pdf written here, where the document is on disk
-(``job_runner.write_local_pdf``, as the CPU processor writes it), and put in the answer; the completion function
+(``requested_pdf.write_local_pdf``, as the CPU processor writes it), and put in the answer; the completion function
 stores it at ``results/{job_id}/result.pdf`` and records it on the job item. An endpoint that cannot write the PDF
 (no pypdf/reportlab in its image) refuses such a job before reading it, and a PDF that fails to be written fails
 the request: the job never completes without what it asked for.
@@ -71,9 +71,10 @@ from ocr_platform.engines import Engine, get_engine
 from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.intake import IntakeLimits
-from ocr_platform.job_runner import ocr_document, selected_pages, wants_pdf, write_local_pdf
+from ocr_platform.job_runner import ocr_document, selected_pages
 from ocr_platform.messages import JobMessage
 from ocr_platform.page_images import page_images_of
+from ocr_platform.requested_pdf import wants_pdf, write_local_pdf
 from ocr_platform.results import OUTPUT_UNAVAILABLE, OcrResult, ResultWarning
 from ocr_platform.settings import ENV
 

@@ -145,7 +145,6 @@ class AsyncInference:
         request_ttl_seconds: int = defaults.REQUEST_TTL_SECONDS,
         runtime: Any = None,
         sagemaker: Any = None,
-        s3: Any = None,  # unused: nothing is written to S3 for a request any more (callers still pass it)
     ) -> None:
         self.endpoint_name = endpoint_name
         self.layout = layout

@@ -215,7 +215,38 @@ def test_vl_scales_out_from_zero_completes_through_the_success_topic_then_scales
     assert [(w["code"], w["requested"]) for w in done["warnings"]] == [("engine_fallback", "PaddleOCR-VL 1.6")]
     assert result["warnings"] == done["warnings"]
     assert _cer(result, 0, ENGLISH_PAGES[0]) <= 0.02
+    # The isolated endpoint stores nothing: the completion function stored the page image from its answer.
+    assert _result_keys(local, job["job_id"]) == {"result.json", "pages/00001.jpg"}
     _wait_for(lambda: _desired(local) == 0, IDLE_PERIODS * PERIOD_SECONDS + 30, "scale-in after the idle window")
+
+
+def _result_keys(local: stack.StackInfo, job_id: str) -> set[str]:
+    """The job's objects under ``results/{job_id}/``, relative to it."""
+    prefix = f"results/{job_id}/"
+    listing = boto3.client("s3").list_objects_v2(Bucket=local.bucket, Prefix=prefix).get("Contents", [])
+    return {o["Key"].removeprefix(prefix) for o in listing}
+
+
+def test_vl_job_with_pdf_output_gets_its_searchable_pdf_and_page_images_from_the_isolated_endpoint(
+    client: OcrClient, local: stack.StackInfo, tmp_path: Path
+) -> None:
+    """outputs: ["pdf"] on the GPU route: the endpoint (no AWS access) answers a ZIP with result.pdf and the page
+    images, and the completion function stores them beside result.json and records result_pdf on the job."""
+    from ocr_platform.text_metrics import word_f1
+
+    scan = documents.write_image_pdf(tmp_path / "scan.pdf", ENGLISH_PAGES[:2])
+    job = client.submit(scan, model="paddleocr-vl", options={"outputs": ["pdf"]})
+    done = _wait(client, job["job_id"], timeout=300)
+
+    assert (done["status"], done["backend"], done["page_count"]) == ("COMPLETED", "sagemaker", 2)
+    location = f"s3://{local.bucket}/results/{job['job_id']}/result.pdf"
+    assert done["result_pdf"] == location
+    assert _result_keys(local, job["job_id"]) == {"result.json", "result.pdf", "pages/00001.jpg", "pages/00002.jpg"}
+    searchable = tmp_path / "result.pdf"
+    searchable.write_bytes(boto3.client("s3").get_object(Bucket=local.bucket, Key=f"results/{job['job_id']}/result.pdf")["Body"].read())
+    result = client.result(job["job_id"])
+    assert searchable.read_bytes().startswith(b"%PDF") and word_f1(result["text"], _pdf_text(searchable)) >= 0.98
+    assert _cer(result, 1, ENGLISH_PAGES[1]) <= 0.02
 
 
 def test_vl_route_failure_ends_failed_with_the_endpoint_error(client: OcrClient, local: stack.StackInfo, tmp_path: Path) -> None:
@@ -503,8 +534,12 @@ def test_a_long_vl_job_is_split_into_chunk_requests_and_its_instance_stays_while
     assert set(desired_while_running) == {1}  # ...and the instance stayed
     s3 = boto3.client("s3")
     assert s3.list_objects_v2(Bucket=local.bucket, Prefix=f"chunks/{job['job_id']}/").get("KeyCount") == 0
-    requests = s3.list_objects_v2(Bucket=local.bucket, Prefix=f"async/requests/{job['job_id']}")["Contents"]
-    assert {o["Key"].rsplit("/", 1)[-1] for o in requests} == {f"{job['job_id']}{suffix}.json" for suffix in ("", ".c00000", ".c00001")}
+    # Every request (the job's, each chunk's) named the uploaded document: no request object, no copy of it.
+    assert s3.list_objects_v2(Bucket=local.bucket, Prefix=f"async/requests/{job['job_id']}").get("KeyCount") == 0
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket=local.bucket, Prefix=f"documents/{job['job_id']}/")["Contents"]] == [
+        f"documents/{job['job_id']}/long.pdf"]
+    # Each chunk's page images, stored by the completion function from its answer.
+    assert _result_keys(local, job["job_id"]) == {"result.json"} | {f"pages/{page:05d}.jpg" for page in range(1, 16)}
     _wait_for(lambda: _desired(local) == 0, IDLE_PERIODS * PERIOD_SECONDS + 30, "scale-in once idle")
 
 

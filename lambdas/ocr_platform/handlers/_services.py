@@ -54,8 +54,8 @@ class Services:
             self.layout,
             invocation_timeout_seconds=self.settings.invocation_timeout_seconds,
             request_ttl_seconds=self.settings.request_ttl_seconds,
-            s3=self.s3,
             runtime=_client("sagemaker-runtime"),
+            sagemaker=_client("sagemaker"),
         )
 
     @property
@@ -74,7 +74,7 @@ class Services:
             lambda_client=self.lambda_client,
             processor_function=self.settings.processor_function,
             capacity=self.capacity,
-            inference=self.inference or AsyncInference("", self.layout, s3=self.s3, runtime=_client("sagemaker-runtime")),
+            inference=self.inference or AsyncInference("", self.layout, runtime=_client("sagemaker-runtime")),
             dispatch_lease_seconds=self.settings.dispatch_lease_seconds,
             url_inputs=UrlInputs(self.s3, self.layout, timeout_seconds=self.settings.url_fetch_timeout_seconds),
             url_policy=UrlPolicy(self.settings.url_policy),

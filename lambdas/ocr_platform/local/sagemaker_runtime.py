@@ -15,15 +15,14 @@ as SageMaker answers botocore (202, ``{"InferenceId"}``, ``X-Amzn-SageMaker-Outp
   ``{failure_path}/{id}-error.out`` plus an error notification with SageMaker's ``failureReason``;
 - back at 0 instances, once nothing is in flight, the serve process is stopped (scale-in).
 
-The model container runs as a network-isolated one does on AWS
-(https://docs.aws.amazon.com/sagemaker/latest/dg/mkt-algo-model-internet-free.html): its environment has no AWS
-credentials or endpoint variables (every ``AWS_*`` is dropped; credential files and instance metadata point nowhere)
-and its HTTP proxies lead to a closed port, so any AWS call it tried would fail. It gets the request's body, read
-here from the ``InputLocation``, and its ``CustomAttributes`` as the ``X-Amzn-SageMaker-Custom-Attributes`` header
-(at most 1,024 characters, else ``ValidationError``). A request for an endpoint that the control plane reports
-``Creating``, ``Failed``, ``OutOfService`` or ``Deleting`` is refused with ``ValidationError``, the error
-InvokeEndpointAsync documents (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpointAsync.html);
-the message is this runtime's own wording.
+The model container runs as a network-isolated one does on AWS (``ocr_platform.local.model_container``: no AWS
+credentials or endpoints in its environment, proxies that lead nowhere). It gets the request's body, read here from
+the ``InputLocation``, and its ``CustomAttributes`` as the ``X-Amzn-SageMaker-Custom-Attributes`` header; as
+SageMaker does, a ``CustomAttributes`` of more than 1,024 characters, or not visible US-ASCII, is a
+``ValidationError``. A request for an endpoint that the control plane reports ``Creating``, ``Failed``,
+``OutOfService`` or ``Deleting`` is refused with ``ValidationError``, the error InvokeEndpointAsync documents
+(https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpointAsync.html); the message is
+this runtime's own wording.
 
 Differences from AWS: one endpoint, and one instance at most (any desired count >= 1 is one process); a capacity
 change takes effect at the next poll (no minutes in ``Updating``); an instance that fails its health check
@@ -40,10 +39,6 @@ from __future__ import annotations
 import http.client
 import json
 import logging
-import os
-import signal
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -52,35 +47,20 @@ from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 from ocr_platform.local.events import iso_millis, sagemaker_async_notification
 from ocr_platform.local.faults import FaultInjector
+from ocr_platform.local.model_container import ModelContainer
 
 logger = logging.getLogger(__name__)
 
 ACCOUNT = "123456789012"
-LAMBDAS_DIR = Path(__file__).resolve().parents[2]
 DEFAULT_INVOCATION_TIMEOUT, MAX_INVOCATION_TIMEOUT = 900, 3600  # SageMaker's async defaults and limits
 DEFAULT_REQUEST_TTL, MAX_INLINE_BODY, MAX_CUSTOM_ATTRIBUTES = 21600, 128_000, 1024
 #: Statuses in which an endpoint takes requests (its configuration keeps serving while it updates).
 SERVING_STATUSES = frozenset({"InService", "Updating", "SystemUpdating", "RollingBack", "UpdateRollbackFailed"})
-#: Where the isolated container's HTTP(S) proxies point: the discard port, closed on loopback.
-NOWHERE = "http://127.0.0.1:9"
-
-
-def isolated_environment(environ: dict[str, str]) -> dict[str, str]:
-    """``environ`` as a network-isolated container would have it: no AWS credentials, region or endpoints, no
-    credential files or instance metadata to fall back on, and proxies that lead nowhere (loopback excepted, where
-    the container's own helper servers listen)."""
-    env = {key: value for key, value in environ.items() if not key.upper().startswith("AWS_")}
-    env.update(AWS_SHARED_CREDENTIALS_FILE=os.devnull, AWS_CONFIG_FILE=os.devnull, AWS_EC2_METADATA_DISABLED="true")
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
-        env[name] = env[name.lower()] = NOWHERE
-    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
-    return env
 
 
 class ValidationError(ValueError):
@@ -111,12 +91,23 @@ def _split_s3(uri: str) -> tuple[str, str]:
     return parts.netloc, parts.path.lstrip("/")
 
 
+def _fault_subject(request: AsyncRequest) -> str:
+    """The text a fault is matched against: the InferenceId, the parameters (``CustomAttributes``, as JSON with the
+    usual separators: ``"pages": "4-6"`` names a chunk) and an inline body, so a fault can hit one chunk request."""
+    try:
+        parameters = json.dumps(json.loads(request.custom_attributes or ""))
+    except ValueError:
+        parameters = request.custom_attributes or ""
+    return f"{request.inference_id} {parameters} {(request.body or b'').decode(errors='replace')}"
+
+
 class SageMakerAsyncRuntime:
     """InvokeEndpointAsync for one endpoint variant, running its model as a local ``serve`` process.
 
     AWS clients: pass ``s3`` / ``sns`` / ``sagemaker`` (control plane) clients, or ``endpoint_url`` (e.g. moto's
     server) for all three; by default boto3's own resolution applies (``AWS_ENDPOINT_URL*``).
-    ``serve_environment`` is merged over ``os.environ`` for the serve process.
+    ``serve_environment`` is merged over ``os.environ`` for the serve process, which then gets the environment of a
+    network-isolated container (``ocr_platform.local.model_container.isolated_environment``).
     """
 
     def __init__(
@@ -148,8 +139,8 @@ class SageMakerAsyncRuntime:
         self._in_flight = 0
         self._cond = threading.Condition()
         self._wake, self._stopping = threading.Event(), threading.Event()
-        self._process: subprocess.Popen[bytes] | None = None
-        self._serve_port = 0
+        self.container = ModelContainer(self.serve_command, self.serve_environment, host=host,
+                                        max_concurrent_invocations=max_concurrent_invocations)
         self._ready = self._start_failed = False
         self._server: ThreadingHTTPServer | None = None
         self._threads: list[threading.Thread] = []
@@ -206,8 +197,7 @@ class SageMakerAsyncRuntime:
 
     @property
     def serve_pid(self) -> int | None:
-        process = self._process
-        return process.pid if process is not None and process.poll() is None else None
+        return self.container.pid
 
     def accepted_requests(self) -> dict[str, int]:
         """How many requests were accepted per InferenceId."""
@@ -292,17 +282,17 @@ class SageMakerAsyncRuntime:
 
     def _dispatch(self) -> None:
         desired = self._desired_instances()
-        if self._process is not None and self._process.poll() is not None:
-            logger.warning("SageMaker runtime: serve process exited with code %s", self._process.returncode)
-            self._process, self._ready = None, False
+        if (code := self.container.exited()) is not None:
+            logger.warning("SageMaker runtime: serve process exited with code %s", code)
+            self.container.process, self._ready = None, False
         if desired < 1:
             self._start_failed = False  # the next scale-out gets a fresh instance
-            if self._process is not None and self.in_flight() == 0:
+            if self.container.process is not None and self.in_flight() == 0:
                 self._stop_serve("scaled in to 0 instances")
             return
         with self._cond:
             waiting = bool(self._queue)
-        if self._process is None and (waiting or not self._start_failed):
+        if self.container.process is None and (waiting or not self._start_failed):
             self._start_serve()
         if not self.has_capacity():
             return
@@ -315,35 +305,13 @@ class SageMakerAsyncRuntime:
 
     def _start_serve(self) -> None:
         """Start the serve process and wait until ``/ping`` says 200; fail the queue if it never does."""
-        with socket.socket() as sock:
-            sock.bind((self.host, 0))
-            self._serve_port = sock.getsockname()[1]
-        env = isolated_environment({**os.environ, **self.serve_environment, "SAGEMAKER_BIND_TO_PORT": str(self._serve_port)})
-        env.setdefault("OCR_MAX_CONCURRENT_INVOCATIONS", str(self.max_concurrent_invocations))
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(LAMBDAS_DIR), env.get("PYTHONPATH", "")) if p)
-        logger.info("SageMaker runtime: starting %s on port %d", " ".join(self.serve_command), self._serve_port)
-        self._process = process = subprocess.Popen(self.serve_command, env=env, start_new_session=True)
-        deadline, problem = time.monotonic() + self.startup_timeout_seconds, ""
-        while not self._stopping.wait(0.1):
-            if process.poll() is not None:
-                problem = f"the serve process exited with code {process.returncode} before it was healthy"
-                break
-            try:
-                status, body, _ = self._call("GET", "/ping", timeout=2)
-            except (OSError, http.client.HTTPException):
-                status, body = 0, b""  # not listening yet
-            if status == 200:
-                self._ready, self._start_failed = True, False
-                logger.info("SageMaker runtime: %s is InService (serve pid %d)", self.endpoint_name, process.pid)
-                return
-            if status >= 500 and status != 503:
-                problem = f"GET /ping answered {status}: {body.decode(errors='replace')[:500]}"
-                break
-            if time.monotonic() > deadline:
-                problem = f"GET /ping did not answer 200 within {self.startup_timeout_seconds:g} seconds"
-                break
-        self._stop_serve("failed its health check")
+        problem = self.container.start(self._stopping, self.startup_timeout_seconds)
         if self._stopping.is_set():
+            self._stop_serve("runtime stopped")
+            return
+        if problem is None:
+            self._ready, self._start_failed = True, False
+            logger.info("SageMaker runtime: %s is InService (serve pid %s)", self.endpoint_name, self.container.pid)
             return
         self._start_failed = True
         reason = f"InternalServerError: The model container for {self.endpoint_name} failed its health check: {problem}."
@@ -355,30 +323,10 @@ class SageMakerAsyncRuntime:
 
     def _stop_serve(self, why: str) -> None:
         """Stop the serve process; ``serve_pid`` turns None once it has exited."""
-        process, self._ready = self._process, False
-        if process is not None and process.poll() is None:
-            logger.info("SageMaker runtime: stopping serve process %d (%s)", process.pid, why)
-            try:
-                os.killpg(process.pid, signal.SIGTERM)  # its own session: a wrapper script's children go too
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-            except ProcessLookupError:
-                pass
-        self._process = None
+        self._ready = False
+        self.container.stop(why)
 
     # -- one invocation ----------------------------------------------------------------------------
-    def _call(self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None,
-              timeout: float = 10) -> tuple[int, bytes, str | None]:
-        conn = http.client.HTTPConnection(self.host, self._serve_port, timeout=timeout)
-        try:
-            conn.request(method, path, body=body, headers=headers or {})
-            response = conn.getresponse()
-            return response.status, response.read(), response.getheader("Content-Type")
-        finally:
-            conn.close()
-
     def _run(self, request: AsyncRequest, failure: str | None = None) -> None:
         try:
             if failure is not None:
@@ -411,12 +359,10 @@ class SageMakerAsyncRuntime:
         if request.custom_attributes:
             headers["X-Amzn-SageMaker-Custom-Attributes"] = request.custom_attributes
         try:
-            # The request's InferenceId and body, so a fault can hit one chunk request of a job.
-            subject = f"{request.inference_id} {payload.decode(errors='replace')}"
-            if self.faults.take("endpoint", "model-error", subject) is not None:
+            if self.faults.take("endpoint", "model-error", _fault_subject(request)) is not None:
                 status, body, content_type = 500, b"Internal Server Error (injected model-error fault)", cast("str | None", "text/plain")
             else:
-                status, body, content_type = self._call("POST", "/invocations", payload, headers, timeout=request.timeout_seconds)
+                status, body, content_type = self.container.call("POST", "/invocations", payload, headers, timeout=request.timeout_seconds)
         except TimeoutError:
             return self._fail(request, f"ModelError: The model did not answer within InvocationTimeoutSeconds ({request.timeout_seconds} s).")
         except (OSError, http.client.HTTPException) as err:
