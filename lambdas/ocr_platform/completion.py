@@ -53,9 +53,9 @@ logger = logging.getLogger(__name__)
 
 #: The largest result.json (or JSON output) admitted; the completion function's memory is sized for it (``defaults``).
 MAX_OUTPUT_BYTES = defaults.MAX_ENDPOINT_OUTPUT_BYTES
-#: The largest answer archive admitted: result.json, page images and a result.pdf about the document's size. It is
-#: spooled to the function's /tmp, never held in memory.
-MAX_ANSWER_BYTES = MAX_OUTPUT_BYTES + 2 * defaults.MAX_DOCUMENT_BYTES
+#: The largest answer archive admitted (``defaults.MAX_ENDPOINT_ANSWER_BYTES``): spooled to the function's /tmp, which
+#: the stack sizes for it (``defaults.answer_spool_storage_mb``), never held in memory.
+MAX_ANSWER_BYTES = defaults.MAX_ENDPOINT_ANSWER_BYTES
 
 
 @dataclass(frozen=True)

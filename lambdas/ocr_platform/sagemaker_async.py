@@ -60,7 +60,16 @@ class EndpointCapacity:
         self.sagemaker = sagemaker or boto3.client("sagemaker")
 
     def state(self) -> VariantState:
-        desc = self.sagemaker.describe_endpoint(EndpointName=self.endpoint_name)
+        try:
+            desc = self.sagemaker.describe_endpoint(EndpointName=self.endpoint_name)
+        except ClientError as err:
+            # SageMaker answers DescribeEndpoint for an unknown endpoint with a ValidationException "Could not find
+            # endpoint": the GPU stack is not deployed (yet, or it rolled back). Its jobs wait as for a Creating one.
+            if err.response["Error"]["Code"].startswith("Validation") and "could not find" in str(err).lower():
+                raise EndpointNotInServiceError(
+                    f"Endpoint {self.endpoint_name} does not exist: deploy the GPU stack, whose endpoint it is."
+                ) from err
+            raise
         for variant in desc.get("ProductionVariants", []):
             if variant.get("VariantName") == self.variant_name:
                 current = int(variant.get("CurrentInstanceCount", 0))

@@ -119,6 +119,24 @@ def test_an_endpoint_not_in_service_keeps_the_job_queued_for_a_later_retry(platf
     assert "InvokeEndpointAsync" not in platform.calls
 
 
+def test_a_job_for_an_endpoint_that_does_not_exist_yet_waits_queued(platform: Platform) -> None:
+    """The GPU stack deploys after the core (or rolled back alone): its jobs wait for it as for a Creating endpoint."""
+    from ocr_platform.handlers._services import _client
+
+    _client("sagemaker").delete_endpoint(EndpointName=ENDPOINT)
+    _submit(platform, "job-vl-no-endpoint", "paddleocr-vl")
+
+    assert len(platform.run_invoker()["batchItemFailures"]) == 1
+    assert platform.job("job-vl-no-endpoint")["status"] == "QUEUED"
+    assert len(platform.run_invoker()["batchItemFailures"]) == 1
+    assert platform.run_invoker() == {"batchItemFailures": []}  # third receive = maxReceiveCount
+
+    job = platform.job("job-vl-no-endpoint")
+    assert (job["status"], job["error"]["code"]) == ("FAILED", "capacity_unavailable")
+    assert "deploy the GPU stack" in job["error"]["message"]
+    assert "InvokeEndpointAsync" not in platform.calls
+
+
 def test_a_validation_error_from_an_endpoint_that_is_not_serving_is_retried_not_failed(platform: Platform) -> None:
     from botocore.exceptions import ClientError
 
