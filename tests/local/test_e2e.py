@@ -336,10 +336,12 @@ def test_cli_run_with_pdf_writes_a_searchable_pdf_of_the_result(
 
 
 def _readme_block(marker: str) -> str:
-    """The shell block of README.md between ``<!-- {marker}:start -->`` and ``<!-- {marker}:end -->``."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    """The shell block between ``<!-- {marker}:start -->`` and ``<!-- {marker}:end -->`` of the docs page that has it
+    (the README's blocks moved to docs/using-it/)."""
+    page = {"aws-cli-flow": "aws-cli.md", "jobs-api-flow": "jobs-api.md"}[marker]
+    text = (REPO / "docs" / "using-it" / page).read_text(encoding="utf-8")
     between = text.split(f"<!-- {marker}:start -->", 1)[1].split(f"<!-- {marker}:end -->", 1)[0].strip()
-    assert between.startswith("```bash\n") and between.endswith("\n```"), f"README {marker}: one bash block"
+    assert between.startswith("```bash\n") and between.endswith("\n```"), f"docs/using-it/{page} {marker}: one bash block"
     return between.removeprefix("```bash\n").removesuffix("```")
 
 

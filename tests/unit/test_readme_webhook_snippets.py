@@ -1,5 +1,5 @@
-"""The README's webhook verification snippets, in Python and in JavaScript, accept what the platform signs and
-refuse a wrong secret, a changed body and a replayed (old) request."""
+"""The webhook verification snippets of docs/using-it/events-webhooks-url.md (once the README's), in Python and in
+JavaScript, accept what the platform signs and refuse a wrong secret, a changed body and a replayed (old) request."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ import pytest
 
 from ocr_platform.webhook_signing import sign
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "using-it" / "events-webhooks-url.md"
 SECRET = b"0123456789abcdef0123456789abcdef"
 BODY = json.dumps({"event_id": "e-1", "job_id": "j-1", "status": "COMPLETED", "text": "Grüße"}, ensure_ascii=False).encode()
 
 
 def _block(after: str, language: str) -> str:
-    """The first ``language`` code block of the README after the line that starts with ``after``."""
-    text = README.read_text(encoding="utf-8")
+    """The first ``language`` code block of the page after the line that starts with ``after``."""
+    text = PAGE.read_text(encoding="utf-8")
     rest = text.split("\n" + after, 1)[1]
     return rest.split(f"```{language}\n", 1)[1].split("\n```", 1)[0]
 
@@ -39,7 +39,7 @@ def _cases() -> list[tuple[str, bytes, bytes, str, bool]]:
 
 def test_the_python_snippet_verifies_what_the_platform_signs() -> None:
     namespace: dict[str, Any] = {}
-    exec(compile(_block("Verifying a webhook in Python", "python"), "README.md", "exec"), namespace)  # noqa: S102 - the README's own code
+    exec(compile(_block("Verifying a webhook in Python", "python"), "docs/using-it/events-webhooks-url.md", "exec"), namespace)  # noqa: S102 - the docs' own code
     for name, secret, body, header, valid in _cases():
         assert namespace["verify"](secret, body, header) is valid, name
 
