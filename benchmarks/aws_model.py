@@ -6,11 +6,11 @@
 Nothing here calls AWS. Inputs:
 
 - the dense-page cost on one and two vCPUs measured on the 2-core development machine
-  (``ocr_platform.defaults.DENSE_PAGE_SECONDS_*``) and Lambda's memory-to-vCPU ratio (1,769 MB per vCPU),
+  (``ocr_platform.core.defaults.DENSE_PAGE_SECONDS_*``) and Lambda's memory-to-vCPU ratio (1,769 MB per vCPU),
   through ``defaults.dense_page_seconds``;
 - the processor's init phase measured on the local stack (PP-OCRv5 on ONNX Runtime: 4.7 s), as the cold
   start of every invocation in the "cold" column;
-- the fan-out of ``ocr_platform.chunks``: the first invocation opens the document and launches one
+- the fan-out of ``ocr_platform.core.chunks``: the first invocation opens the document and launches one
   asynchronous invocation per chunk (one ``Invoke`` call each, ``LAUNCH_SECONDS``), the chunks run at once,
   the last one merges (``defaults.MERGE_SECONDS_PER_CHUNK``);
 - the GPU route's fan-out: the endpoint answers a long job's request with a split plan, the completion
@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "lambdas")]
 
-from ocr_platform import defaults  # noqa: E402
+from ocr_platform.core import defaults  # noqa: E402
 
 #: Seconds of the processor's init phase (imports, ONNX Runtime sessions), measured on the local stack.
 COLD_START_SECONDS = 4.7

@@ -131,7 +131,7 @@ def diagnostics(engine: Any, document: Path, det_kwargs: dict[str, str], rec_kwa
     # recognition is the rest of the page's predict time.
     import numpy as np
 
-    from ocr_platform.intake import open_document
+    from ocr_platform.document.intake import open_document
 
     with open_document(document, limits=settings.intake) as doc:
         image = np.ascontiguousarray(np.asarray(next(iter(doc.pages())).image)[:, :, ::-1])  # RGB -> BGR

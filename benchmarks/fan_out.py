@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "lambdas"), str(ROOT / "infra")]
 
-from ocr_platform import defaults  # noqa: E402
+from ocr_platform.core import defaults  # noqa: E402
 
 
 def generated_pdf(path: Path, pages: int) -> Path:
@@ -43,7 +43,7 @@ def generated_pdf(path: Path, pages: int) -> Path:
 def run_once(pdf: Path, page_selection: str, *, pages_per_chunk: int, workers: int, workdir: Path) -> tuple[float, dict]:
     """Submit the document to a fresh local stack; return (seconds from submit to COMPLETED, the job item)."""
     from ocr_infra.config import PlatformConfig
-    from ocr_platform.client import OcrClient, PlatformResources
+    from ocr_platform.cli.client import OcrClient, PlatformResources
     from ocr_platform.local.stack import LocalOptions, LocalStack
     from tests.documents import ENGLISH_PAGES, write_png
     from tests.local.campaign import prepare_model_cache

@@ -29,10 +29,10 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=20)
     args = parser.parse_args()
 
-    from ocr_platform.client import OcrClient, PlatformResources
+    from ocr_platform.cli.client import OcrClient, PlatformResources
+    from ocr_platform.cpu.job_runner import ocr_document
     from ocr_platform.engines.ppocrv5 import PPOCRv5Engine
     from ocr_platform.engines.settings import PaddleSettings
-    from ocr_platform.job_runner import ocr_document
     from ocr_platform.local import supervisor
     from tests.documents import ENGLISH_PAGES, write_png
 

@@ -70,9 +70,9 @@ def run_once(config: dict, pages: int) -> dict:
     from dataclasses import replace
 
     t0 = time.perf_counter()
+    from ocr_platform.cpu.job_runner import ocr_document
     from ocr_platform.engines.ppocrv5 import PPOCRv5Engine
     from ocr_platform.engines.settings import PaddleSettings
-    from ocr_platform.job_runner import ocr_document
     from tests.documents import character_error_rate
 
     import_s = time.perf_counter() - t0

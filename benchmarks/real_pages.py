@@ -14,7 +14,7 @@ The ``pp-structurev3`` row is its local substitute (PP-StructureV3's own weights
 scored on its lines. Every engine reads the same pages rendered at scale 2 (144 DPI) in one process, one
 after the other,
 on one machine; ``--repeat`` reads the dense set again and keeps each engine's fastest pass, since a
-shared 2-core VM's speed drifts between minutes. Word F1 is ``ocr_platform.text_metrics.word_f1``.
+shared 2-core VM's speed drifts between minutes. Word F1 is ``ocr_platform.core.text_metrics.word_f1``.
 
     .venv/bin/python benchmarks/real_pages.py --sdists /tmp/sdists
     .venv/bin/pip install faster-paddle==1.0.4   # optional: its two columns (tiny and small bundled)
@@ -125,7 +125,7 @@ def raw_paddleocr_reader() -> Reader:
     from paddleocr import PaddleOCR
     from PIL import Image
 
-    from ocr_platform.model_cache import ModelCache
+    from ocr_platform.engines.model_cache import ModelCache
 
     cache = ModelCache()
     ocr = PaddleOCR(
@@ -155,7 +155,7 @@ def faster_paddle_reader(size: str) -> Reader | None:
 
 
 def measure(read: Reader, pages: PageSet) -> tuple[float, float, list[float]]:
-    from ocr_platform.text_metrics import word_f1
+    from ocr_platform.core.text_metrics import word_f1
 
     started = time.perf_counter()
     texts = read(pages)

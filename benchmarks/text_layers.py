@@ -78,10 +78,10 @@ def main() -> None:
     args.sdists.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("OCR_MODEL_CACHE_DIR", str(Path(tempfile.gettempdir()) / "ocr-benchmark-models"))
 
+    from ocr_platform.core.results import page_text
+    from ocr_platform.core.text_metrics import word_f1
     from ocr_platform.engines.ppocrv5 import PPOCRv5Engine
     from ocr_platform.engines.settings import PaddleSettings
-    from ocr_platform.results import page_text
-    from ocr_platform.text_metrics import word_f1
 
     engine = PPOCRv5Engine(PaddleSettings(allow_hub_download=False, bucket=None))
     with tempfile.TemporaryDirectory() as workdir:

@@ -3,7 +3,7 @@
 
 Usage: ``python bake-models.py NAME [NAME ...]`` (names may also be comma-separated), with
 ``OCR_MODEL_DIR`` set. Each model is fetched with PaddleX's own downloader and copied to
-``$OCR_MODEL_DIR/<name>``, the first place ``ocr_platform.model_cache.ModelCache`` looks, so a cold start
+``$OCR_MODEL_DIR/<name>``, the first place ``ocr_platform.engines.model_cache.ModelCache`` looks, so a cold start
 neither downloads it from a model hub nor from the bucket's ``models/`` cache. No names: nothing to do.
 """
 

@@ -24,13 +24,13 @@ from moto import mock_aws
 # The handlers' Metrics read their namespace when first imported, as on Lambda, where the stack sets it.
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "OcrPlatform/test")
 
-from ocr_platform import defaults  # noqa: E402
+from ocr_platform.core import defaults  # noqa: E402
+from ocr_platform.core.s3_layout import StorageLayout
+from ocr_platform.core.settings import ENV
 from ocr_platform.handlers import _services  # noqa: E402
-from ocr_platform.jobs import JobStore
+from ocr_platform.jobs.store import JobStore
 from ocr_platform.local.provisioning import create_jobs_table
 from ocr_platform.local.supervisor import STATE_DIR_ENV
-from ocr_platform.s3_layout import StorageLayout
-from ocr_platform.settings import ENV
 from tests import documents
 from tests.aws_events import ACCOUNT, REGION, FakeLambdaContext, sns_event, sqs_event
 

@@ -1,6 +1,6 @@
 """The one typed configuration every resource of the platform is built from.
 
-Defaults are the production choices; each field says why. Their values live in ``ocr_platform.defaults``
+Defaults are the production choices; each field says why. Their values live in ``ocr_platform.core.defaults``
 (field ``job_ttl_days`` -> ``defaults.JOB_TTL_DAYS``), which the handlers' fallbacks read too, so a handler
 and the stack cannot disagree. Override any field from the CDK context,
 either as a whole object in ``cdk.json``::
@@ -28,8 +28,8 @@ if typing.TYPE_CHECKING:  # importing constructs starts the jsii runtime; the lo
     from constructs import Construct
 
 from ocr_infra.gpu_host import cuda_problem
-from ocr_platform import defaults
-from ocr_platform.routing import MODEL_TABLE, Backend
+from ocr_platform.core import defaults
+from ocr_platform.core.routing import MODEL_TABLE, Backend
 
 #: The context key holding a JSON object of overrides; ``ocr:<field>`` keys override single fields.
 CONTEXT_KEY = "ocr"
@@ -47,7 +47,7 @@ class PlatformConfig:
     Names and sizes:
         stage: lower-case stage name (``dev``, ``prod``, ...); it names the stack (``ocr-platform-<stage>``)
             and prefixes the physical names that must be known in advance (the SageMaker endpoint).
-        models: routing keys deployed, a subset of ``ocr_platform.routing.MODEL_TABLE``. The GPU backend
+        models: routing keys deployed, a subset of ``ocr_platform.core.routing.MODEL_TABLE``. The GPU backend
             (SageMaker model, endpoint, scaling, scale-in) is only created when a listed model routes to
             ``sagemaker``; the invoker routes by the same table.
         engine_fallback: what a job for a layout model (``pp-structurev3``, ``paddleocr-vl``) gets when that
@@ -171,7 +171,7 @@ class PlatformConfig:
         alarm_email: address subscribed to the operations topic (DLQ alarm); empty: no subscription.
         sweeper_interval_minutes: how often (1..1440) the scheduled sweeper fails jobs stuck QUEUED or
             PROCESSING past their deadline; the deadlines are derived, not set
-            (``ocr_platform.defaults.queued/lambda/sagemaker_deadline_seconds`` say how).
+            (``ocr_platform.core.defaults.queued/lambda/sagemaker_deadline_seconds`` say how).
         settle_grace_seconds: how long (0..86400) after SageMaker wrote a GPU job's output or error body the
             sweeper settles the job from S3 itself, as a notification that never finished it would have.
             Set as ``OCR_SETTLE_GRACE_SECONDS``.
@@ -451,7 +451,7 @@ class PlatformConfig:
 
     @property
     def processor_slots(self) -> int:
-        """Slots of the stage's processor semaphore (``ocr_platform.admission``): ``processor_max_concurrency`` in
+        """Slots of the stage's processor semaphore (``ocr_platform.jobs.admission``): ``processor_max_concurrency`` in
         ``dispatcher`` mode, 0 (none) in ``reserved`` mode, where the function's reserved concurrency bounds it."""
         return self.processor_max_concurrency if self.processor_concurrency_mode == "dispatcher" else 0
 

@@ -22,15 +22,15 @@ from ocr_infra.platform_function import (
     PlatformFunctionProps,
 )
 from ocr_infra.secure_defaults import allow
-from ocr_platform import defaults
-from ocr_platform.s3_layout import (
+from ocr_platform.core import defaults
+from ocr_platform.core.s3_layout import (
     ASYNC_FAILURES_PREFIX,
     ASYNC_OUTPUTS_PREFIX,
     CHUNKS_PREFIX,
     DOCUMENTS_PREFIX,
     RESULTS_PREFIX,
 )
-from ocr_platform.settings import ENV
+from ocr_platform.core.settings import ENV
 
 
 def allow_finishing_async_inferences(role: iam.IRole, bucket: s3.IBucket, who: str) -> None:
@@ -181,7 +181,7 @@ class InvokerProps:
         batch_size: messages per invocation (default 1: one job, one invocation).
         max_concurrency: the event source's ``MaximumConcurrency`` (5): invokers running at once; the rest of
             the queue waits, never throttled.
-        processor_slots: ``OCR_PROCESSOR_SLOTS``: the stage's processor semaphore (``ocr_platform.admission``);
+        processor_slots: ``OCR_PROCESSOR_SLOTS``: the stage's processor semaphore (``ocr_platform.jobs.admission``);
             a CPU job takes a slot before it is handed over, and one that finds none goes back to the queue
             for ``admission_retry_seconds`` as a new message. 0: no semaphore (reserved concurrency instead).
         admission_lease_seconds / admission_retry_seconds: ``OCR_ADMISSION_LEASE_SECONDS`` (how long a slot
@@ -257,7 +257,7 @@ class Invoker(Construct):
                 public_internet=(
                     "Outside the stage's VPC by design: it fetches the documents submitted by URL from any public "
                     "https:// host, which the VPC's isolated subnets cannot reach (a NAT gateway, $0.045 an hour per AZ, "
-                    "would open the internet to every function). ocr_platform.safe_http admits only hosts that resolve "
+                    "would open the internet to every function). ocr_platform.core.safe_http admits only hosts that resolve "
                     "to public addresses, checked after DNS and at every redirect, and caps the time and size of a fetch."
                 ),
             ),

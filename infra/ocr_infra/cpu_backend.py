@@ -15,9 +15,9 @@ from constructs import Construct
 from ocr_infra.paths import CPU_OCR_DOCKERFILE, REPO_ROOT
 from ocr_infra.platform_function import CommonFunctionProps, PlatformFunction, PlatformFunctionProps
 from ocr_infra.secure_defaults import acknowledge_wildcards, allow
-from ocr_platform import defaults
-from ocr_platform.s3_layout import CHUNKS_PREFIX, DOCUMENTS_PREFIX, MODELS_PREFIX, RESULTS_PREFIX
-from ocr_platform.settings import ENV, engine_fallback_value
+from ocr_platform.core import defaults
+from ocr_platform.core.s3_layout import CHUNKS_PREFIX, DOCUMENTS_PREFIX, MODELS_PREFIX, RESULTS_PREFIX
+from ocr_platform.core.settings import ENV, engine_fallback_value
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from ocr_infra.secure_defaults import removal_policy, secure_bucket_props, skip_checkov
-from ocr_platform import defaults
-from ocr_platform.jobs import (
+from ocr_platform.core import defaults
+from ocr_platform.core.s3_layout import ASYNC_PREFIX, CHUNKS_PREFIX
+from ocr_platform.jobs.store import (
     NOTIFICATION_INDEX_NAME,
     NOTIFICATION_INDEX_PARTITION_KEY,
     NOTIFICATION_INDEX_SORT_KEY,
@@ -25,7 +26,6 @@ from ocr_platform.jobs import (
     STATUS_INDEX_SORT_KEY,
     TTL_ATTRIBUTE,
 )
-from ocr_platform.s3_layout import ASYNC_PREFIX, CHUNKS_PREFIX
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class DocumentBucketProps:
 class DocumentBucket(Construct):
     """One bucket for documents, results, model cache and async I/O, plus its server-access-log bucket.
 
-    Layout (``ocr_platform.s3_layout``): ``documents/``, ``results/``, ``models/``, ``async/``, ``chunks/``.
+    Layout (``ocr_platform.core.s3_layout``): ``documents/``, ``results/``, ``models/``, ``async/``, ``chunks/``.
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: DocumentBucketProps) -> None:
@@ -159,7 +159,7 @@ class JobTable(Construct):
     """The jobs table: on-demand, point-in-time recovery, TTL, and three GSIs: jobs by status and time, a
     user's jobs by time, and the notification outbox (finished jobs whose completion event is still pending).
 
-    Keys and index names come from ``ocr_platform.jobs`` so the code and the table cannot drift apart.
+    Keys and index names come from ``ocr_platform.jobs.store`` so the code and the table cannot drift apart.
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: JobTableProps) -> None:

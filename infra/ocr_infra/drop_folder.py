@@ -13,10 +13,10 @@ from constructs import Construct
 
 from ocr_infra.platform_function import INGEST_HANDLER, CommonFunctionProps, PlatformFunction, PlatformFunctionProps
 from ocr_infra.secure_defaults import allow
-from ocr_platform import defaults
-from ocr_platform.inbox import inbox_event_pattern
-from ocr_platform.s3_layout import DOCUMENTS_PREFIX, INBOX_PREFIX, UPLOADS_PREFIX
-from ocr_platform.settings import ENV
+from ocr_platform.core import defaults
+from ocr_platform.core.s3_layout import DOCUMENTS_PREFIX, INBOX_PREFIX, UPLOADS_PREFIX
+from ocr_platform.core.settings import ENV
+from ocr_platform.inputs.inbox import inbox_event_pattern
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from ocr_infra.secure_defaults import removal_policy
-from ocr_platform import defaults
+from ocr_platform.core import defaults
 
 
 @dataclass(frozen=True)

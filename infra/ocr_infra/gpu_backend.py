@@ -33,16 +33,16 @@ from ocr_infra.platform_function import (
     PlatformFunctionProps,
 )
 from ocr_infra.secure_defaults import allow
-from ocr_platform import defaults
-from ocr_platform.s3_layout import (
+from ocr_platform.core import defaults
+from ocr_platform.core.s3_layout import (
     ASYNC_FAILURES_PREFIX,
     ASYNC_OUTPUTS_PREFIX,
     DOCUMENTS_PREFIX,
 )
-from ocr_platform.settings import ENV, engine_fallback_value
+from ocr_platform.core.settings import ENV, engine_fallback_value
 
 SAGEMAKER_NAMESPACE = "AWS/SageMaker"
-#: Read by ``ocr_platform.model_server``: requests served at once by one instance.
+#: Read by ``ocr_platform.gpu.model_server``: requests served at once by one instance.
 DESIRED_INSTANCE_COUNT = "sagemaker:variant:DesiredInstanceCount"
 #: The service-linked role Application Auto Scaling uses for SageMaker variants; naming its full ARN in
 #: the scalable target makes Application Auto Scaling create it when the account does not have it yet.
@@ -199,7 +199,7 @@ class GpuBackend(Construct):
         )
         self._grant_execution_role(props, stack)
 
-        # 3. Model: one container serving PaddleOCR-VL (`serve` -> ocr_platform.model_server).
+        # 3. Model: one container serving PaddleOCR-VL (`serve` -> ocr_platform.gpu.model_server).
         # Network isolation: the container makes no outbound call at all. SageMaker hands it the request's body,
         # read from S3 with the execution role, and writes its answer to S3 (https://docs.aws.amazon.com/sagemaker/
         # latest/dg/mkt-algo-model-internet-free.html); the models are baked into the image.

@@ -5,7 +5,7 @@ CDK fingerprints a Docker image asset by its build context. Built from the whole
 and every such ``cdk deploy`` replaced the SageMaker model and endpoint config and updated the endpoint: blue/green,
 a second GPU fleet beside the first. Here the context is the endpoint's own files and the ``ocr_platform``
 modules the endpoint server imports, found by reading the imports (lazy ones and the engine registry's
-``"module:attribute"`` strings included) from ``ocr_platform.model_server`` outwards.
+``"module:attribute"`` strings included) from ``ocr_platform.gpu.model_server`` outwards.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from ocr_infra.paths import LAMBDAS_DIR
 
 #: Where the endpoint's code starts: its server and the engine registry's PaddleOCR-VL engine.
-ENDPOINT_ENTRY_MODULES = ("ocr_platform.model_server",)
+ENDPOINT_ENTRY_MODULES = ("ocr_platform.gpu.model_server",)
 #: What the root ``.dockerignore`` admits that the endpoint image does not use: the project's metadata (the image
 #: puts ``ocr_platform`` on its path instead of installing the project) and the other image's files.
 OTHER_FILES = ("pyproject.toml", "README.md", "LICENSE", "requirements/", "containers/")

@@ -1,4 +1,4 @@
-"""Results that come to you: completion events on EventBridge and signed webhooks (``ocr_platform.notifications``).
+"""Results that come to you: completion events on EventBridge and signed webhooks (``ocr_platform.outputs.notifications``).
 
 Every function that finishes jobs publishes each finished job's ``OCR Job Completed`` / ``OCR Job Failed``
 event on the stage's bus and, for a job with a ``callback_url``, queues one webhook request
@@ -32,8 +32,8 @@ from ocr_infra.platform_function import (
     PlatformFunctionProps,
 )
 from ocr_infra.secure_defaults import acknowledge, allow, removal_policy, skip_checkov
-from ocr_platform import defaults
-from ocr_platform.settings import ENV
+from ocr_platform.core import defaults
+from ocr_platform.core.settings import ENV
 
 #: The length of the generated signing secret (letters and digits: 64 x ~5.95 bits, ~380 bits).
 WEBHOOK_SECRET_LENGTH = 64
@@ -256,7 +256,7 @@ class WebhookDeliverer(Construct):
                 public_internet=(
                     "Outside the stage's VPC by design: it POSTs each webhook to the receiver's callback_url, any public "
                     "https:// host, which the VPC's isolated subnets cannot reach (a NAT gateway, $0.045 an hour per AZ, "
-                    "would open the internet to every function). ocr_platform.safe_http admits only hosts that resolve "
+                    "would open the internet to every function). ocr_platform.core.safe_http admits only hosts that resolve "
                     "to public addresses, checked after DNS and at every redirect."
                 ),
             ),

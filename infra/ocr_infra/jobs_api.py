@@ -17,10 +17,10 @@ from constructs import Construct
 
 from ocr_infra.platform_function import API_HANDLER, CommonFunctionProps, PlatformFunction, PlatformFunctionProps
 from ocr_infra.secure_defaults import acknowledge, allow, removal_policy, secure_log_group
-from ocr_platform import defaults
-from ocr_platform.jobs_api import ROUTES
-from ocr_platform.s3_layout import RESULTS_PREFIX, UPLOADS_PREFIX
-from ocr_platform.settings import ENV
+from ocr_platform.core import defaults
+from ocr_platform.core.s3_layout import RESULTS_PREFIX, UPLOADS_PREFIX
+from ocr_platform.core.settings import ENV
+from ocr_platform.inputs.jobs_api import ROUTES
 
 #: One JSON line per request in the access log: who, what, how it ended, and the authorizer's verdict.
 ACCESS_LOG_FORMAT = (

@@ -16,7 +16,7 @@ from constructs import Construct
 
 from ocr_infra.encryption import allow_service_use
 from ocr_infra.secure_defaults import acknowledge, secure_queue_props, skip_sqs_managed_sse
-from ocr_platform import defaults
+from ocr_platform.core import defaults
 
 
 @dataclass(frozen=True)

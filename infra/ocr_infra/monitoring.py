@@ -2,7 +2,7 @@
 
 A single failed job is normal (a user sent a password-protected PDF); many failing at once is an
 incident: an engine that cannot load, a broken image, an endpoint that errs on everything. The
-functions count every finished job once (``ocr_platform.metrics``); the alarm compares the two counts.
+functions count every finished job once (``ocr_platform.core.metrics``); the alarm compares the two counts.
 The dashboard puts those job metrics beside the services' own (the processor, the queues, the endpoint),
 so that an alarm's cause is one page away.
 """
@@ -18,8 +18,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from ocr_platform import defaults
-from ocr_platform.metrics import (
+from ocr_platform.core import defaults
+from ocr_platform.core.metrics import (
     ERROR_CODE_DIMENSION,
     JOB_LATENCY,
     JOBS_COMPLETED,
@@ -36,7 +36,7 @@ class FailedJobRateAlarmProps:
     """Props of :class:`FailedJobRateAlarm`.
 
     Attributes:
-        namespace: the job metrics' namespace (``ocr_platform.settings.metrics_namespace(stage)``).
+        namespace: the job metrics' namespace (``ocr_platform.core.settings.metrics_namespace(stage)``).
         threshold_percent: alarm when more than this share of a period's finished jobs failed (25).
         min_jobs: a period with fewer finished jobs counts as healthy (10).
         period_minutes: length of one period (5).
@@ -119,7 +119,7 @@ class OperationsDashboardProps:
     """Props of :class:`OperationsDashboard`.
 
     Attributes:
-        namespace: the job metrics' namespace (``ocr_platform.settings.metrics_namespace(stage)``).
+        namespace: the job metrics' namespace (``ocr_platform.core.settings.metrics_namespace(stage)``).
         routes: the routing keys the stage accepts (one line per route on the job graphs).
         job_queue / dead_letter_queue: the job queue and its DLQ.
         webhook_dead_letter_queue: where undeliverable webhooks wait.
@@ -157,7 +157,7 @@ class OperationsDashboard(Construct):
     failed (by route and by error code), pages per minute, job latency per route, the CPU processor, the job
     queue and the last-stop queues, and the GPU endpoint's instances, backlog and utilization.
 
-    The job graphs read the functions' EMF job metrics (``ocr_platform.metrics``); the rest are the services'
+    The job graphs read the functions' EMF job metrics (``ocr_platform.core.metrics``); the rest are the services'
     own metrics. The failed-by-error-code graph is a search expression: it shows the codes that occurred.
     """
 

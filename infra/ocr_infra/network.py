@@ -15,7 +15,7 @@ Nothing else is needed: a function's credentials come from its environment (no S
 its logs, embedded metrics and X-Ray segments (not the function's network interface), and Lambda, SQS, S3 and
 DynamoDB use the KMS key themselves. Two functions stay outside, each with its reason recorded on it: the invoker
 fetches documents submitted by URL and the webhook deliverer POSTs to receivers, both from and to arbitrary public
-``https://`` hosts (``ocr_platform.safe_http`` admits only public addresses, after DNS and at every redirect). A
+``https://`` hosts (``ocr_platform.core.safe_http`` admits only public addresses, after DNS and at every redirect). A
 NAT gateway would let them in, but it costs $0.045 an hour per AZ (about $66 a month for two, us-east-1) plus
 $0.045 per GB, and it would open the same internet to every function of the VPC.
 
@@ -42,7 +42,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from ocr_infra.secure_defaults import allow
-from ocr_platform.routing import Backend
+from ocr_platform.core.routing import Backend
 
 #: The VPC's addresses: two /20 subnets (4,091 addresses each) leave room for every function's network interfaces.
 VPC_CIDR = "10.0.0.0/16"

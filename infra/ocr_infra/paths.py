@@ -29,23 +29,18 @@ LAMBDA_ASSET_EXCLUDES = [
 ZIP_FUNCTION_EXCLUDES = [
     # The local stack (moto and the local runtimes) and the developer's command line and client.
     "ocr_platform/local",
-    "ocr_platform/cli.py",
-    "ocr_platform/client.py",
-    "ocr_platform/client_errors.py",
-    "ocr_platform/console_publish.py",
-    "ocr_platform/doctor.py",
-    "ocr_platform/doctor_quotas.py",
-    "ocr_platform/progress.py",
+    "ocr_platform/cli",
+    "ocr_platform/core/client_errors.py",
+    "ocr_platform/inputs/console_publish.py",
     # The OCR side, which runs in the processor and endpoint images: the engines (imported by model name
     # on first use, so only the registry is needed), document intake, the job runner, the model cache, the
     # endpoint's HTTP server and the processor's handler. The completion function publishes results
     # through ``result_store`` and ``fan_in``, which open no document.
     "ocr_platform/engines/*",
     "!ocr_platform/engines/__init__.py",
-    "ocr_platform/intake.py",
-    "ocr_platform/job_runner.py",
-    "ocr_platform/model_cache.py",
-    "ocr_platform/model_server.py",
+    "ocr_platform/document/intake.py",
+    "ocr_platform/cpu/job_runner.py",
+    "ocr_platform/gpu/model_server.py",
     "ocr_platform/handlers/processor.py",
 ]
 

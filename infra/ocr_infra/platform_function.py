@@ -2,7 +2,7 @@
 
 Each function gets its own execution role without AWS-managed policies and its own log group with a
 retention period; the role may write only to that log group. Every function traces actively in X-Ray, so
-one job can be followed across the functions that handled it (``ocr_platform.tracing``). Everything else a function may do is
+one job can be followed across the functions that handled it (``ocr_platform.core.tracing``). Everything else a function may do is
 granted by its owner through :func:`ocr_infra.secure_defaults.allow`. What all functions share (table,
 bucket, zip code and layers, job TTL, log retention, metrics namespace, completion events) comes in one
 :class:`CommonFunctionProps` the stack builds once.
@@ -29,8 +29,8 @@ from ocr_infra.config import POWERTOOLS_LAYER_ACCOUNT
 from ocr_infra.network import FunctionNetwork
 from ocr_infra.paths import LAMBDA_ASSET_EXCLUDES, LAMBDAS_DIR, ZIP_FUNCTION_EXCLUDES
 from ocr_infra.secure_defaults import acknowledge_wildcards, allow, lambda_role, secure_log_group, skip_checkov
-from ocr_platform import defaults
-from ocr_platform.settings import ENV, metrics_namespace
+from ocr_platform.core import defaults
+from ocr_platform.core.settings import ENV, metrics_namespace
 
 if TYPE_CHECKING:  # job_notifications builds on this module (its deliverer is a PlatformFunction)
     from ocr_infra.job_notifications import CompletionEventTargets
@@ -198,7 +198,7 @@ class PlatformFunctionProps:
         service_name: ``POWERTOOLS_SERVICE_NAME`` (the ``service`` key of every log line).
         handler: ``module.function`` of a zip function (``common.code`` with ``common.layers``).
         image: the container image of an image function, instead of ``handler`` (its CMD names the handler).
-        environment: the function's own variables (names from ``ocr_platform.settings.ENV``), on top of
+        environment: the function's own variables (names from ``ocr_platform.core.settings.ENV``), on top of
             :meth:`CommonFunctionProps.environment`.
         finishes_jobs: the function moves jobs to COMPLETED or FAILED, counts them as metrics and publishes
             their completion events (``common.completion_events``).
@@ -292,7 +292,7 @@ class PlatformFunction(Construct):
                 layers=list(common.layers),
                 **settings,
             )
-        # 3b. X-Ray: the function's role may send trace segments (the handlers' ``ocr_platform.tracing``).
+        # 3b. X-Ray: the function's role may send trace segments (the handlers' ``ocr_platform.core.tracing``).
         acknowledge_wildcards(
             self._role.node.find_child("DefaultPolicy"),
             TRACING_ACTIONS,

@@ -23,9 +23,9 @@ from ocr_infra.platform_function import (
     PlatformFunctionProps,
 )
 from ocr_infra.secure_defaults import allow
-from ocr_platform import defaults
-from ocr_platform.s3_layout import DEAD_LETTERS_PREFIX
-from ocr_platform.settings import ENV
+from ocr_platform.core import defaults
+from ocr_platform.core.s3_layout import DEAD_LETTERS_PREFIX
+from ocr_platform.core.settings import ENV
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class JobRecoveryProps:
             completion event is still pending (their function crashed before publishing it); it publishes them.
         queued_deadline_seconds / lambda_deadline_seconds / sagemaker_deadline_seconds: how long a job
             may stay QUEUED, or PROCESSING on each backend, before the sweeper fails it ``timed_out``
-            (``PlatformConfig``'s ``*_deadline_seconds``, derived in ``ocr_platform.defaults``).
+            (``PlatformConfig``'s ``*_deadline_seconds``, derived in ``ocr_platform.core.defaults``).
         sweeper_interval_minutes: the sweeper's schedule (15). Runs that overlap are harmless: every
             transition is a conditional UpdateItem.
         settle_grace_seconds: how long after SageMaker wrote a GPU job's outcome the sweeper settles the

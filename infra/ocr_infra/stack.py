@@ -59,8 +59,8 @@ from ocr_infra.monitoring import (
 from ocr_infra.network import PlatformVpc, PlatformVpcProps
 from ocr_infra.platform_function import RETENTION_BY_DAYS, CommonFunctionProps, lambdas_code, powertools_layer
 from ocr_infra.recovery_functions import JobRecovery, JobRecoveryProps
-from ocr_platform import defaults
-from ocr_platform.settings import metrics_namespace
+from ocr_platform.core import defaults
+from ocr_platform.core.settings import metrics_namespace
 
 #: Output keys the client reads with CloudFormation ``describe_stacks`` (a contract: do not rename).
 OUTPUT_BUCKET_NAME = "BucketName"

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from ocr_platform.admission import ProcessorSlots
+from ocr_platform.core.settings import ENV
 from ocr_platform.handlers import _services
 from ocr_platform.handlers.completion import handler as completion_handler
-from ocr_platform.settings import ENV
+from ocr_platform.jobs.admission import ProcessorSlots
 from tests.aws_events import FakeLambdaContext, lambda_failure_record
 from tests.conftest import Platform
 from tests.handlers.test_fan_out import RecordedInvokes, _split_job

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 import requests
 
+from ocr_platform.core.settings import ENV
 from ocr_platform.handlers import _services, api, ingest
-from ocr_platform.jobs import NewJob
+from ocr_platform.jobs.store import NewJob
 from ocr_platform.local.events import http_api_event, s3_object_created_event
-from ocr_platform.settings import ENV
 from tests.aws_events import FakeLambdaContext
 from tests.conftest import BUCKET, Platform
 from tests.documents import tiny_png

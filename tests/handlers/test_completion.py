@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from ocr_platform.jobs import NewJob
-from ocr_platform.results import engine_fallback_warning
+from ocr_platform.core.results import engine_fallback_warning
+from ocr_platform.jobs.store import NewJob
 from tests.aws_events import FakeLambdaContext, lambda_failure_record, sagemaker_notification
 from tests.conftest import BUCKET, ENDPOINT, Platform
 

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from ocr_platform import defaults
-from ocr_platform.errors import ErrorCode, JobError
+from ocr_platform.core import defaults
+from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.handlers import _services, sweeper
-from ocr_platform.jobs import NewJob, utc_now
-from ocr_platform.notifications import event_id
+from ocr_platform.jobs.store import NewJob, utc_now
+from ocr_platform.outputs.notifications import event_id
 from tests.aws_events import FakeLambdaContext, sagemaker_notification
 from tests.conftest import BUCKET, ENDPOINT, Platform
 from tests.handlers.test_completion import VALID_OUTPUT

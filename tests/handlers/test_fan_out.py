@@ -232,12 +232,12 @@ def test_a_split_job_that_asks_for_a_pdf_gets_it_from_the_chunk_that_merges(
 def test_a_split_job_whose_pdf_cannot_be_written_fails_instead_of_completing_without_it(
     platform: Platform, engine: PlumbingEngine, invokes: RecordedInvokes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ocr_platform.searchable_pdf
+    import ocr_platform.outputs.searchable_pdf
 
     def refuse(source: Any, result: Any, target: Any) -> Any:
         raise ValueError("Result page 13 is not in doc.pdf, which has 12 page(s).")
 
-    monkeypatch.setattr(ocr_platform.searchable_pdf, "write_searchable_pdf", refuse)
+    monkeypatch.setattr(ocr_platform.outputs.searchable_pdf, "write_searchable_pdf", refuse)
     platform.run_processor(_split_job(platform, "job-f9", page_count=12, options={"outputs": ["pdf"]}))
     first, second = invokes.events
 

@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
+from ocr_platform.core.s3_layout import S3Uri
+from ocr_platform.gpu.model_server import EndpointApp, split_pdf_warning
+from ocr_platform.gpu.sagemaker_async import AsyncInference
 from ocr_platform.handlers._services import services
-from ocr_platform.jobs import NewJob, utc_now
-from ocr_platform.messages import parse_job_message
-from ocr_platform.model_server import EndpointApp, split_pdf_warning
-from ocr_platform.s3_layout import S3Uri
-from ocr_platform.sagemaker_async import AsyncInference
+from ocr_platform.jobs.messages import parse_job_message
+from ocr_platform.jobs.store import NewJob, utc_now
 from tests.aws_events import sagemaker_notification
 from tests.conftest import BUCKET, ENDPOINT, Platform
 from tests.documents import blank_pdf
@@ -186,7 +186,7 @@ def test_a_failed_chunk_request_fails_the_job_once_naming_its_pages(platform: Pl
 
 
 def test_the_sweeper_settles_a_chunk_whose_notification_was_lost(platform: Platform, endpoint: EndpointApp) -> None:
-    from ocr_platform.job_recovery import settle_finished_inferences
+    from ocr_platform.recovery.job_recovery import settle_finished_inferences
 
     message = _vl_job(platform, "job-g4", 15)
     assert platform.publish("success", _serve(platform, endpoint, _request(message), n=0)) == {
@@ -254,15 +254,15 @@ def test_a_split_job_that_asks_for_a_pdf_completes_with_an_output_unavailable_wa
 def test_an_endpoint_that_cannot_write_the_pdf_fails_the_job_instead_of_completing_without_it(
     platform: Platform, endpoint: EndpointApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ocr_platform.model_server
-    import ocr_platform.searchable_pdf
+    import ocr_platform.gpu.model_server
+    import ocr_platform.outputs.searchable_pdf
 
     message = _vl_job(platform, "job-g7", 2, options={"outputs": ["pdf"]})
     request = _request(message)
 
     # Refused before the model reads a page: an image without the PDF writer's libraries.
     with monkeypatch.context() as patch:
-        patch.setattr(ocr_platform.model_server, "PDF_MODULES", ("pypdf", "reportlab", "no_such_pdf_module"))
+        patch.setattr(ocr_platform.gpu.model_server, "PDF_MODULES", ("pypdf", "reportlab", "no_such_pdf_module"))
         response = _invoke(platform, endpoint, request)
     assert (response.status, response.json()["error"]["code"]) == (500, "engine_unavailable")
     assert response.json()["error"]["message"].endswith("its image lacks no_such_pdf_module.")
@@ -272,7 +272,7 @@ def test_an_endpoint_that_cannot_write_the_pdf_fails_the_job_instead_of_completi
     def refuse(source: Any, result: Any, target: Any) -> Any:
         raise ValueError("Result page 3 is not in doc.pdf, which has 2 page(s).")
 
-    monkeypatch.setattr(ocr_platform.searchable_pdf, "write_searchable_pdf", refuse)
+    monkeypatch.setattr(ocr_platform.outputs.searchable_pdf, "write_searchable_pdf", refuse)
     note = _serve(platform, endpoint, request, n=0)
     assert platform.publish("error", note) == {"outcomes": ["failed"]}
     job = platform.job("job-g7")

@@ -14,7 +14,7 @@ def _message(platform: Platform, job_id: str, model: str, **extra) -> dict:
 
 
 def _submit(platform: Platform, job_id: str, model: str, **extra) -> dict:
-    from ocr_platform.jobs import NewJob
+    from ocr_platform.jobs.store import NewJob
 
     message = _message(platform, job_id, model, **extra)
     platform.store.create(NewJob(job_id, model, message["input"]))
@@ -140,10 +140,10 @@ def test_a_job_for_an_endpoint_that_does_not_exist_yet_waits_queued(platform: Pl
 def test_a_validation_error_from_an_endpoint_that_is_not_serving_is_retried_not_failed(platform: Platform) -> None:
     from botocore.exceptions import ClientError
 
-    from ocr_platform.errors import RetryLaterError
+    from ocr_platform.core.errors import RetryLaterError
+    from ocr_platform.gpu.sagemaker_async import AsyncInference
     from ocr_platform.handlers._services import _client
-    from ocr_platform.messages import parse_job_message
-    from ocr_platform.sagemaker_async import AsyncInference
+    from ocr_platform.jobs.messages import parse_job_message
 
     class RefusingRuntime:  # what SageMaker answers an endpoint that is still Creating
         def invoke_endpoint_async(self, **_: object) -> None:
@@ -295,8 +295,8 @@ def document_site(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - a generato
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+    from ocr_platform.core.settings import ENV
     from ocr_platform.handlers import _services
-    from ocr_platform.settings import ENV
     from tests.documents import tiny_png
 
     body = tiny_png()

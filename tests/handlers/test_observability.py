@@ -20,11 +20,12 @@ from typing import Any
 import boto3
 import pytest
 
-from ocr_platform import defaults, engines
+from ocr_platform import engines
+from ocr_platform.core import defaults
+from ocr_platform.core.tracing import tracer
 from ocr_platform.handlers import api, completion, dlq_consumer, ingest, invoker, sweeper
-from ocr_platform.jobs import JobStore, NewJob, utc_now
+from ocr_platform.jobs.store import JobStore, NewJob, utc_now
 from ocr_platform.local.events import http_api_event, s3_object_created_event
-from ocr_platform.tracing import tracer
 from tests.aws_events import FakeLambdaContext, lambda_failure_record, sagemaker_notification, sqs_event
 from tests.conftest import BUCKET, ENDPOINT, TABLE, Platform
 from tests.documents import tiny_png

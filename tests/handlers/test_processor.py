@@ -11,10 +11,10 @@ import pytest
 from PIL import Image
 
 from ocr_platform import engines
-from ocr_platform.chunks import Chunk
+from ocr_platform.core.chunks import Chunk
+from ocr_platform.core.results import EngineInfo
 from ocr_platform.engines import EngineOutput
-from ocr_platform.jobs import NewJob
-from ocr_platform.results import EngineInfo
+from ocr_platform.jobs.store import NewJob
 from tests.conftest import BUCKET, Platform
 from tests.documents import tiny_png
 

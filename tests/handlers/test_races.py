@@ -26,10 +26,10 @@ import pytest
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from ocr_platform import engines
-from ocr_platform.dispatch import HandOverInProgressError
+from ocr_platform.core.results import EngineInfo
 from ocr_platform.engines import EngineOutput
-from ocr_platform.jobs import JobStore, NewJob, utc_now
-from ocr_platform.results import EngineInfo
+from ocr_platform.inputs.dispatch import HandOverInProgressError
+from ocr_platform.jobs.store import JobStore, NewJob, utc_now
 from tests.aws_events import FakeLambdaContext, sagemaker_notification, sqs_event
 from tests.conftest import BUCKET, ENDPOINT, TABLE, Platform
 from tests.handlers.test_completion import VALID_OUTPUT
@@ -301,8 +301,8 @@ def test_a_dead_lettered_copy_does_not_fail_a_job_whose_result_is_being_publishe
 
 
 def test_the_sweeper_does_not_fail_a_job_whose_result_is_being_published(platform: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocr_platform.core.settings import ENV
     from ocr_platform.handlers import _services, sweeper
-    from ocr_platform.settings import ENV
 
     job_id = "race-sweeper"
     _vl_job(platform, job_id)

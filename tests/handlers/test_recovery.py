@@ -8,8 +8,8 @@ from datetime import timedelta
 import boto3
 import pytest
 
-from ocr_platform import defaults
-from ocr_platform.jobs import JobStore, NewJob, utc_now
+from ocr_platform.core import defaults
+from ocr_platform.jobs.store import JobStore, NewJob, utc_now
 from tests.aws_events import FakeLambdaContext, sqs_event
 from tests.conftest import BUCKET, TABLE, Platform
 
@@ -123,7 +123,7 @@ def test_the_sweeper_leaves_a_queued_job_that_is_only_waiting_its_turn(platform:
 
 
 def _finished_vl_job(platform: Platform, job_id: str, *, output: dict | None = None, error: dict | None = None) -> None:
-    from ocr_platform.jobs import NewJob
+    from ocr_platform.jobs.store import NewJob
 
     platform.store.create(NewJob(job_id, "paddleocr-vl", platform.put_document(job_id, "scan.pdf")))
     platform.store.mark_processing(job_id, "sagemaker")
@@ -163,7 +163,7 @@ def _completion_fails_every_retry(platform: Platform, job_id: str, kind: str) ->
 
 
 def test_a_finished_inference_whose_completion_failed_every_retry_is_completed_from_s3(platform: Platform) -> None:
-    from ocr_platform.job_recovery import settle_finished_inferences
+    from ocr_platform.recovery.job_recovery import settle_finished_inferences
     from tests.handlers.test_completion import VALID_OUTPUT
 
     output = {**VALID_OUTPUT, "job_id": "lost-success"}
@@ -181,7 +181,7 @@ def test_a_finished_inference_whose_completion_failed_every_retry_is_completed_f
 
 
 def test_a_failed_inference_whose_error_notification_was_lost_fails_with_the_endpoints_error(platform: Platform) -> None:
-    from ocr_platform.job_recovery import settle_finished_inferences
+    from ocr_platform.recovery.job_recovery import settle_finished_inferences
 
     _finished_vl_job(platform, "lost-error", error={"code": "encrypted_pdf", "message": "The PDF is password protected."})
     _completion_fails_every_retry(platform, "lost-error", "error")
@@ -193,7 +193,7 @@ def test_a_failed_inference_whose_error_notification_was_lost_fails_with_the_end
 
 
 def test_a_gpu_job_still_running_is_not_settled(platform: Platform) -> None:
-    from ocr_platform.job_recovery import settle_finished_inferences
+    from ocr_platform.recovery.job_recovery import settle_finished_inferences
 
     _finished_vl_job(platform, "still-running")
     assert settle_finished_inferences(platform.store, platform.s3, platform.layout, now=utc_now() + timedelta(hours=1)) == {}
@@ -202,8 +202,8 @@ def test_a_gpu_job_still_running_is_not_settled(platform: Platform) -> None:
 
 def test_the_sweeper_settles_after_the_grace_its_setting_gives(platform: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
     """``OCR_SETTLE_GRACE_SECONDS`` decides when the scheduled sweeper stops waiting for the notification."""
+    from ocr_platform.core.settings import ENV
     from ocr_platform.handlers import _services, sweeper
-    from ocr_platform.settings import ENV
     from tests.handlers.test_completion import VALID_OUTPUT
 
     _finished_vl_job(platform, "grace-job", output={**VALID_OUTPUT, "job_id": "grace-job"})

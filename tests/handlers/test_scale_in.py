@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from ocr_platform.jobs import JobStore, NewJob, utc_now
+from ocr_platform.jobs.store import JobStore, NewJob, utc_now
 from tests.aws_events import idle_alarm_message
 from tests.conftest import ENDPOINT, Platform
 

@@ -16,13 +16,14 @@ from unittest import mock
 import pytest
 from aws_lambda_powertools.utilities import parameters
 
-from ocr_platform import defaults, safe_http, webhook_delivery
+from ocr_platform.core import defaults, safe_http
+from ocr_platform.core.settings import ENV
 from ocr_platform.handlers import _services, webhook_deliverer
-from ocr_platform.jobs import NewJob
+from ocr_platform.jobs.store import NewJob
 from ocr_platform.local.events import sqs_event
-from ocr_platform.notifications import event_id
-from ocr_platform.settings import ENV
-from ocr_platform.webhook_signing import verify
+from ocr_platform.outputs import webhook_delivery
+from ocr_platform.outputs.notifications import event_id
+from ocr_platform.outputs.webhook_signing import verify
 from tests.aws_events import FakeLambdaContext
 from tests.conftest import BUCKET, Platform, _record_calls
 from tests.local.webhook_receiver import WebhookReceiver, receiver_that_is_down

@@ -13,7 +13,7 @@ from aws_cdk import aws_lambda as lambda_
 from ocr_infra.app_builder import cdk_json_context
 from ocr_infra.config import PlatformConfig
 from ocr_infra.stack import OcrPlatformStack
-from ocr_platform.settings import ENV
+from ocr_platform.core.settings import ENV
 from tests.infra.conftest import Synthesis
 
 

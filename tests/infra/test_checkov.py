@@ -23,7 +23,7 @@ from aws_cdk import aws_s3 as s3
 from ocr_infra.app_builder import build_app
 from ocr_infra.network import interface_endpoint_services
 from ocr_infra.secure_defaults import CHECKOV_METADATA_KEY, MIN_CHECKOV_REASON_LENGTH, skip_checkov
-from ocr_platform.routing import MODEL_TABLE
+from ocr_platform.core.routing import MODEL_TABLE
 from tests.infra.conftest import Synthesis
 from tests.infra.template_helpers import flatten
 

@@ -14,8 +14,8 @@ from ocr_infra.config import PlatformConfig
 from ocr_infra.gpu_backend import GpuBackend
 from ocr_infra.paths import REPO_ROOT, VL_ENDPOINT_DOCKERFILE
 from ocr_infra.stack import OcrPlatformStack
-from ocr_platform.routing import MODEL_TABLE
-from ocr_platform.settings import ENV
+from ocr_platform.core.routing import MODEL_TABLE
+from ocr_platform.core.settings import ENV
 
 
 def test_defaults() -> None:

@@ -21,7 +21,7 @@ from ocr_infra.paths import (
     VL_ENDPOINT_DOCKERFILE,
 )
 from ocr_infra.platform_function import COMPLETION_HANDLER, INVOKER_HANDLER, SCALE_IN_HANDLER
-from ocr_platform import defaults
+from ocr_platform.core import defaults
 
 PROCESSOR_HANDLER = "ocr_platform.handlers.processor.handler"
 
@@ -88,7 +88,7 @@ def test_serve_script_starts_the_endpoint_server() -> None:
     assert os.access(serve, os.X_OK)
     text = serve.read_text(encoding="utf-8")
     assert text.startswith("#!/bin/sh")
-    assert "exec python -m ocr_platform.model_server" in text
+    assert "exec python -m ocr_platform.gpu.model_server" in text
 
 
 def test_dockerignore_is_an_allow_list() -> None:

@@ -1,6 +1,6 @@
 """One home for each default: the deployment config, the handlers' fallbacks and the stack agree.
 
-``ocr_platform.defaults`` holds every default; ``PlatformConfig`` and ``RuntimeSettings`` read it. These
+``ocr_platform.core.defaults`` holds every default; ``PlatformConfig`` and ``RuntimeSettings`` read it. These
 tests fail when a handler started without the stack's environment would behave differently from the
 deployed one, or when a function is deployed with a value its config does not say.
 """
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from ocr_infra.config import PlatformConfig
-from ocr_platform import defaults
-from ocr_platform.settings import ENV, RuntimeSettings
+from ocr_platform.core import defaults
+from ocr_platform.core.settings import ENV, RuntimeSettings
 from tests.infra.conftest import Synthesis, stage_resources
 
 REQUIRED_ONLY = {ENV.TABLE_NAME: "jobs", ENV.BUCKET_NAME: "documents"}
@@ -23,7 +23,7 @@ REQUIRED_ONLY = {ENV.TABLE_NAME: "jobs", ENV.BUCKET_NAME: "documents"}
 @pytest.mark.parametrize("name", [f.name for f in fields(PlatformConfig)])
 def test_each_config_default_is_the_defaults_modules_constant(name: str) -> None:
     constant = name.upper()
-    assert hasattr(defaults, constant), f"PlatformConfig.{name}'s default belongs in ocr_platform.defaults.{constant}"
+    assert hasattr(defaults, constant), f"PlatformConfig.{name}'s default belongs in ocr_platform.core.defaults.{constant}"
     assert getattr(PlatformConfig(), name) == getattr(defaults, constant)
 
 

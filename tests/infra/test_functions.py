@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Template
 
-from ocr_platform.settings import ENV
+from ocr_platform.core.settings import ENV
 from tests.infra.conftest import Synthesis
 from tests.infra.template_helpers import flatten
 

@@ -10,8 +10,8 @@ from aws_cdk.assertions import Template
 
 from ocr_infra.config import PlatformConfig
 from ocr_infra.stack import OcrPlatformStack
-from ocr_platform import defaults
-from ocr_platform.settings import ENV
+from ocr_platform.core import defaults
+from ocr_platform.core.settings import ENV
 from tests.infra.conftest import Synthesis
 from tests.infra.template_helpers import grants, tracing_grants
 from tests.infra.test_config import _app

@@ -10,7 +10,7 @@ from aws_cdk.assertions import Template
 from cfnlint.api import ManualArgs, lint_file
 
 from ocr_infra.nag import apply_nag_checks
-from ocr_platform import client
+from ocr_platform.cli import client
 from tests.infra.conftest import Synthesis
 
 #: CDK's Lambda construct always adds DependsOn on the function's role (so its policy exists before the

@@ -70,17 +70,17 @@ def test_the_endpoint_image_is_built_from_what_it_uses_only(synthesis: Synthesis
     staged = _endpoint_context(synthesis)
     files = {str(p.relative_to(staged)) for p in staged.rglob("*") if p.is_file()}
     assert {"containers/vl-endpoint/Dockerfile", "containers/vl-endpoint/serve", "containers/vl-endpoint/requirements.lock",
-            "containers/bake-models.py", "lambdas/ocr_platform/model_server.py", "lambdas/ocr_platform/engines/paddleocr_vl.py"} <= files
+            "containers/bake-models.py", "lambdas/ocr_platform/gpu/model_server.py", "lambdas/ocr_platform/engines/paddleocr_vl.py"} <= files
     for unused in ("README.md", "pyproject.toml", "containers/cpu-ocr/Dockerfile", "requirements/models.txt",
-                   "lambdas/ocr_platform/cli.py", "lambdas/ocr_platform/handlers/invoker.py", "lambdas/ocr_platform/local/stack.py",
-                   "lambdas/ocr_platform/completion.py", "lambdas/ocr_platform/doctor.py"):
+                   "lambdas/ocr_platform/cli/commands.py", "lambdas/ocr_platform/handlers/invoker.py", "lambdas/ocr_platform/local/stack.py",
+                   "lambdas/ocr_platform/gpu/completion.py", "lambdas/ocr_platform/cli/doctor.py"):
         assert unused not in files, unused
 
 
 def test_the_endpoint_server_and_its_engines_import_from_the_context_alone(synthesis: Synthesis) -> None:
     """What the image copies (its context's ocr_platform) is enough for the server and every engine it may build."""
     staged = _endpoint_context(synthesis) / "lambdas"
-    modules = ["ocr_platform.model_server", *(target.partition(":")[0] for target in ENGINE_FACTORIES.values())]
+    modules = ["ocr_platform.gpu.model_server", *(target.partition(":")[0] for target in ENGINE_FACTORIES.values())]
     code = "import importlib, sys; [importlib.import_module(m) for m in sys.argv[1:]]; import ocr_platform; print(ocr_platform.__file__)"
     run = subprocess.run([sys.executable, "-c", code, *modules], env={**os.environ, "PYTHONPATH": str(staged)},
                          cwd=staged, capture_output=True, text=True, timeout=300, check=False)

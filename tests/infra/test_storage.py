@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from aws_cdk.assertions import Match, Template
 
-from ocr_platform.jobs import (
+from ocr_platform.core.s3_layout import ASYNC_PREFIX
+from ocr_platform.jobs.store import (
     NOTIFICATION_INDEX_PARTITION_KEY,
     NOTIFICATION_INDEX_SORT_KEY,
     PARTITION_KEY,
@@ -13,7 +14,6 @@ from ocr_platform.jobs import (
     STATUS_INDEX_SORT_KEY,
     TTL_ATTRIBUTE,
 )
-from ocr_platform.s3_layout import ASYNC_PREFIX
 from tests.infra.conftest import Synthesis
 
 BLOCK_ALL = {

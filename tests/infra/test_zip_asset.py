@@ -145,12 +145,12 @@ def test_zip_code_is_the_lambdas_directory_without_tests(asset_files: set[str]) 
 def test_what_never_runs_in_a_zip_function_is_left_out(asset_files: set[str]) -> None:
     # The local stack, the developer's command line and client.
     assert not [f for f in asset_files if f.startswith("ocr_platform/local/")]
-    assert not {"ocr_platform/cli.py", "ocr_platform/client.py"} & asset_files
+    assert not {"ocr_platform/cli/commands.py", "ocr_platform/cli/client.py"} & asset_files
     # The OCR side, which the processor and endpoint images run: only the engine registry stays.
     assert [f for f in asset_files if f.startswith("ocr_platform/engines/")] == ["ocr_platform/engines/__init__.py"]
     assert not {
-        "ocr_platform/model_server.py",
-        "ocr_platform/model_cache.py",
+        "ocr_platform/gpu/model_server.py",
+        "ocr_platform/engines/model_cache.py",
         "ocr_platform/handlers/processor.py",
     } & asset_files
     assert not [f for f in asset_files if any(part.startswith(".") for part in f.split("/"))], "no tool caches"

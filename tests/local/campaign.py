@@ -53,8 +53,8 @@ from typing import Any
 import boto3
 
 import ocr_platform
-from ocr_platform.client import OcrClient, PlatformResources
-from ocr_platform.jobs import PARTITION_KEY, JobStatus
+from ocr_platform.cli.client import OcrClient, PlatformResources
+from ocr_platform.jobs.store import PARTITION_KEY, JobStatus
 from ocr_platform.local.faults import Fault
 from ocr_platform.local.stack import LocalOptions, LocalStack
 from tests import documents
@@ -354,7 +354,10 @@ def prepare_model_cache(cache_dir: Path) -> float:
     would land in the first job's invocation instead.
     """
     started = time.perf_counter()
-    export = "import sys; from ocr_platform.model_cache import ModelCache; [ModelCache(local_dir=sys.argv[1]).resolve(n, onnx=True) for n in sys.argv[2:]]"
+    export = (
+        "import sys; from ocr_platform.engines.model_cache import ModelCache; "
+        "[ModelCache(local_dir=sys.argv[1]).resolve(n, onnx=True) for n in sys.argv[2:]]"
+    )
     lambdas_dir = str(Path(ocr_platform.__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (lambdas_dir, os.environ.get("PYTHONPATH", "")) if p)}
     subprocess.run([sys.executable, "-c", export, str(cache_dir), *PREPARED_ONNX_MODELS], env=env, check=True,

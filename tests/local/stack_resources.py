@@ -106,7 +106,7 @@ class ResourceSampler:
         if key not in self._roles:
             if process.pid == os.getpid():
                 role = SUPERVISOR
-            elif "ocr_platform.model_server" in " ".join(process.cmdline()):
+            elif "ocr_platform.gpu.model_server" in " ".join(process.cmdline()):
                 role = ENDPOINT_SERVER
             else:
                 role = process.environ().get("AWS_LAMBDA_FUNCTION_NAME") or process.name()

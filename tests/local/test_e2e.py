@@ -20,7 +20,7 @@ from typing import Any
 import boto3
 import pytest
 
-from ocr_platform.client import OcrClient, PlatformResources
+from ocr_platform.cli.client import OcrClient, PlatformResources
 from ocr_platform.local import stack, supervisor
 from ocr_platform.local.provisioning import create_jobs_table
 from tests import documents
@@ -232,7 +232,7 @@ def test_vl_job_with_pdf_output_gets_its_searchable_pdf_and_page_images_from_the
 ) -> None:
     """outputs: ["pdf"] on the GPU route: the endpoint (no AWS access) answers a ZIP with result.pdf and the page
     images, and the completion function stores them beside result.json and records result_pdf on the job."""
-    from ocr_platform.text_metrics import word_f1
+    from ocr_platform.core.text_metrics import word_f1
 
     scan = documents.write_image_pdf(tmp_path / "scan.pdf", ENGLISH_PAGES[:2])
     job = client.submit(scan, model="paddleocr-vl", options={"outputs": ["pdf"]})
@@ -260,7 +260,7 @@ def test_vl_route_failure_ends_failed_with_the_endpoint_error(client: OcrClient,
 def test_cli_run_shows_the_transitions_and_writes_the_result(
     local: stack.StackInfo, docs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from ocr_platform import cli
+    from ocr_platform.cli import commands as cli
 
     output = tmp_path / "result.json"
     assert cli.main(["run", str(docs["png"]), "--model", "pp-ocrv5", "--output", str(output)]) == 0
@@ -272,7 +272,7 @@ def test_cli_run_shows_the_transitions_and_writes_the_result(
 
 
 def test_cli_run_exits_non_zero_with_the_jobs_error(local: stack.StackInfo, docs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from ocr_platform import cli
+    from ocr_platform.cli import commands as cli
 
     assert cli.main(["run", str(docs["encrypted"]), "--model", "paddleocr-vl", "--output", str(tmp_path / "r.json")]) == 1
     err = capsys.readouterr().err
@@ -306,8 +306,8 @@ def test_cli_run_with_pdf_writes_a_searchable_pdf_of_the_result(
     """``run --pdf``: the job writes results/{job_id}/result.pdf, records it on its item and in its completion
     event, and the CLI saves it; its text is the result's. ``result --pdf`` fetches it again, and answers a job
     submitted without --pdf with ``no_searchable_pdf`` (exit 4)."""
-    from ocr_platform import cli
-    from ocr_platform.text_metrics import word_f1
+    from ocr_platform.cli import commands as cli
+    from ocr_platform.core.text_metrics import word_f1
 
     source_pdf = document(tmp_path / "report.pdf") if text_layer is None else document(tmp_path / "scan.pdf", ENGLISH_PAGES[:2])
     output, searchable = tmp_path / "result.json", tmp_path / "out.pdf"
@@ -839,7 +839,7 @@ def _documented_event_fields() -> tuple[set[str], set[str]]:
 def test_cli_run_with_a_callback_url_gets_one_signed_post_and_one_recorded_event(
     local: stack.StackInfo, docs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from ocr_platform import cli
+    from ocr_platform.cli import commands as cli
 
     output = tmp_path / "result.json"
     with WebhookReceiver() as hook:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import boto3
 import pytest
 
-from ocr_platform.jobs import JobStore, NewJob
+from ocr_platform.jobs.store import JobStore, NewJob
 from ocr_platform.local.moto_consistency import serialize_item_operations
 
 RACES = 100

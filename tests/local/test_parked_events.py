@@ -130,9 +130,9 @@ def test_the_stacks_async_functions_park_their_failed_events_as_deployed() -> No
     """Completion and scale-in (SNS) and ingest (S3 events) retry twice, the sweeper (a schedule) not at all; all
     park on one queue."""
     from ocr_infra.config import PlatformConfig
+    from ocr_platform.core.settings import ENV
     from ocr_platform.local.function_specs import function_specs
     from ocr_platform.local.provisioning import resource_names
-    from ocr_platform.settings import ENV
 
     config = PlatformConfig(stage="local", settle_grace_seconds=5)
     names = resource_names(config)

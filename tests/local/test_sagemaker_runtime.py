@@ -28,13 +28,13 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from ocr_platform.completion import AsyncInferenceNotification
-from ocr_platform.endpoint_payloads import MAX_CUSTOM_ATTRIBUTES, EndpointAnswer
+from ocr_platform.core.s3_layout import StorageLayout
+from ocr_platform.gpu.completion import AsyncInferenceNotification
+from ocr_platform.gpu.endpoint_payloads import MAX_CUSTOM_ATTRIBUTES, EndpointAnswer
+from ocr_platform.gpu.sagemaker_async import AsyncInference, EndpointNotInServiceError
+from ocr_platform.jobs.messages import JobMessage
 from ocr_platform.local.faults import Fault, FaultInjector
 from ocr_platform.local.sagemaker_runtime import SageMakerAsyncRuntime
-from ocr_platform.messages import JobMessage
-from ocr_platform.s3_layout import StorageLayout
-from ocr_platform.sagemaker_async import AsyncInference, EndpointNotInServiceError
 from tests import documents
 
 REGION = "us-east-1"
@@ -221,7 +221,7 @@ def runtime_client(runtime: SageMakerAsyncRuntime) -> Any:
 
 def submit(aws: Aws, runtime: SageMakerAsyncRuntime, job_id: str, document: bytes | None = None, **parameters: Any) -> dict[str, Any]:
     """Put the job's document and call InvokeEndpointAsync on it with the parameters in CustomAttributes, as
-    ``ocr_platform.sagemaker_async.AsyncInference`` does."""
+    ``ocr_platform.gpu.sagemaker_async.AsyncInference`` does."""
     key = f"documents/{job_id}/page.png"
     aws.s3.put_object(Bucket=aws.bucket, Key=key, Body=document or f"the document of {job_id}".encode())
     attributes = {"job_id": job_id, "model": "paddleocr-vl", "language": "en", **parameters}
@@ -531,7 +531,7 @@ def test_real_endpoint_server_reads_a_page(aws: Aws, make_runtime: RuntimeFactor
         "AWS_DEFAULT_REGION": REGION, "OCR_BUCKET_NAME": aws.bucket, "OCR_ENGINE_FALLBACK": "on",
         "OCR_MODEL_CACHE_DIR": str(tmp_path / "models"), "LOG_LEVEL": "WARNING",
     }
-    runtime = make_runtime(env=env, serve_command=[sys.executable, "-m", "ocr_platform.model_server"], startup_timeout_seconds=240)
+    runtime = make_runtime(env=env, serve_command=[sys.executable, "-m", "ocr_platform.gpu.model_server"], startup_timeout_seconds=240)
     inference = AsyncInference(aws.endpoint, StorageLayout(aws.bucket), runtime=runtime_client(runtime), sagemaker=aws.sagemaker)
     message = JobMessage("job-real", "paddleocr-vl", f"s3://{aws.bucket}/documents/job-real/page.png", options={"outputs": ["pdf"]})
     submitted = inference.submit(message)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ocr_platform.webhook_signing import EVENT_ID_HEADER, SIGNATURE_HEADER, verify
+from ocr_platform.outputs.webhook_signing import EVENT_ID_HEADER, SIGNATURE_HEADER, verify
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from ocr_platform.jobs import NewJob
-from ocr_platform.model_server import EndpointApp, make_server
-from ocr_platform.results import validate_result
+from ocr_platform.core.results import validate_result
+from ocr_platform.gpu.model_server import EndpointApp, make_server
+from ocr_platform.jobs.store import NewJob
 from tests.conftest import Platform
 from tests.documents import ENGLISH_PAGES, character_error_rate
 

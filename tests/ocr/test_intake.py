@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ocr_platform.errors import JobError
-from ocr_platform.intake import DocumentType, IntakeLimits, detect_type, open_document, parse_page_selection
+from ocr_platform.core.errors import JobError
+from ocr_platform.document.intake import DocumentType, IntakeLimits, detect_type, open_document, parse_page_selection
 from tests import documents
 
 

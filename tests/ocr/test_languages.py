@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ocr_platform.core.errors import JobError
 from ocr_platform.engines.languages import (
     MULTILINGUAL_LANGUAGES,
     MULTILINGUAL_REC_MODEL,
@@ -27,7 +28,6 @@ from ocr_platform.engines.languages import (
     check_ppocrv6_language,
     recognition_model_for,
 )
-from ocr_platform.errors import JobError
 
 # Where the table replaces PaddleOCR's choice on purpose (engines.languages says why): PaddleOCR's pick.
 PADDLEOCR_CHOICES_REPLACED = {

@@ -21,18 +21,20 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ocr_platform import cli, defaults, engines
+from ocr_platform import engines
+from ocr_platform.cli import commands as cli
+from ocr_platform.core import defaults
+from ocr_platform.core.errors import JobError
+from ocr_platform.core.results import EngineInfo, engine_fallback_warning
+from ocr_platform.core.settings import ENV
+from ocr_platform.cpu.job_runner import ocr_document
 from ocr_platform.engines import EngineOutput
 from ocr_platform.engines.conversion import layout_blocks
 from ocr_platform.engines.paddleocr_vl import PaddleOCRVLEngine, VLVersion
 from ocr_platform.engines.ppstructurev3 import PPStructureV3Engine
 from ocr_platform.engines.settings import PaddleSettings
-from ocr_platform.errors import JobError
-from ocr_platform.job_runner import ocr_document
-from ocr_platform.jobs import NewJob
-from ocr_platform.model_server import EndpointApp
-from ocr_platform.results import EngineInfo, engine_fallback_warning
-from ocr_platform.settings import ENV
+from ocr_platform.gpu.model_server import EndpointApp
+from ocr_platform.jobs.store import NewJob
 from tests.conftest import BUCKET, Platform
 from tests.documents import ENGLISH_PAGES, character_error_rate
 from tests.ocr import LOCAL_ORIENTATION_MODELS

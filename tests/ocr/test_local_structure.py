@@ -22,8 +22,8 @@ from ocr_platform.engines.local_structure import (
     verified,
 )
 from ocr_platform.engines.ppstructurev3 import PPStructureV3Engine
+from ocr_platform.engines.reading import ocr_document
 from ocr_platform.engines.settings import PaddleSettings
-from ocr_platform.job_runner import ocr_document
 from tests.documents import REPORT_PARAGRAPH, REPORT_TABLE, REPORT_TITLE, character_error_rate, write_report_png
 from tests.ocr import LOCAL_ORIENTATION_MODELS
 
@@ -121,7 +121,7 @@ def test_pp_structurev3_falls_back_to_the_substitute_and_to_plain_pp_ocrv5_witho
 
 
 def test_the_substitute_needs_a_pp_ocrv5_engine_that_reads_single_page_images() -> None:
-    from ocr_platform.results import EngineInfo
+    from ocr_platform.core.results import EngineInfo
 
     class DocumentsOnly:
         info = EngineInfo(name="documents only", models=[], version="0")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ocr_platform.job_runner import ocr_document
-from ocr_platform.text_metrics import word_f1
+from ocr_platform.core.text_metrics import word_f1
+from ocr_platform.engines.reading import ocr_document
 from tests.documents import (
     ENGLISH_PAGES,
     MIXED_ORIENTATION_BOXES,
@@ -125,7 +125,7 @@ def test_orientation_off_reads_the_page_as_submitted(ppocr, upright, tmp_path: P
 
 
 def test_a_misspelt_option_fails_the_job_with_its_code(ppocr, upright, tmp_path: Path) -> None:
-    from ocr_platform.errors import JobError
+    from ocr_platform.core.errors import JobError
 
     with pytest.raises(JobError) as caught:
         _read(ppocr, _save(upright["invoice"][0], tmp_path / "p.png"), options={"orientaton": False})

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ocr_platform.core.errors import JobError
+from ocr_platform.document.intake import IntakeLimits, PageImage
 from ocr_platform.engines.page_loop import PageReading, read_pages
-from ocr_platform.errors import JobError
-from ocr_platform.intake import IntakeLimits, PageImage
 
 
 def test_selected_pages_are_read_in_order_with_their_number_size_raw_output_timings_and_progress(docs: dict[str, Path]) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ocr_platform import cli
-from ocr_platform.job_runner import ocr_document
+from ocr_platform.cli import commands as cli
+from ocr_platform.cpu.job_runner import ocr_document
 from tests.documents import CHINESE_LINES, ENGLISH_PAGES, character_error_rate
 from tests.ocr import LOCAL_ORIENTATION_MODELS
 
@@ -90,7 +90,7 @@ def test_chinese_script(ppocr, docs: dict[str, Path]) -> None:
 
 
 def test_unsupported_language_fails_with_its_code(ppocr, docs: dict[str, Path]) -> None:
-    from ocr_platform.errors import JobError
+    from ocr_platform.core.errors import JobError
 
     with pytest.raises(JobError) as info:
         _run(ppocr, docs["png"], language="klingon")

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ocr_platform.errors import JobError
-from ocr_platform.job_runner import ocr_document
-from ocr_platform.text_metrics import word_f1
+from ocr_platform.core.errors import JobError
+from ocr_platform.core.text_metrics import word_f1
+from ocr_platform.cpu.job_runner import ocr_document
 from tests.documents import ENGLISH_PAGES, REPORT_PARAGRAPH, REPORT_TABLE, REPORT_TITLE, character_error_rate
 
 

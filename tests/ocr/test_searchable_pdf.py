@@ -1,4 +1,4 @@
-"""The searchable PDF (``ocr_platform.searchable_pdf``) from real PP-OCRv5 results: the text a PDF reader
+"""The searchable PDF (``ocr_platform.outputs.searchable_pdf``) from real PP-OCRv5 results: the text a PDF reader
 extracts is the result's, each word lies where the page shows it, and the pages look exactly as submitted."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from PIL import Image
 from pypdf import PageObject, PdfReader, PdfWriter
 from pypdf.generic import RectangleObject
 
-from ocr_platform.job_runner import ocr_document
-from ocr_platform.results import OcrResult, Page, build_result
-from ocr_platform.searchable_pdf import DEFAULT_IMAGE_DPI, _pdf_pixel_to_point, write_searchable_pdf
+from ocr_platform.core.results import OcrResult, Page, build_result
+from ocr_platform.engines.reading import ocr_document
+from ocr_platform.outputs.searchable_pdf import DEFAULT_IMAGE_DPI, _pdf_pixel_to_point, write_searchable_pdf
 from tests.documents import CHINESE_LINES, ENGLISH_PAGES, SLANTED_STAMPS, render_page, render_slanted_page, write_image_pdf, write_tiff
 
 UPRIGHT = {"orientation": False}

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ocr_platform.job_runner import ocr_document
-from ocr_platform.text_layer import layer_label
-from ocr_platform.text_metrics import word_f1
+from ocr_platform.core.text_metrics import word_f1
+from ocr_platform.cpu.job_runner import ocr_document
+from ocr_platform.document.text_layer import layer_label
 from tests import documents
 from tests.ocr import polygon_iou
 

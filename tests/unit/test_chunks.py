@@ -1,12 +1,12 @@
-"""Chunk planning and the merge of partial results (``ocr_platform.chunks``), and the job store's fan-in."""
+"""Chunk planning and the merge of partial results (``ocr_platform.core.chunks``), and the job store's fan-in."""
 
 from __future__ import annotations
 
 import pytest
 
-from ocr_platform.chunks import Chunk, InvalidChunkError, merge_chunk_results, merge_raw_outputs, plan_chunks
-from ocr_platform.jobs import NewJob
-from ocr_platform.results import Page, build_result, engine_fallback_warning
+from ocr_platform.core.chunks import Chunk, InvalidChunkError, merge_chunk_results, merge_raw_outputs, plan_chunks
+from ocr_platform.core.results import Page, build_result, engine_fallback_warning
+from ocr_platform.jobs.store import NewJob
 from tests.conftest import Platform
 
 ENGINE = {"name": "PP-OCRv5", "models": ["det", "rec"], "version": "test"}

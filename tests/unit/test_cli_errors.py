@@ -12,9 +12,9 @@ from pathlib import Path
 import boto3
 import pytest
 
-from ocr_platform import cli
-from ocr_platform.client import resolve_target
-from ocr_platform.client_errors import ExitStatus, PlatformClientError
+from ocr_platform.cli import commands as cli
+from ocr_platform.cli.client import resolve_target
+from ocr_platform.core.client_errors import ExitStatus, PlatformClientError
 from ocr_platform.local import stack, supervisor
 from tests.conftest import BUCKET, TABLE, Platform
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import boto3
 import pytest
 
-from ocr_platform import cli
-from ocr_platform.client import OcrClient, PlatformResources
-from ocr_platform.client_errors import PlatformClientError
+from ocr_platform.cli import commands as cli
+from ocr_platform.cli.client import OcrClient, PlatformResources
+from ocr_platform.core.client_errors import PlatformClientError
 from tests.conftest import BUCKET, TABLE, Platform
 
 
@@ -92,7 +92,7 @@ def test_cli_submit_status_result_round_trip(
     assert "error: result_not_ready: " in capsys.readouterr().err
 
     platform.store.mark_processing(job_id, "lambda")
-    platform.store.mark_failed(job_id, __import__("ocr_platform.errors", fromlist=["JobError"]).JobError("corrupt_document", "The PDF is truncated."))
+    platform.store.mark_failed(job_id, __import__("ocr_platform.core.errors", fromlist=["JobError"]).JobError("corrupt_document", "The PDF is truncated."))
     assert cli.main(["status", job_id]) == 1
     assert cli.main(["result", job_id, "--output", str(tmp_path / "r.json")]) == 1
     assert "corrupt_document: The PDF is truncated." in capsys.readouterr().err
@@ -109,7 +109,7 @@ def test_cli_uses_standard_endpoint_variables(monkeypatch: pytest.MonkeyPatch, c
 def test_cli_status_prints_a_completed_jobs_warning_where_a_person_sees_it(
     platform: Platform, resources: PlatformResources, document: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from ocr_platform.results import engine_fallback_warning
+    from ocr_platform.core.results import engine_fallback_warning
 
     for name, value in {"OCR_BUCKET_NAME": BUCKET, "OCR_QUEUE_URL": platform.queue_url, "OCR_TABLE_NAME": TABLE}.items():
         monkeypatch.setenv(name, value)
@@ -143,7 +143,7 @@ def test_submit_wait_draws_a_progress_bar_of_pages_with_an_eta(
         else:
             platform.store.mark_completed(job_id, result_uri=f"s3://{BUCKET}/results/{job_id}/result.json", page_count=20)
 
-    monkeypatch.setattr("ocr_platform.client.time.sleep", processor_reads_five_pages)
+    monkeypatch.setattr("ocr_platform.cli.client.time.sleep", processor_reads_five_pages)
 
     assert cli.main(["submit", str(document), "--model", "pp-ocrv5", "--wait"]) == 0
 

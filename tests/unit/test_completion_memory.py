@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import tracemalloc
 
-from ocr_platform import defaults
-from ocr_platform.completion import MAX_OUTPUT_BYTES
-from ocr_platform.results import validate_result
+from ocr_platform.core import defaults
+from ocr_platform.core.results import validate_result
+from ocr_platform.gpu.completion import MAX_OUTPUT_BYTES
 
 
 def _dense_output(pages: int) -> bytes:

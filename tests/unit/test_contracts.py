@@ -18,13 +18,11 @@ from pathlib import Path
 import pytest
 
 import ocr_platform
-from ocr_platform import cli, s3_layout
-from ocr_platform.client_errors import _ACCESS_CODES, ExitStatus, PlatformClientError
-from ocr_platform.errors import ErrorCode, JobError, JobErrorDict
-from ocr_platform.jobs import CHUNK_CLAIM_ATTRIBUTE_PATTERNS, CallbackAttempt, JobItem, JobStatus, JobStore, NewJob
-from ocr_platform.local.stack import StackInfo
-from ocr_platform.messages import InvalidMessageError, JobMessage, JobMessageBody, parse_job_message
-from ocr_platform.results import (
+from ocr_platform.cli import commands as cli
+from ocr_platform.core import s3_layout
+from ocr_platform.core.client_errors import _ACCESS_CODES, ExitStatus, PlatformClientError
+from ocr_platform.core.errors import ErrorCode, JobError, JobErrorDict
+from ocr_platform.core.results import (
     Block,
     EngineInfo,
     Line,
@@ -35,8 +33,11 @@ from ocr_platform.results import (
     engine_fallback_warning,
     validate_result,
 )
-from ocr_platform.routing import MODEL_TABLE, route
-from ocr_platform.s3_layout import S3Uri, StorageLayout, safe_file_name
+from ocr_platform.core.routing import MODEL_TABLE, route
+from ocr_platform.core.s3_layout import S3Uri, StorageLayout, safe_file_name
+from ocr_platform.jobs.messages import InvalidMessageError, JobMessage, JobMessageBody, parse_job_message
+from ocr_platform.jobs.store import CHUNK_CLAIM_ATTRIBUTE_PATTERNS, CallbackAttempt, JobItem, JobStatus, JobStore, NewJob
+from ocr_platform.local.stack import StackInfo
 from tests.conftest import Platform
 
 GOOD = {"job_id": "job-1", "model": "pp-ocrv5", "input": "s3://bucket/documents/job-1/a.pdf"}
@@ -389,5 +390,5 @@ def test_citations_of_the_contracts_name_existing_sections(contracts: dict[str, 
         for path in root.rglob("*.py")
         for title in citation.findall(path.read_text(encoding="utf-8"))
     }
-    assert {path for path, _ in cited} >= {"lambdas/ocr_platform/jobs.py", "lambdas/ocr_platform/messages.py"}
+    assert {path for path, _ in cited} >= {"lambdas/ocr_platform/jobs/store.py", "lambdas/ocr_platform/jobs/messages.py"}
     assert not {(path, title) for path, title in cited if title not in contracts}

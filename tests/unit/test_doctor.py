@@ -22,7 +22,8 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 from ocr_infra.config import PlatformConfig
-from ocr_platform import cli, doctor, doctor_quotas
+from ocr_platform.cli import commands as cli
+from ocr_platform.cli import doctor, doctor_quotas
 
 REGION = "eu-west-1"
 ACCOUNT = "123456789012"  # moto's

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from ocr_platform import engines
+from ocr_platform.core.results import EngineInfo
 from ocr_platform.engines import collector_paused, get_engine, preload_engines
-from ocr_platform.results import EngineInfo
 
 
 class Loaded:

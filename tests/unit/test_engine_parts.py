@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from ocr_platform.core.errors import JobError
+from ocr_platform.document.intake import PageImage
 from ocr_platform.engines.options import EngineOptions, parse_options
 from ocr_platform.engines.orientation import submitted_point, to_submitted, turn
 from ocr_platform.engines.text_pipeline import ParallelRecognizer, TurnedLineCheck
-from ocr_platform.errors import JobError
-from ocr_platform.intake import PageImage
 
 
 @pytest.mark.parametrize("rotation", [0, 90, 180, 270])

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ocr_platform.metrics import count_finished_job, count_started_job, job_outcome_line
+from ocr_platform.core.metrics import count_finished_job, count_started_job, job_outcome_line
 
 NAMESPACE = "OcrPlatform/unit"
 

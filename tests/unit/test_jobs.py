@@ -6,9 +6,9 @@ import logging
 
 import pytest
 
-from ocr_platform.errors import JobError
-from ocr_platform.jobs import JobAlreadyExistsError, NewJob
-from ocr_platform.results import engine_fallback_warning
+from ocr_platform.core.errors import JobError
+from ocr_platform.core.results import engine_fallback_warning
+from ocr_platform.jobs.store import JobAlreadyExistsError, NewJob
 from tests.conftest import Platform
 
 ERR = JobError("engine_failed", "boom")

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from ocr_platform import cli
+from ocr_platform.cli import commands as cli
 from ocr_platform.local.stack import StackInfo
 
 

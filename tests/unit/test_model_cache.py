@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ocr_platform import cli
-from ocr_platform.model_cache import ModelCache, archive_key, is_model_dir
+from ocr_platform.cli import commands as cli
+from ocr_platform.engines.model_cache import ModelCache, archive_key, is_model_dir
 from tests.conftest import BUCKET, TABLE, Platform
 
 
@@ -104,7 +104,7 @@ def test_onnx_exports_are_saved_already_optimised_by_onnx_runtime(package_models
 
 
 def test_onnx_exports_baked_into_the_image_are_used_first(package_models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ocr_platform.model_cache import export_onnx
+    from ocr_platform.engines.model_cache import export_onnx
 
     baked = export_onnx(package_models / "PP-OCRv5_mobile_rec", tmp_path / "opt" / "onnx" / "PP-OCRv5_mobile_rec")
     monkeypatch.setenv("OCR_MODEL_DIR", str(tmp_path / "opt"))
@@ -135,7 +135,7 @@ def test_models_downloaded_from_the_hub_are_published_to_the_bucket(
 def test_models_a_package_ships_as_onnx_are_checked_and_made_loadable(tmp_path: Path) -> None:
     import yaml
 
-    from ocr_platform.model_packages import SOURCE_FILE, model_label
+    from ocr_platform.engines.model_packages import SOURCE_FILE, model_label
 
     made = ModelCache(None, local_dir=tmp_path / "c").resolve("PP-OCRv6_small_rec", onnx=True)
 
@@ -152,7 +152,7 @@ def test_models_a_package_ships_as_onnx_are_checked_and_made_loadable(tmp_path: 
 def test_a_packaged_file_that_is_not_the_pinned_one_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from dataclasses import replace
 
-    from ocr_platform import model_packages
+    from ocr_platform.engines import model_packages
 
     real = model_packages.PACKAGED_MODELS["PP-OCRv6_small_det"]
     monkeypatch.setitem(model_packages.PACKAGED_MODELS, "PP-OCRv6_small_det", replace(real, weights=replace(real.weights, sha256="0" * 64)))

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ocr_platform.webhook_signing import sign
+from ocr_platform.outputs.webhook_signing import sign
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "using-it" / "events-webhooks-url.md"
 SECRET = b"0123456789abcdef0123456789abcdef"

@@ -23,8 +23,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import urllib3.util.connection
 
-from ocr_platform import safe_http
-from ocr_platform.safe_http import BlockedUrlError, HttpFailure, UrlPolicy, allowed_addresses, check_url, request
+from ocr_platform.core import safe_http
+from ocr_platform.core.safe_http import BlockedUrlError, HttpFailure, UrlPolicy, allowed_addresses, check_url, request
 
 LOCAL = UrlPolicy.LOCAL
 PUBLIC = UrlPolicy.PUBLIC_HTTPS

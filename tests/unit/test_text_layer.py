@@ -10,8 +10,8 @@ import pypdfium2 as pdfium
 import pytest
 from pypdf import PdfReader, PdfWriter
 
-from ocr_platform.intake import open_document
-from ocr_platform.text_layer import read_text_layer
+from ocr_platform.document.intake import open_document
+from ocr_platform.document.text_layer import read_text_layer
 from tests import documents
 
 

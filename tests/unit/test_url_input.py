@@ -10,9 +10,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from ocr_platform.errors import ErrorCode, JobError
-from ocr_platform.safe_http import UrlPolicy
-from ocr_platform.url_input import FetchedInput, fetch_input, input_file_name, is_url_input
+from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.safe_http import UrlPolicy
+from ocr_platform.document.url_input import FetchedInput, fetch_input, input_file_name, is_url_input
 from tests.unit.test_safe_http import DOC, LocalServer, connection_spy, fake_dns
 
 BUCKET = "url-input-test"

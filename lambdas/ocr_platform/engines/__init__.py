@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ocr_platform.errors import ErrorCode, JobError
-from ocr_platform.results import EngineInfo, Page, ResultWarning
+from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.results import EngineInfo, Page, ResultWarning
 
 
 @dataclass
@@ -54,7 +54,7 @@ class EngineOutput:
         timings: named durations in seconds.
         warnings: what the caller must know about this output, copied to result.json and the job item;
             an engine that ran in place of the requested one says so with an ``engine_fallback`` warning
-            (``ocr_platform.results.engine_fallback_warning``).
+            (``ocr_platform.core.results.engine_fallback_warning``).
     """
 
     pages: list[Page]

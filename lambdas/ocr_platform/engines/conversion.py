@@ -14,7 +14,7 @@ from __future__ import annotations
 from html.parser import HTMLParser
 from typing import Any, TypedDict
 
-from ocr_platform.results import Block, Line
+from ocr_platform.core.results import Block, Line
 
 
 class PageContent(TypedDict, total=False):

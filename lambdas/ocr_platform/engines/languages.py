@@ -20,7 +20,7 @@ Japanese) or ``en_PP-OCRv5_mobile_rec`` (English).
 
 from __future__ import annotations
 
-from ocr_platform.errors import ErrorCode, JobError
+from ocr_platform.core.errors import ErrorCode, JobError
 
 #: The PP-OCRv5 text detector, the same for every language.
 DET_MODEL = "PP-OCRv5_mobile_det"
@@ -73,7 +73,7 @@ def recognition_model_for(language: str) -> str:
     >>> recognition_model_for("klingon")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ocr_platform.errors.JobError: unsupported_language: Language 'klingon' has no PP-OCRv5 recognition model; ...
+    ocr_platform.core.errors.JobError: unsupported_language: Language 'klingon' has no PP-OCRv5 recognition model; ...
     """
     model = RECOGNITION_MODELS.get(language)
     if model is None:
@@ -96,7 +96,7 @@ def check_ppocrv6_language(language: str) -> None:
     >>> check_ppocrv6_language("ru")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ocr_platform.errors.JobError: unsupported_language: PP-OCRv6 does not read 'ru'; ... use pp-ocrv5 for it.
+    ocr_platform.core.errors.JobError: unsupported_language: PP-OCRv6 does not read 'ru'; ... use pp-ocrv5 for it.
     """
     if language not in PPOCRV6_LANGUAGES:
         raise JobError(

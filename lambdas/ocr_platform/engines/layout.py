@@ -23,6 +23,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.results import ENGINE_FALLBACK, EngineInfo, engine_fallback_warning
+from ocr_platform.document.intake import PageImage
+from ocr_platform.document.text_layer import layer_label, used_layer
 from ocr_platform.engines import Engine, EngineOutput
 from ocr_platform.engines.conversion import layout_page_content, raw_result
 from ocr_platform.engines.options import EngineOptions, parse_options
@@ -35,10 +39,6 @@ from ocr_platform.engines.page_loop import (
 from ocr_platform.engines.resolver import ModelResolver, paddleocr_version
 from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.engines.text_layer_choice import TextLayerChoice
-from ocr_platform.errors import ErrorCode, JobError
-from ocr_platform.intake import PageImage
-from ocr_platform.results import ENGINE_FALLBACK, EngineInfo, engine_fallback_warning
-from ocr_platform.text_layer import layer_label, used_layer
 
 logger = logging.getLogger(__name__)
 

@@ -33,9 +33,13 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ocr_platform.core.results import Block, EngineInfo, Line, engine_fallback_warning
+from ocr_platform.document.intake import PageImage
+from ocr_platform.document.text_layer import layer_label, used_layer
 from ocr_platform.engines import Engine, EngineOutput
 from ocr_platform.engines.conversion import html_table_text
 from ocr_platform.engines.languages import DET_MODEL, recognition_model_for
+from ocr_platform.engines.model_packages import PinnedWeights, WeightsUnavailableError, verified
 from ocr_platform.engines.options import EngineOptions, parse_options
 from ocr_platform.engines.orientation import PageOrientation
 from ocr_platform.engines.page_loop import PageReading, ProgressCallback, read_pages
@@ -52,10 +56,6 @@ from ocr_platform.engines.regions import (
 )
 from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.engines.text_layer_choice import TextLayerChoice
-from ocr_platform.intake import PageImage
-from ocr_platform.model_packages import PinnedWeights, WeightsUnavailableError, verified
-from ocr_platform.results import Block, EngineInfo, Line, engine_fallback_warning
-from ocr_platform.text_layer import layer_label, used_layer
 
 logger = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ Plain image arithmetic (NumPy and OpenCV) with no OCR in it; ``engines.text_laye
 
 from __future__ import annotations
 
-from ocr_platform.intake import PageImage
-from ocr_platform.text_layer import LayerLine
+from ocr_platform.document.intake import PageImage
+from ocr_platform.document.text_layer import LayerLine
 
 #: A region of a page, in pixels: ``(x0, y0, x1, y1)``.
 Box = tuple[int, int, int, int]

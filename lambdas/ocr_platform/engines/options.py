@@ -13,7 +13,7 @@ EngineOptions(orientation=True, variant=None, text_layer='ignore', outputs=('pdf
 >>> parse_options({"orientaton": False})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ocr_platform.errors.JobError: invalid_options: Unknown option 'orientaton'; the options are: orientation, variant, text_layer, outputs.
+ocr_platform.core.errors.JobError: invalid_options: Unknown option 'orientaton'; the options are: orientation, variant, text_layer, outputs.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ocr_platform.errors import ErrorCode, JobError
+from ocr_platform.core.errors import ErrorCode, JobError
 
 KNOWN_OPTIONS = ("orientation", "variant", "text_layer", "outputs")
 #: How a job treats a PDF's own text (``text_layer``); the first is the default (README, "PDF text layers").

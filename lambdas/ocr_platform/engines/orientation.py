@@ -26,11 +26,11 @@ from typing import Any
 
 from PIL import Image
 
+from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.document.intake import PageImage
 from ocr_platform.engines.conversion import PageContent
 from ocr_platform.engines.resolver import ModelResolver, ModelUnavailableError, runtime_kwargs
 from ocr_platform.engines.settings import PaddleSettings, onnx_runtime_available
-from ocr_platform.errors import ErrorCode, JobError
-from ocr_platform.intake import PageImage
 
 logger = logging.getLogger(__name__)
 

@@ -17,12 +17,12 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ocr_platform import defaults
+from ocr_platform.core import defaults
+from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.settings import ENV
 from ocr_platform.engines.layout import LayoutPipelineEngine, PipelineFactory
 from ocr_platform.engines.resolver import ModelResolver
 from ocr_platform.engines.settings import PaddleSettings
-from ocr_platform.errors import ErrorCode, JobError
-from ocr_platform.settings import ENV
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ page as submitted), a PDF page's own text layer where the engine passes a ``Text
 ``rotation`` and ``text_source`` of each result page, the raw output per page for raw.json,
 ``render``/``orientation``/``predict`` timings and ``on_page(done, total)`` after each page.
 
->>> from ocr_platform.intake import PageImage
+>>> from ocr_platform.document.intake import PageImage
 >>> def blank(image: PageImage) -> PageReading:
 ...     return PageReading(content={"lines": []}, raw={"width": image.width})
 >>> pages = read_pages("scan.pdf", pages="1-2", limits=IntakeLimits(), read_page=blank)  # doctest: +SKIP
@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ocr_platform.core.results import Page
+from ocr_platform.document.intake import IntakeLimits, PageImage, open_document
 from ocr_platform.engines.conversion import PageContent
 from ocr_platform.engines.orientation import OrientedPage, PageOrientation, to_submitted
 from ocr_platform.engines.text_layer_choice import TextLayerChoice
-from ocr_platform.intake import IntakeLimits, PageImage, open_document
-from ocr_platform.results import Page
 
 ProgressCallback = Callable[[int, int], None]
 

@@ -22,6 +22,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.results import EngineInfo, Line
+from ocr_platform.document.intake import PageImage
+from ocr_platform.document.text_layer import layer_label, used_layer
 from ocr_platform.engines import EngineOutput, collector_paused
 from ocr_platform.engines.conversion import ocr_lines, raw_result
 from ocr_platform.engines.options import EngineOptions, parse_options
@@ -36,10 +40,6 @@ from ocr_platform.engines.text_pipeline import (
     install_recognizer,
     model_configs_read_once,
 )
-from ocr_platform.errors import ErrorCode, JobError
-from ocr_platform.intake import PageImage
-from ocr_platform.results import EngineInfo, Line
-from ocr_platform.text_layer import layer_label, used_layer
 
 ModelPair = tuple[str, str]
 

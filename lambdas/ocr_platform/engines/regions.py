@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ocr_platform.results import Block, Line
+from ocr_platform.core.results import Block, Line
 
 BBox = tuple[float, float, float, float]  # x0, y0, x1, y1 in page pixels
 

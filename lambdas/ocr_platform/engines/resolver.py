@@ -21,9 +21,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from ocr_platform.engines.model_cache import ModelCache
+from ocr_platform.engines.model_packages import model_label
 from ocr_platform.engines.settings import PaddleSettings
-from ocr_platform.model_cache import ModelCache
-from ocr_platform.model_packages import model_label
 
 logger = logging.getLogger(__name__)
 

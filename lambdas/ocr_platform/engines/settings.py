@@ -14,8 +14,8 @@ import importlib.util
 import os
 from dataclasses import dataclass, field, replace
 
-from ocr_platform.intake import IntakeLimits
-from ocr_platform.settings import ENV, engine_fallback_enabled
+from ocr_platform.core.settings import ENV, engine_fallback_enabled
+from ocr_platform.document.intake import IntakeLimits
 
 # PaddleX checks that its model hosters answer when it is imported, which costs a cold start seconds
 # and needs a network; models come from ``ModelCache`` first and the hub only as a last resort.

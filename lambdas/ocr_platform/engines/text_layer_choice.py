@@ -40,12 +40,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ocr_platform.core.results import Line
+from ocr_platform.document.intake import PageImage
+from ocr_platform.document.text_layer import LayerLine, TextLayer
 from ocr_platform.engines.conversion import PageContent
 from ocr_platform.engines.missing_ink import MIN_REGION_CHARS, Box, median_height, painted_out, uncovered_regions
 from ocr_platform.engines.regions import line_bbox, overlap_area
-from ocr_platform.intake import PageImage
-from ocr_platform.results import Line
-from ocr_platform.text_layer import LayerLine, TextLayer
 
 TextSource = Literal["text_layer", "ocr", "mixed"]
 #: Reads one page image (a region of a page) and returns its content in that image's pixels.

@@ -12,16 +12,16 @@ from functools import cache
 import boto3
 from botocore.config import Config
 
-from ocr_platform.admission import ProcessorSlots
-from ocr_platform.dispatch import JobDispatcher, UrlInputs
-from ocr_platform.jobs import JobItem, JobStore
-from ocr_platform.metrics import count_finished_job
-from ocr_platform.notifications import CompletionNotifier
-from ocr_platform.s3_layout import StorageLayout
-from ocr_platform.safe_http import UrlPolicy
-from ocr_platform.sagemaker_async import AsyncInference, EndpointCapacity
-from ocr_platform.settings import RuntimeSettings
-from ocr_platform.tracing import job_subsegment
+from ocr_platform.core.metrics import count_finished_job
+from ocr_platform.core.s3_layout import StorageLayout
+from ocr_platform.core.safe_http import UrlPolicy
+from ocr_platform.core.settings import RuntimeSettings
+from ocr_platform.core.tracing import job_subsegment
+from ocr_platform.gpu.sagemaker_async import AsyncInference, EndpointCapacity
+from ocr_platform.inputs.dispatch import JobDispatcher, UrlInputs
+from ocr_platform.jobs.admission import ProcessorSlots
+from ocr_platform.jobs.store import JobItem, JobStore
+from ocr_platform.outputs.notifications import CompletionNotifier
 
 
 @dataclass(frozen=True)

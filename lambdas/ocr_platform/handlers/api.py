@@ -1,4 +1,4 @@
-"""Jobs API Lambda (API Gateway HTTP API, payload 2.0): the routes a browser calls, over ``ocr_platform.jobs_api``.
+"""Jobs API Lambda (API Gateway HTTP API, payload 2.0): the routes a browser calls, over ``ocr_platform.inputs.jobs_api``.
 
 Every route sits behind the API's JWT authorizer (the Cognito user pool); the caller is the token's ``sub``,
 which API Gateway passes in ``requestContext.authorizer.jwt.claims``. A request without it is refused 401
@@ -24,11 +24,11 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
+from ocr_platform.core.safe_http import UrlPolicy
+from ocr_platform.core.settings import ENV
+from ocr_platform.core.tracing import annotate_job, tracer
 from ocr_platform.handlers._services import services
-from ocr_platform.jobs_api import ApiError, JobsApi
-from ocr_platform.safe_http import UrlPolicy
-from ocr_platform.settings import ENV
-from ocr_platform.tracing import annotate_job, tracer
+from ocr_platform.inputs.jobs_api import ApiError, JobsApi
 
 logger = Logger(service="ocr-api")
 

@@ -19,12 +19,12 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.data_classes import SNSEvent
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ocr_platform.chunks import Chunk, InvalidChunkError
-from ocr_platform.completion import AsyncInferenceNotification, finish_async_inference
-from ocr_platform.errors import ErrorCode, JobError
+from ocr_platform.core.chunks import Chunk, InvalidChunkError
+from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.metrics import metrics
+from ocr_platform.core.tracing import annotate_job, tracer
+from ocr_platform.gpu.completion import AsyncInferenceNotification, finish_async_inference
 from ocr_platform.handlers._services import services
-from ocr_platform.metrics import metrics
-from ocr_platform.tracing import annotate_job, tracer
 
 logger = Logger(service="ocr-completion")
 

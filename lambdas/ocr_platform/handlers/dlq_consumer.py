@@ -14,10 +14,10 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ocr_platform.core.metrics import metrics
+from ocr_platform.core.tracing import annotate_job, tracer
 from ocr_platform.handlers._services import services
-from ocr_platform.job_recovery import fail_dead_lettered
-from ocr_platform.metrics import metrics
-from ocr_platform.tracing import annotate_job, tracer
+from ocr_platform.recovery.job_recovery import fail_dead_lettered
 
 logger = Logger(service="ocr-dlq-consumer")
 batch = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)

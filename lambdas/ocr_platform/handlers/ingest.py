@@ -18,10 +18,10 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.data_classes import S3EventBridgeNotificationEvent
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ocr_platform.core.metrics import metrics
+from ocr_platform.core.tracing import annotate_job, tracer
 from ocr_platform.handlers._services import services
-from ocr_platform.inbox import InboxUpload, ingest_upload
-from ocr_platform.metrics import metrics
-from ocr_platform.tracing import annotate_job, tracer
+from ocr_platform.inputs.inbox import InboxUpload, ingest_upload
 
 logger = Logger(service="ocr-ingest")
 

@@ -18,13 +18,13 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ocr_platform.admission import wait_in_queue
-from ocr_platform.dispatch import AdmissionDeferredError, HandOverInProgressError
-from ocr_platform.errors import ErrorCode, JobError
+from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.metrics import count_started_job, metrics
+from ocr_platform.core.tracing import annotate_job, tracer
 from ocr_platform.handlers._services import services
-from ocr_platform.messages import InvalidMessageError, parse_job_message
-from ocr_platform.metrics import count_started_job, metrics
-from ocr_platform.tracing import annotate_job, tracer
+from ocr_platform.inputs.dispatch import AdmissionDeferredError, HandOverInProgressError
+from ocr_platform.jobs.admission import wait_in_queue
+from ocr_platform.jobs.messages import InvalidMessageError, parse_job_message
 
 logger = Logger(service="ocr-invoker")
 # A fully failed batch is reported item by item (not raised): the queue retries it the same way, and an

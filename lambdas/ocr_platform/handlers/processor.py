@@ -1,9 +1,9 @@
 """CPU processor Lambda (container image): run PP-OCRv5 / PP-StructureV3 on one job.
 
 Invoked asynchronously by the invoker with the job message as the payload, and by itself with the job
-message plus a ``chunk`` field for each chunk of a long document (``ocr_platform.chunks``): the run that
+message plus a ``chunk`` field for each chunk of a long document (``ocr_platform.core.chunks``): the run that
 opens a document of more than ``OCR_CPU_PAGES_PER_CHUNK`` pages launches one invocation per chunk, as far as
-the stage's processor slots allow (an event's ``slot`` field names the slot it holds: ``ocr_platform.admission``). Models load once per
+the stage's processor slots allow (an event's ``slot`` field names the slot it holds: ``ocr_platform.jobs.admission``). Models load once per
 container (``ocr_platform.engines.get_engine`` caches them) and serve every warm invocation.
 
 Init phase (module import, before the first invocation): the engines named in ``OCR_PRELOAD_MODELS``
@@ -20,15 +20,15 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ocr_platform.chunks import Chunk, InvalidChunkError
+from ocr_platform.core.chunks import Chunk, InvalidChunkError
+from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.metrics import metrics
+from ocr_platform.core.tracing import annotate_job, tracer
+from ocr_platform.cpu.job_runner import FanOut, HeldSlot, LambdaChunkLauncher, process_chunk, process_job
 from ocr_platform.engines import get_engine, preload_engines
 from ocr_platform.engines.settings import PaddleSettings
-from ocr_platform.errors import ErrorCode, JobError
 from ocr_platform.handlers._services import services
-from ocr_platform.job_runner import FanOut, HeldSlot, LambdaChunkLauncher, process_chunk, process_job
-from ocr_platform.messages import InvalidMessageError, parse_job_message
-from ocr_platform.metrics import metrics
-from ocr_platform.tracing import annotate_job, tracer
+from ocr_platform.jobs.messages import InvalidMessageError, parse_job_message
 
 logger = Logger(service="ocr-processor")
 preload_engines()  # $OCR_PRELOAD_MODELS; nothing when unset (tests, the local stack)

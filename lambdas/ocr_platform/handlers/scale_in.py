@@ -15,9 +15,9 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.data_classes import SNSEvent
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ocr_platform.core.tracing import tracer
+from ocr_platform.gpu.scaling import idle_alarm_is_firing, scale_in_when_idle
 from ocr_platform.handlers._services import _client, services
-from ocr_platform.scaling import idle_alarm_is_firing, scale_in_when_idle
-from ocr_platform.tracing import tracer
 
 logger = Logger(service="ocr-scale-in")
 

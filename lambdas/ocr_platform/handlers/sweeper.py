@@ -9,11 +9,11 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ocr_platform import defaults
+from ocr_platform.core import defaults
+from ocr_platform.core.metrics import metrics
+from ocr_platform.core.tracing import tracer
 from ocr_platform.handlers._services import services
-from ocr_platform.job_recovery import Deadlines, settle_finished_inferences, sweep_stuck_jobs
-from ocr_platform.metrics import metrics
-from ocr_platform.tracing import tracer
+from ocr_platform.recovery.job_recovery import Deadlines, settle_finished_inferences, sweep_stuck_jobs
 
 logger = Logger(service="ocr-sweeper")
 

@@ -1,4 +1,4 @@
-"""Webhook deliverer Lambda: the webhook queue -> one signed POST per finished job (``ocr_platform.webhook_delivery``).
+"""Webhook deliverer Lambda: the webhook queue -> one signed POST per finished job (``ocr_platform.outputs.webhook_delivery``).
 
 Partial batch failures: a delivery to retry has its message's visibility set to the schedule's next wait and is
 reported failed, so SQS brings it back then; a dead-lettered one is sent to the webhook DLQ with its last error
@@ -20,11 +20,11 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ocr_platform.core.safe_http import UrlPolicy
+from ocr_platform.core.tracing import annotate_job, tracer
 from ocr_platform.handlers._services import services
-from ocr_platform.notifications import WebhookRequest
-from ocr_platform.safe_http import UrlPolicy
-from ocr_platform.tracing import annotate_job, tracer
-from ocr_platform.webhook_delivery import RetrySchedule, WebhookDeliverer
+from ocr_platform.outputs.notifications import WebhookRequest
+from ocr_platform.outputs.webhook_delivery import RetrySchedule, WebhookDeliverer
 
 logger = Logger(service="ocr-webhooks")
 batch = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from ocr_platform.console_publish import CONSOLE_DIR
+from ocr_platform.inputs.console_publish import CONSOLE_DIR
 
 #: What the deployed distribution adds to every answer (its response headers policy), kept here too.
 SECURITY_HEADERS = {

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ocr_platform import defaults
-from ocr_platform.settings import ENV, RuntimeSettings, engine_fallback_value, metrics_namespace
+from ocr_platform.core import defaults
+from ocr_platform.core.settings import ENV, RuntimeSettings, engine_fallback_value, metrics_namespace
 
 if TYPE_CHECKING:
     from ocr_infra.config import PlatformConfig
@@ -114,7 +114,7 @@ def function_specs(
         cfg.webhook_first_retry_seconds, cfg.webhook_max_retry_interval_seconds, cfg.webhook_retry_window_seconds
     )
 
-    # The stage's processor semaphore, as the invoker and the processor use it (``ocr_platform.admission``).
+    # The stage's processor semaphore, as the invoker and the processor use it (``ocr_platform.jobs.admission``).
     admission: dict[str, Any] = {
         "processor_slots": cfg.processor_slots,
         "admission_lease_seconds": defaults.processor_admission_lease_seconds(processor_timeout_seconds or cfg.processor_timeout_seconds),

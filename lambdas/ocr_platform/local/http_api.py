@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
-from ocr_platform.jobs_api import ROUTES
+from ocr_platform.inputs.jobs_api import ROUTES
 from ocr_platform.local.events import http_api_event
 from ocr_platform.local.invoke_api import RequestTooLargeError
 

@@ -18,9 +18,9 @@ import secrets
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ocr_platform import defaults
-from ocr_platform.inbox import inbox_event_pattern
-from ocr_platform.jobs import (
+from ocr_platform.core import defaults
+from ocr_platform.inputs.inbox import inbox_event_pattern
+from ocr_platform.jobs.store import (
     NOTIFICATION_INDEX_NAME,
     NOTIFICATION_INDEX_PARTITION_KEY,
     NOTIFICATION_INDEX_SORT_KEY,
@@ -29,7 +29,7 @@ from ocr_platform.jobs import (
 )
 from ocr_platform.local.endpoint_capacity import set_desired_instances, wait_in_service
 from ocr_platform.local.moto_account import ACCOUNT, REGION
-from ocr_platform.notifications import EVENT_SOURCE
+from ocr_platform.outputs.notifications import EVENT_SOURCE
 
 if TYPE_CHECKING:
     from ocr_infra.config import PlatformConfig

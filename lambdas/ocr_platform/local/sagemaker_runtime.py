@@ -127,7 +127,7 @@ class SageMakerAsyncRuntime:
         self.output_path, self.failure_path = output_path.rstrip("/"), failure_path.rstrip("/")
         self.success_topic_arn, self.error_topic_arn = success_topic_arn, error_topic_arn
         self.max_concurrent_invocations = max_concurrent_invocations
-        self.serve_command = serve_command or [sys.executable, "-m", "ocr_platform.model_server"]
+        self.serve_command = serve_command or [sys.executable, "-m", "ocr_platform.gpu.model_server"]
         self.serve_environment = dict(serve_environment or {})
         self.s3, self.sns, self.sagemaker = s3 or client("s3"), sns or client("sns"), sagemaker or client("sagemaker")
         self.poll_seconds, self.startup_timeout_seconds = poll_seconds, startup_timeout_seconds

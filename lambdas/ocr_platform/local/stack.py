@@ -37,7 +37,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ocr_platform import defaults
+from ocr_platform.core import defaults
+from ocr_platform.core.settings import ENV, engine_fallback_value
 from ocr_platform.local.alarms import EndpointAlarms
 from ocr_platform.local.console_server import ConsoleServer
 from ocr_platform.local.endpoint_capacity import refuse_capacity_updates_on_fault
@@ -52,7 +53,6 @@ from ocr_platform.local.provisioning import SERVICES, provision, resource_names
 from ocr_platform.local.s3_post_policy import moto_server_with_post_policies
 from ocr_platform.local.sagemaker_control import DEFAULT_INSTANCE_QUOTA, DEFAULT_TRANSITION_SECONDS, install_sagemaker_control
 from ocr_platform.local.sqs_limits import enforce_sqs_message_size
-from ocr_platform.settings import ENV, engine_fallback_value
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,171 @@
+"""result.json: the output contract every engine and backend produces (docs/contracts.md, "result.json").
+
+Engines return pages; ``build_result`` wraps them with the job, the engine that really ran, the
+warnings about how the result differs from what was asked (a substitute engine ran) and the timings.
+``validate_result`` checks a document that came from elsewhere (the SageMaker endpoint) before it is
+published under ``results/``.
+
+>>> page = Page(page=1, width=100, height=50, scale=1.0, lines=[Line(text="hi", polygon=[[0, 0], [9, 0], [9, 9], [0, 9]], score=0.98)])
+>>> doc = build_result("j1", "pp-ocrv5", EngineInfo(name="fake", models=["m"], version="0"), [page])
+>>> (doc["page_count"], doc["text"])
+(1, 'hi')
+>>> validate_result(doc)["job_id"]
+'j1'
+"""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired, TypedDict
+
+from ocr_platform.core.errors import ErrorCode, JobError
+
+PAGE_SEPARATOR = "\f"
+
+
+class Line(TypedDict):
+    text: str
+    polygon: list[list[float]]
+    score: float
+
+
+class Block(TypedDict, total=False):
+    label: str
+    bbox: list[float]
+    text: str
+    html: str
+
+
+class Page(TypedDict):
+    page: int
+    width: int
+    height: int
+    scale: float
+    rotation: NotRequired[int]
+    text_source: NotRequired[str]
+    lines: list[Line]
+    blocks: NotRequired[list[Block]]
+    markdown: NotRequired[str]
+
+
+class EngineInfo(TypedDict):
+    name: str
+    models: list[str]
+    version: str
+
+
+#: A warning's ``code`` when another engine ran because the requested one cannot run in this runtime.
+ENGINE_FALLBACK = "engine_fallback"
+#: A warning's ``code`` when a file the job asked for in ``outputs`` was not written (result.json was).
+OUTPUT_UNAVAILABLE = "output_unavailable"
+
+
+class ResultWarning(TypedDict):
+    """Something a caller must know about a COMPLETED result (on the job item and in result.json).
+
+    Attributes:
+        code: machine code: ``engine_fallback`` (another model ran), ``output_unavailable`` (a file the job
+            asked for in ``outputs`` was not written).
+        requested: the model or pipeline the job asked for (for ``output_unavailable``, the file).
+        ran: what really produced the result (for ``output_unavailable``, what was written instead).
+        reason: why (the technical cause, e.g. the error that stopped the requested pipeline loading).
+        message: one sentence a frontend can show to a person.
+    """
+
+    code: str
+    requested: str
+    ran: str
+    reason: str
+    message: str
+
+
+def engine_fallback_warning(*, requested: str, ran: str, reason: str) -> ResultWarning:
+    """The ``engine_fallback`` warning for a result that ``ran`` produced in place of ``requested``.
+
+    >>> engine_fallback_warning(requested="PP-StructureV3", ran="PP-OCRv5", reason="no weights")["message"]
+    'PP-StructureV3 is not available in this runtime, so this result comes from PP-OCRv5 instead.'
+    """
+    return {
+        "code": ENGINE_FALLBACK,
+        "requested": requested,
+        "ran": ran,
+        "reason": reason,
+        "message": f"{requested} is not available in this runtime, so this result comes from {ran} instead.",
+    }
+
+
+class OcrResult(TypedDict):
+    job_id: str
+    model: str
+    engine: EngineInfo
+    page_count: int
+    text: str
+    pages: list[Page]
+    warnings: list[ResultWarning]
+    timings: dict[str, float]
+
+
+def page_text(page: Page) -> str:
+    """A page's text in reading order: its blocks when the engine found layout, else its lines."""
+    blocks = [b.get("text", "") for b in page.get("blocks", []) if b.get("text")]
+    if blocks:
+        return "\n".join(blocks)
+    return "\n".join(line["text"] for line in page["lines"])
+
+
+def build_result(
+    job_id: str,
+    model: str,
+    engine: EngineInfo,
+    pages: list[Page],
+    timings: dict[str, float] | None = None,
+    warnings: list[ResultWarning] | None = None,
+) -> OcrResult:
+    return {
+        "job_id": job_id,
+        "model": model,
+        "engine": engine,
+        "page_count": len(pages),
+        "text": PAGE_SEPARATOR.join(page_text(p) for p in pages),
+        "pages": pages,
+        "warnings": list(warnings or []),
+        "timings": {k: round(float(v), 4) for k, v in (timings or {}).items()},
+    }
+
+
+def validate_result(doc: Any, *, job_id: str | None = None) -> OcrResult:
+    """Check the shape of a result document; raise ``JobError(invalid_result)`` saying what is wrong."""
+
+    def bad(reason: str) -> JobError:
+        return JobError(ErrorCode.INVALID_RESULT, f"The engine returned an invalid result: {reason}.")
+
+    if not isinstance(doc, dict):
+        raise bad("expected a JSON object")
+    for key, kind in (("job_id", str), ("model", str), ("engine", dict), ("page_count", int), ("text", str), ("pages", list)):
+        if not isinstance(doc.get(key), kind):
+            raise bad(f"'{key}' is missing or not a {kind.__name__}")
+    if job_id is not None and doc["job_id"] != job_id:
+        raise bad(f"it is for job {doc['job_id']!r}, not {job_id!r}")
+    engine = doc["engine"]
+    if not isinstance(engine.get("name"), str) or not isinstance(engine.get("models"), list):
+        raise bad("'engine' needs 'name' and 'models'")
+    if doc["page_count"] != len(doc["pages"]):
+        raise bad(f"page_count {doc['page_count']} but {len(doc['pages'])} pages")
+    for index, page in enumerate(doc["pages"], start=1):
+        if not isinstance(page, dict) or not isinstance(page.get("page"), int) or page["page"] < 1:
+            raise bad(f"page #{index} has no 1-based 'page' number")
+        if not isinstance(page.get("lines"), list):
+            raise bad(f"page {page['page']} has no 'lines' list")
+        for line in page["lines"]:
+            if not isinstance(line, dict) or not isinstance(line.get("text"), str):
+                raise bad(f"page {page['page']} has a line without 'text'")
+            polygon = line.get("polygon")
+            if not isinstance(polygon, list) or len(polygon) != 4 or not all(isinstance(p, list) and len(p) == 2 for p in polygon):
+                raise bad(f"page {page['page']} has a line whose polygon is not 4 [x, y] points")
+    warnings = doc.setdefault("warnings", [])
+    if not isinstance(warnings, list):
+        raise bad("'warnings' is not a list")
+    for warning in warnings:
+        if not isinstance(warning, dict) or not all(isinstance(warning.get(key), str) for key in ResultWarning.__annotations__):
+            raise bad(f"a warning needs string fields {', '.join(ResultWarning.__annotations__)}")
+    doc.setdefault("timings", {})
+    return doc  # type: ignore[return-value]

@@ -1,0 +1,372 @@
+"""A searchable PDF from a document and its result.json: the pages as submitted, with the recognised text laid
+over them as an invisible text layer, as OCRmyPDF produces. Selecting or searching text in a PDF viewer then
+highlights the words on the page image, and a PDF's text extraction returns the OCR text.
+
+Each output page is one result page, in the result's order (a job may have read only some pages):
+
+- a PDF page is the source page object itself, unchanged (content, resources, MediaBox, CropBox, /Rotate),
+  with a text overlay drawn by reportlab merged on top by pypdf; nothing is rendered or re-encoded.
+- an image frame (PNG, JPEG, TIFF, BMP, WEBP) becomes a page of the frame's own pixel size at its own DPI
+  (96 DPI when the file has none that is plausible), the frame embedded at native resolution: a JPEG's own
+  bytes, anything else losslessly.
+
+Polygons are in pixels of the page image the engine read: a PDF page as pdfium renders it at the page's
+``scale`` (its /Rotate applied, its CropBox shown), an image frame scaled by ``scale``. The result's ``rotation``
+is not applied again: the polygons are already on the page as submitted. A PDF pixel is mapped back to the page's
+default user space by undoing the scale, the /Rotate and the CropBox offset.
+
+Each line's text is drawn invisibly (text render mode 3) fitted to its polygon: the font size makes the font's
+ascent-to-descent span the line's height, the horizontal scaling makes the string exactly as long as the
+polygon's top edge (p0 to p1, the reading direction), the baseline turns with that edge, and the descenders touch
+the polygon's bottom edge. Empty lines and polygons under ``MIN_LINE_PIXELS`` are skipped, and so is text a PDF
+page has already, which would otherwise be found twice (``text_source``: every line of a ``text_layer`` page, and
+on a ``mixed`` page the lines whose text pdfium finds at their place in the page's own text).
+
+Text that cp1252 can encode is set in Helvetica; anything else in one of the CJK fonts PDF readers provide
+themselves (reportlab's CID fonts, not embedded: the text is invisible, only its character codes matter):
+HYSMyeongJo-Medium for Korean, STSong-Light for the rest (Chinese, Japanese, Greek, Cyrillic, ...), so text
+extraction returns the same Unicode text. Scripts neither covers (Arabic, Devanagari, Thai, ...) keep their
+Unicode codes, which pdfium extracts but readers that go through the font's character collection may not.
+
+Pages are handled one at a time and nothing is rendered; the output is assembled in memory and written at the
+end, so a refused result leaves no file behind.
+
+>>> import json
+>>> from pathlib import Path
+>>> from ocr_platform.outputs.searchable_pdf import write_searchable_pdf
+>>> result = json.loads(Path("result.json").read_text())  # doctest: +SKIP
+>>> write_searchable_pdf(Path("scan.pdf"), result, Path("scan.searchable.pdf"))  # doctest: +SKIP
+PosixPath('scan.searchable.pdf')
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from numbers import Real
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ocr_platform.core.results import Line, OcrResult, Page
+from ocr_platform.document.intake import DocumentType, detect_type
+
+if TYPE_CHECKING:
+    from PIL import Image
+    from pypdf import PageObject, PdfReader
+    from reportlab.pdfgen.canvas import Canvas
+
+#: Pixels per inch of an image whose file states none (or an implausible one): a CSS pixel, so a viewer at
+#: 100 % zoom shows the page at the image's own size on screen, as img2pdf does.
+DEFAULT_IMAGE_DPI = 96.0
+#: Stated resolutions outside this range are taken for the junk some writers put there (0, 1, 65535).
+PLAUSIBLE_DPI = (36.0, 9600.0)
+#: The largest page side PDF readers are required to show (Acrobat's 200 inches); a larger image is given a
+#: higher DPI so that its page stays within it.
+MAX_PAGE_POINTS = 14400.0
+#: A polygon shorter or lower than this many pixels of the page image is noise, not a line of text.
+MIN_LINE_PIXELS = 2.0
+#: How far around a line of a ``mixed`` page its text is looked for in the page's own text.
+OWN_TEXT_MARGIN_POINTS = 2.0
+
+LATIN_FONT = "Helvetica"
+CJK_FONT = "STSong-Light"
+KOREAN_FONT = "HYSMyeongJo-Medium"
+_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7ff]")
+
+Point = tuple[float, float]
+PixelToPoint = Callable[[float, float], Point]
+
+
+def write_searchable_pdf(source: Path, result: OcrResult, target: Path) -> Path:
+    """Write to ``target`` the pages of ``result`` from the document ``source``, each with its lines as an
+    invisible, searchable text layer; returns ``target``.
+
+    Raises ``ValueError`` when a result page is not in ``source`` (before anything is written).
+    """
+    with source.open("rb") as handle:
+        doc_type = detect_type(handle.read(1024))
+    if doc_type is DocumentType.PDF:
+        _write_pdf(source, result["pages"], target)
+    else:
+        _write_images(source, result["pages"], target)
+    return target
+
+
+def _check_pages(pages: Sequence[Page], page_count: int, source: Path) -> None:
+    for page in pages:
+        if not 1 <= page["page"] <= page_count:
+            raise ValueError(f"Result page {page['page']} is not in {source.name}, which has {page_count} page(s).")
+
+
+def _write_pdf(source: Path, pages: Sequence[Page], target: Path) -> None:
+    from pypdf import PdfReader, PdfWriter, Transformation
+
+    with source.open("rb") as handle, _own_text(source, pages) as own_text:
+        reader = PdfReader(handle)
+        _check_pages(pages, len(reader.pages), source)
+        writer = PdfWriter()
+        _copy_metadata(reader, writer)
+        for result_page in pages:
+            page = writer.add_page(reader.pages[result_page["page"] - 1])
+            box = _crop_box(page)
+            to_point = _pdf_pixel_to_point(page, result_page["scale"])
+            overlay = _text_overlay(_new_lines(result_page, to_point, own_text), box, to_point)
+            if overlay is not None:
+                page.merge_transformed_page(overlay, Transformation().translate(box[0], box[1]))
+        writer.write(target)
+
+
+OwnText = Callable[[int, Point, Point], str]
+
+
+@contextmanager
+def _own_text(source: Path, pages: Sequence[Page]) -> Iterator[OwnText | None]:
+    """The text a page of ``source`` has within a user-space rectangle (page number, lower-left and upper-right
+    corners), read by pdfium one page at a time; ``None`` when no page is ``mixed``."""
+    if not any(page.get("text_source") == "mixed" for page in pages):
+        yield None
+        return
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(source))
+    current: dict[int, Any] = {}
+
+    def text_within(number: int, lower_left: Point, upper_right: Point) -> str:
+        if number not in current:
+            for textpage in current.values():
+                textpage.close()
+            current.clear()
+            current[number] = pdf[number - 1].get_textpage()
+        return str(current[number].get_text_bounded(lower_left[0], lower_left[1], upper_right[0], upper_right[1]))
+
+    try:
+        yield text_within
+    finally:
+        pdf.close()
+
+
+def _new_lines(page: Page, to_point: PixelToPoint, own_text: OwnText | None) -> list[Line]:
+    """The lines to draw on a PDF page: none of a ``text_layer`` page (every line is the page's own text), all of
+    an ``ocr`` page, and on a ``mixed`` page those whose text the page's own text lacks where they lie. The page's
+    own text drawn again would make every search find it twice."""
+    source = page.get("text_source", "ocr")
+    if source == "text_layer":
+        return []
+    if source != "mixed" or own_text is None:
+        return list(page["lines"])
+    return [line for line in page["lines"] if not _in_own_text(page["page"], line, to_point, own_text)]
+
+
+def _in_own_text(number: int, line: Line, to_point: PixelToPoint, own_text: OwnText) -> bool:
+    text = "".join(line["text"].split())
+    if not text or not all(math.isfinite(float(c)) for point in line["polygon"] for c in point):
+        return False
+    points = [to_point(float(x), float(y)) for x, y in line["polygon"]]
+    xs, ys = [x for x, _ in points], [y for _, y in points]
+    margin = OWN_TEXT_MARGIN_POINTS
+    found = own_text(number, (min(xs) - margin, min(ys) - margin), (max(xs) + margin, max(ys) + margin))
+    return text in "".join(found.split())
+
+
+def _copy_metadata(reader: PdfReader, writer: Any) -> None:
+    metadata = reader.metadata
+    if metadata:
+        writer.add_metadata({key: value for key, value in metadata.items() if isinstance(value, str)})
+
+
+def _crop_box(page: PageObject) -> tuple[float, float, float, float]:
+    """The visible box as pdfium renders it: the CropBox (MediaBox when none) clipped to the MediaBox."""
+    media = _normalised(page.mediabox)
+    crop = _normalised(page.cropbox)
+    clipped = (max(crop[0], media[0]), max(crop[1], media[1]), min(crop[2], media[2]), min(crop[3], media[3]))
+    return clipped if clipped[0] < clipped[2] and clipped[1] < clipped[3] else media
+
+
+def _normalised(box: Any) -> tuple[float, float, float, float]:
+    x0, y0, x1, y1 = (float(value) for value in box)
+    return min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)
+
+
+def _pdf_pixel_to_point(page: PageObject, scale: float) -> PixelToPoint:
+    """Map a pixel of the page as pdfium renders it at ``scale`` to the page's default user space."""
+    from ocr_platform.document.text_layer import PageGeometry
+
+    left, bottom, right, top = _crop_box(page)
+    # As pdfium reads /Rotate: whole quarter turns clockwise, rounded towards zero.
+    rotation = math.trunc(float(page.rotation) / 90) % 4 * 90
+    return PageGeometry(left=left, bottom=bottom, right=right, top=top, rotation=rotation, scale=scale).to_user
+
+
+def _write_images(source: Path, pages: Sequence[Page], target: Path) -> None:
+    from PIL import Image
+    from reportlab.pdfgen.canvas import Canvas
+
+    with Image.open(source) as image, _binary_streams():
+        _check_pages(pages, getattr(image, "n_frames", 1), source)
+        canvas = Canvas(str(target), pageCompression=1)
+        for result_page in pages:
+            image.seek(result_page["page"] - 1)
+            _draw_image_page(canvas, image, source, result_page)
+            canvas.showPage()
+        canvas.save()
+
+
+def _draw_image_page(canvas: Canvas, image: Image.Image, source: Path, result_page: Page) -> None:
+    from reportlab.lib.utils import ImageReader
+
+    dpi_x, dpi_y = _image_dpi(image)
+    width, height = image.width * 72.0 / dpi_x, image.height * 72.0 / dpi_y
+    canvas.setPageSize((width, height))
+    canvas.drawImage(ImageReader(_embeddable(image, source)), 0, 0, width=width, height=height)
+    per_pixel = result_page["scale"]
+
+    def to_point(x: float, y: float) -> Point:
+        return x / per_pixel * 72.0 / dpi_x, height - y / per_pixel * 72.0 / dpi_y
+
+    _draw_lines(canvas, result_page["lines"], to_point)
+
+
+def _image_dpi(image: Image.Image) -> tuple[float, float]:
+    """The frame's own DPI when plausible (else ``DEFAULT_IMAGE_DPI``), raised where the page would exceed
+    ``MAX_PAGE_POINTS``."""
+    stated = image.info.get("dpi")
+    low, high = PLAUSIBLE_DPI
+    dpi_x = dpi_y = DEFAULT_IMAGE_DPI
+    if isinstance(stated, tuple) and len(stated) == 2 and all(isinstance(v, Real) and low <= float(v) <= high for v in stated):
+        dpi_x, dpi_y = (_whole_if_close(float(v)) for v in stated)
+    return max(dpi_x, image.width * 72.0 / MAX_PAGE_POINTS), max(dpi_y, image.height * 72.0 / MAX_PAGE_POINTS)
+
+
+def _whole_if_close(dpi: float) -> float:
+    """PNG and BMP state resolution in pixels per metre, so 150 DPI reads back as 150.0124: round that off."""
+    return float(round(dpi)) if abs(dpi - round(dpi)) < 0.05 else dpi
+
+
+def _embeddable(image: Image.Image, source: Path) -> str | Image.Image:
+    """What to embed for the current frame: the JPEG file itself (passed through, not re-encoded) when it is a
+    plain RGB or grey JPEG, else the frame as the engine saw it (``convert("RGB")``), kept grey when it is."""
+    if image.format == "JPEG" and image.mode in ("L", "RGB"):
+        return str(source)
+    return image.convert("L" if image.mode in ("1", "L") else "RGB")
+
+
+def _text_overlay(lines: Sequence[Line], box: tuple[float, float, float, float], to_point: PixelToPoint) -> PageObject | None:
+    """A one-page PDF the size of ``box`` with ``lines`` drawn invisibly, its origin at the box's lower-left
+    corner (``None`` when no line is drawn)."""
+    from pypdf import PdfReader
+    from reportlab.pdfgen.canvas import Canvas
+
+    left, bottom, right, top = box
+    buffer = io.BytesIO()
+    with _binary_streams():
+        canvas = Canvas(buffer, pagesize=(right - left, top - bottom), pageCompression=1)
+        canvas.translate(-left, -bottom)
+        if not _draw_lines(canvas, lines, to_point):
+            return None
+        canvas.showPage()
+        canvas.save()
+    return PdfReader(buffer).pages[0]
+
+
+_rl_config_lock = threading.Lock()
+
+
+@contextmanager
+def _binary_streams() -> Iterator[None]:
+    """reportlab without its ASCII85 stream encoding (a process-wide setting, on by default), which would make
+    every embedded image and text layer a quarter larger."""
+    from reportlab import rl_config
+
+    with _rl_config_lock:
+        saved = rl_config.useA85
+        rl_config.useA85 = 0
+        try:
+            yield
+        finally:
+            rl_config.useA85 = saved
+
+
+@dataclass(frozen=True)
+class _Placement:
+    """A line's text box in PDF space: its bottom-left corner, baseline direction, length and height."""
+
+    origin: Point
+    direction: Point
+    length: float
+    height: float
+
+
+def _draw_lines(canvas: Canvas, lines: Sequence[Line], to_point: PixelToPoint) -> int:
+    """Draw each line invisibly over its polygon; returns how many were drawn."""
+    from reportlab.pdfbase.pdfmetrics import getFont, stringWidth
+
+    drawn = 0
+    for line in lines:
+        text = line["text"].strip()
+        placement = _place(line["polygon"], to_point)
+        if not text or placement is None:
+            continue
+        font_name = _font_for(text)
+        face = getFont(font_name).face
+        size = placement.height * 1000.0 / (face.ascent - face.descent)
+        natural = stringWidth(text, font_name, size)
+        if natural <= 0:
+            continue
+        (x0, y0), (dx, dy) = placement.origin, placement.direction
+        rise = -face.descent * size / 1000.0
+        text_object = canvas.beginText()
+        text_object.setTextRenderMode(3)
+        text_object.setFont(font_name, size)
+        text_object.setHorizScale(100.0 * placement.length / natural)
+        text_object.setTextTransform(dx, dy, -dy, dx, x0 - dy * rise, y0 + dx * rise)
+        text_object.textOut(text)
+        canvas.drawText(text_object)
+        drawn += 1
+    return drawn
+
+
+def _place(polygon: Sequence[Sequence[float]], to_point: PixelToPoint) -> _Placement | None:
+    """Where a line's polygon lies in PDF space (``None`` for a degenerate one)."""
+    if len(polygon) != 4 or not all(len(p) == 2 and all(math.isfinite(float(c)) for c in p) for p in polygon):
+        return None
+    pixels = [(float(p[0]), float(p[1])) for p in polygon]
+    if _distance(pixels[0], pixels[1]) < MIN_LINE_PIXELS or _mean_height(pixels) < MIN_LINE_PIXELS:
+        return None
+    p0, p1, p2, p3 = (to_point(x, y) for x, y in pixels)
+    length, height = _distance(p0, p1), _mean_height([p0, p1, p2, p3])
+    if length <= 0 or height <= 0:
+        return None
+    dx, dy = (p1[0] - p0[0]) / length, (p1[1] - p0[1]) / length
+    # Up is the baseline direction turned a quarter counter-clockwise; the box's bottom-left lies below p0.
+    return _Placement(origin=(p0[0] + dy * height, p0[1] - dx * height), direction=(dx, dy), length=length, height=height)
+
+
+def _distance(a: Point, b: Point) -> float:
+    return math.hypot(b[0] - a[0], b[1] - a[1])
+
+
+def _mean_height(points: Sequence[Point]) -> float:
+    return (_distance(points[1], points[2]) + _distance(points[0], points[3])) / 2.0
+
+
+def _font_for(text: str) -> str:
+    try:
+        text.encode("cp1252")
+    except UnicodeEncodeError:
+        return _cid_font(KOREAN_FONT if _HANGUL.search(text) else CJK_FONT)
+    return LATIN_FONT
+
+
+@cache
+def _cid_font(name: str) -> str:
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+    from reportlab.pdfbase.pdfmetrics import registerFont
+
+    registerFont(UnicodeCIDFont(name))
+    return name
