@@ -2,36 +2,26 @@
 
 It lives in the GPU stack (``ocr_infra.gpu_stack``), which depends on the core stack and never the other way:
 what the core refers to (the endpoint, its alarms, the scale-in topic and re-check rule) it names in advance
-(:class:`GpuResourceNames`), so a GPU stack that fails to deploy rolls back alone.
+(``gpu_props.GpuResourceNames``), so a GPU stack that fails to deploy rolls back alone. Its scaling is
+``gpu_scaling.GpuScaling``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from aws_cdk import ArnFormat, Aws, Duration, Stack
+from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_ecr_assets as ecr_assets
-from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_sns as sns
-from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
+from ocr_infra.gpu_props import GpuBackendProps, GpuResourceNames
+from ocr_infra.gpu_scaling import GpuScaling
 from ocr_infra.image_context import endpoint_context_excludes
-from ocr_infra.messaging import NotificationTopics
 from ocr_infra.paths import REPO_ROOT, VL_ENDPOINT_DOCKERFILE
-from ocr_infra.platform_function import (
-    SCALE_IN_HANDLER,
-    CommonFunctionProps,
-    PlatformFunction,
-    PlatformFunctionProps,
-)
 from ocr_infra.secure_defaults import allow
 from ocr_platform.core import defaults
 from ocr_platform.core.s3_layout import (
@@ -41,107 +31,7 @@ from ocr_platform.core.s3_layout import (
 )
 from ocr_platform.core.settings import ENV, engine_fallback_value
 
-SAGEMAKER_NAMESPACE = "AWS/SageMaker"
-#: Read by ``ocr_platform.gpu.model_server``: requests served at once by one instance.
-DESIRED_INSTANCE_COUNT = "sagemaker:variant:DesiredInstanceCount"
-#: The service-linked role Application Auto Scaling uses for SageMaker variants; naming its full ARN in
-#: the scalable target makes Application Auto Scaling create it when the account does not have it yet.
-AUTOSCALING_SERVICE_LINKED_ROLE = (
-    "aws-service-role/sagemaker.application-autoscaling.amazonaws.com/"
-    "AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint"
-)
-
-
-@dataclass(frozen=True)
-class GpuResourceNames:
-    """The physical names of the GPU stack's resources that the core stack refers to, fixed from the endpoint's name.
-
-    >>> GpuResourceNames("ocr-dev-paddleocr-vl").idle_alarm
-    'ocr-dev-paddleocr-vl-idle'
-    """
-
-    endpoint: str
-
-    @property
-    def idle_alarm(self) -> str:
-        return f"{self.endpoint}-idle"
-
-    @property
-    def backlog_without_capacity_alarm(self) -> str:
-        return f"{self.endpoint}-backlog-without-capacity"
-
-    @property
-    def scale_in_topic(self) -> str:
-        return f"{self.endpoint}-scale-in"
-
-    @property
-    def recheck_rule(self) -> str:
-        return f"{self.endpoint}-scale-in-recheck"
-
-    def topic_arn(self, stack: Stack) -> str:
-        return stack.format_arn(service="sns", resource=self.scale_in_topic, arn_format=ArnFormat.NO_RESOURCE_NAME)
-
-    def rule_arn(self, stack: Stack) -> str:
-        return stack.format_arn(service="events", resource="rule", resource_name=self.recheck_rule)
-
-
-@dataclass(frozen=True)
-class GpuBackendProps:
-    """Props of :class:`GpuBackend`.
-
-    Attributes:
-        endpoint_name: the endpoint's name (known in advance: alarms, ARNs and env vars use it).
-        common: what every function shares (table, bucket, zip code and layers, TTL, log retention); the
-            scale-in function is built from it, and the endpoint reads and writes the same bucket.
-        status_index_arn: the status/time GSI the scale-in function queries for jobs in flight.
-        topics: the core's encrypted topics (success, error) and their key, with which the scale-in topic is made.
-        instance_type: GPU instance of the variant (``ml.g5.xlarge``).
-        variant_name: the production variant.
-        max_instance_count: the scalable target's maximum (its minimum is 0).
-        max_concurrent_invocations_per_instance: AsyncInferenceConfig ClientConfig.
-        idle_minutes / idle_backlog_threshold: the scale-in alarm fires after ``idle_minutes``
-            consecutive minutes of ApproximateBacklogSizePerInstance < threshold (missing = idle).
-        inflight_window_seconds: ``OCR_INFLIGHT_WINDOW_SECONDS`` of the scale-in function.
-        ami_version: the variant's ``InferenceAmiVersion`` (``PlatformConfig.endpoint_ami_version``).
-        image_cuda: the ``CUDA_VERSION`` build argument of the endpoint image (``PlatformConfig.endpoint_image_cuda``).
-        startup_timeout_seconds: the variant's ``ContainerStartupHealthCheckTimeoutInSeconds``.
-        base_image: ``BASE_IMAGE`` build argument of the endpoint image (empty: Dockerfile default).
-        bake_models: more models for the ``BAKE_MODELS`` build argument of the endpoint image, after the
-            layout model and VLM of ``vl_version``, which are always baked.
-        vl_backend: ``native`` or ``vllm`` (the ``VL_BACKEND`` build argument and ``OCR_VL_BACKEND``).
-        vl_version: the PaddleOCR-VL pipeline version (the ``VL_VERSION`` build argument and ``OCR_VL_VERSION``).
-        engine_fallback: ``OCR_ENGINE_FALLBACK`` of the model's container; it overrides the image's own
-            ``none``. Off: an endpoint whose PaddleOCR-VL cannot load fails ``/ping``; on: PP-OCRv5 serves
-            with an ``engine_fallback`` warning in every result.
-        scale_in_memory_mb / scale_in_timeout_seconds: size of the scale-in function.
-        pages_per_chunk: the container answers a job of more pages with a split plan
-            (``OCR_GPU_PAGES_PER_CHUNK``); the completion function sends one request per chunk.
-        max_pages: the most pages one job may read (``OCR_MAX_PAGES``).
-    """
-
-    endpoint_name: str
-    common: CommonFunctionProps
-    status_index_arn: str
-    topics: NotificationTopics
-    instance_type: str = defaults.INSTANCE_TYPE
-    variant_name: str = defaults.VARIANT_NAME
-    max_instance_count: int = defaults.MAX_INSTANCE_COUNT
-    max_concurrent_invocations_per_instance: int = defaults.MAX_CONCURRENT_INVOCATIONS_PER_INSTANCE
-    idle_minutes: int = defaults.IDLE_MINUTES
-    idle_backlog_threshold: float = defaults.IDLE_BACKLOG_THRESHOLD
-    inflight_window_seconds: int = defaults.inflight_window_seconds()
-    ami_version: str = defaults.ENDPOINT_AMI_VERSION
-    image_cuda: str = defaults.ENDPOINT_IMAGE_CUDA
-    startup_timeout_seconds: int = defaults.ENDPOINT_STARTUP_TIMEOUT_SECONDS
-    base_image: str = defaults.ENDPOINT_BASE_IMAGE
-    bake_models: str = defaults.ENDPOINT_BAKE_MODELS
-    vl_backend: str = defaults.ENDPOINT_VL_BACKEND
-    vl_version: str = defaults.ENDPOINT_VL_VERSION
-    engine_fallback: bool = defaults.ENGINE_FALLBACK
-    scale_in_memory_mb: int = defaults.SCALE_IN_MEMORY_MB
-    scale_in_timeout_seconds: int = defaults.SCALE_IN_TIMEOUT_SECONDS
-    pages_per_chunk: int = defaults.GPU_PAGES_PER_CHUNK
-    max_pages: int = defaults.MAX_PAGES
+__all__ = ["GpuBackend", "GpuBackendProps", "GpuResourceNames"]
 
 
 class GpuBackend(Construct):
@@ -267,126 +157,8 @@ class GpuBackend(Construct):
             retain_all_variant_properties=True,
         )
 
-        # 6. Scalable target: DesiredInstanceCount between 0 and max_instance_count.
-        self._scalable_target = appscaling.ScalableTarget(
-            self,
-            "ScalableTarget",
-            service_namespace=appscaling.ServiceNamespace.SAGEMAKER,
-            resource_id=f"endpoint/{self._endpoint.attr_endpoint_name}/variant/{props.variant_name}",
-            scalable_dimension=DESIRED_INSTANCE_COUNT,
-            min_capacity=0,
-            max_capacity=props.max_instance_count,
-            role=iam.Role.from_role_arn(
-                self,
-                "AutoScalingServiceLinkedRole",
-                f"arn:{Aws.PARTITION}:iam::{Aws.ACCOUNT_ID}:role/{AUTOSCALING_SERVICE_LINKED_ROLE}",
-                mutable=False,
-            ),
-        )
-
-        # 7. Safety net: a request queued while at zero starts an instance within about a minute.
-        self._scale_out = appscaling.StepScalingAction(
-            self,
-            "ScaleOutFromZero",
-            scaling_target=self._scalable_target,
-            adjustment_type=appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
-            metric_aggregation_type=appscaling.MetricAggregationType.MAXIMUM,
-            cooldown=Duration.minutes(5),
-        )
-        self._scale_out.add_adjustment(adjustment=1, lower_bound=0)
-        self._backlog_without_capacity_alarm = cloudwatch.Alarm(
-            self,
-            "BacklogWithoutCapacityAlarm",
-            alarm_name=names.backlog_without_capacity_alarm,
-            alarm_description="Requests wait on the PaddleOCR-VL endpoint while it has no instance: scale out to 1.",
-            metric=self._metric("HasBacklogWithoutCapacity", "Maximum"),
-            threshold=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            evaluation_periods=1,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-        )
-        self._backlog_without_capacity_alarm.add_alarm_action(cw_actions.ApplicationScalingAction(self._scale_out))
-
-        # 8. Scale-in function: sets the count to 0 when the idle alarm fires and nothing is in flight.
-        self._scale_in = PlatformFunction(
-            self,
-            "ScaleIn",
-            PlatformFunctionProps(
-                common=props.common,
-                description="OCR platform scale-in: PaddleOCR-VL endpoint to 0 instances when idle",
-                handler=SCALE_IN_HANDLER,
-                memory_mb=props.scale_in_memory_mb,
-                timeout_seconds=props.scale_in_timeout_seconds,
-                service_name="ocr-scale-in",
-                environment={
-                    ENV.ENDPOINT_NAME: props.endpoint_name,
-                    ENV.VARIANT_NAME: props.variant_name,
-                    ENV.INFLIGHT_WINDOW_SECONDS: str(props.inflight_window_seconds),
-                },
-                # The idle alarm's topic and the re-check schedule invoke it asynchronously; a failed run is
-                # parked (the schedule tries again while the alarm stays in ALARM).
-                async_retry_attempts=defaults.ASYNC_RETRY_ATTEMPTS,
-                concurrency_bound=(
-                    "Runs when the idle alarm changes state (SNS) and on its re-check schedule, every idle_minutes: one "
-                    "or two at a time, for seconds each (a Query, a DescribeEndpoint, one capacity update)."
-                ),
-            ),
-        )
-        allow(self._scale_in.role, ["dynamodb:Query"], [props.status_index_arn])
-        allow(self._scale_in.role, ["dynamodb:GetItem"], [props.common.table.table_arn])
-        allow(
-            self._scale_in.role,
-            ["sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities"],
-            [self._endpoint_arn],
-        )
-        self._scale_in_topic = topics.encrypted_topic(
-            self, "ScaleInTopic", "The GPU endpoint has been idle: scale it in", topic_name=names.scale_in_topic
-        )
-        self._scale_in_topic.add_subscription(
-            subscriptions.LambdaSubscription(self._scale_in.function, dead_letter_queue=props.common.parked_events)
-        )
-
-        # 9. Idle alarm: backlog per instance below the threshold for idle_minutes (missing data = idle).
-        self._idle_alarm = cloudwatch.Alarm(
-            self,
-            "IdleAlarm",
-            alarm_name=names.idle_alarm,
-            alarm_description=(
-                f"The PaddleOCR-VL endpoint has had no backlog for {props.idle_minutes} minutes: "
-                "scale it in to 0 instances (the scale-in function skips it while a job is in flight)."
-            ),
-            metric=self._metric("ApproximateBacklogSizePerInstance", "Average"),
-            threshold=props.idle_backlog_threshold,
-            comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-            evaluation_periods=props.idle_minutes,
-            datapoints_to_alarm=props.idle_minutes,
-            treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
-        )
-        topics.notify(self._scale_in_topic, self._idle_alarm)
-
-        # 10. Scale-in re-check: an alarm notifies once per state change, so a scale-in skipped while a job
-        #     looked in flight is retried on a schedule for as long as the idle alarm stays in ALARM.
-        self._scale_in.function.add_environment(ENV.IDLE_ALARM_NAME, self._idle_alarm.alarm_name)
-        allow(self._scale_in.role, ["cloudwatch:DescribeAlarms"], [self._idle_alarm.alarm_arn])
-        self._recheck_rule = events.Rule(
-            self,
-            "ScaleInRecheck",
-            rule_name=names.recheck_rule,
-            description="Re-check the PaddleOCR-VL idle alarm and scale in if it is still firing",
-            schedule=events.Schedule.rate(Duration.minutes(props.idle_minutes)),
-            targets=[
-                events_targets.LambdaFunction(self._scale_in.function, retry_attempts=0, dead_letter_queue=props.common.parked_events)
-            ],
-        )
-
-    def _metric(self, name: str, statistic: str) -> cloudwatch.Metric:
-        return cloudwatch.Metric(
-            namespace=SAGEMAKER_NAMESPACE,
-            metric_name=name,
-            dimensions_map={"EndpointName": self._endpoint_name},
-            statistic=statistic,
-            period=Duration.minutes(1),
-        )
+        # 6.-10. Scaling: 0..max_instance_count instances, scale-out from zero, the idle alarm and the scale-in function.
+        self._scaling = GpuScaling(self, props, names, self._endpoint, self._endpoint_arn)
 
     def _grant_execution_role(self, props: GpuBackendProps, stack: Stack) -> None:
         role, bucket = self._role, props.common.bucket
@@ -480,20 +252,20 @@ class GpuBackend(Construct):
 
     @property
     def scalable_target(self) -> appscaling.ScalableTarget:
-        return self._scalable_target
+        return self._scaling.scalable_target
 
     @property
     def idle_alarm(self) -> cloudwatch.Alarm:
-        return self._idle_alarm
+        return self._scaling.idle_alarm
 
     @property
     def backlog_without_capacity_alarm(self) -> cloudwatch.Alarm:
-        return self._backlog_without_capacity_alarm
+        return self._scaling.backlog_without_capacity_alarm
 
     @property
     def scale_in_topic(self) -> sns.Topic:
-        return self._scale_in_topic
+        return self._scaling.scale_in_topic
 
     @property
     def scale_in_function(self) -> lambda_.Function:
-        return self._scale_in.function
+        return self._scaling.scale_in_function

@@ -8,7 +8,7 @@ serving them while this stack is fixed and deployed again.
 
 The dependency runs one way, GPU on core: this stack reads the core's bucket, table, topics and parked-events
 queue (CloudFormation exports), while the core refers to the endpoint and its alarms only by names fixed in
-advance (``gpu_backend.GpuResourceNames``), never by a reference into this stack.
+advance (``gpu_props.GpuResourceNames``), never by a reference into this stack.
 """
 
 from __future__ import annotations

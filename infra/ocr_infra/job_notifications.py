@@ -2,8 +2,8 @@
 
 Every function that finishes jobs publishes each finished job's ``OCR Job Completed`` / ``OCR Job Failed``
 event on the stage's bus and, for a job with a ``callback_url``, queues one webhook request
-(:class:`CompletionEventTargets`, applied by :class:`ocr_infra.platform_function.PlatformFunction` to every
-function with ``finishes_jobs``). The webhook queue (:class:`WebhookQueue`) feeds the deliverer
+(``ocr_infra.completion_events.CompletionEventTargets``, applied by ``ocr_infra.platform_function.PlatformFunction``
+to every function with ``finishes_jobs``). The webhook queue (:class:`WebhookQueue`) feeds the deliverer
 (:class:`WebhookDeliverer`), which POSTs each request signed with the stage's secret and retries on its own
 schedule; what runs out of retries is parked on the webhook DLQ, alarmed.
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -139,51 +138,6 @@ class WebhookQueue(Construct):
     @property
     def secret(self) -> secretsmanager.Secret:
         return self._secret
-
-
-def event_bus_arn(scope: Construct, bus_name: str) -> str:
-    """The ARN of the bus ``bus_name`` in ``scope``'s account and region (``default``: the account's default bus).
-
-    ``arn:<partition>:events:<region>:<account>:event-bus/<name>``, the resource ``events:PutEvents`` names.
-    """
-    return Stack.of(scope).format_arn(
-        service="events", resource="event-bus", resource_name=bus_name, arn_format=ArnFormat.SLASH_RESOURCE_NAME
-    )
-
-
-@dataclass(frozen=True)
-class CompletionEventTargets:
-    """Where the functions that finish jobs publish: the event bus and the webhook queue.
-
-    :class:`ocr_infra.platform_function.PlatformFunction` applies it (:meth:`allow_publishing`) to every function
-    with ``finishes_jobs`` when ``CommonFunctionProps.completion_events`` is set.
-
-    Attributes:
-        bus_name: the EventBridge bus (``PlatformConfig.event_bus_name``: ``default``, or a bus the stage's
-            owner created; the stack does not create it).
-        bus_arn: its ARN (:func:`event_bus_arn`), the only resource ``events:PutEvents`` is allowed on.
-        webhook_queue: where a finished job with a ``callback_url`` gets its webhook queued.
-    """
-
-    bus_name: str
-    bus_arn: str
-    webhook_queue: sqs.IQueue
-
-    @classmethod
-    def on_bus(cls, scope: Construct, bus_name: str, webhook_queue: sqs.IQueue) -> CompletionEventTargets:
-        """The targets for the bus ``bus_name`` of ``scope``'s account and region."""
-        return cls(bus_name=bus_name, bus_arn=event_bus_arn(scope, bus_name), webhook_queue=webhook_queue)
-
-    @property
-    def environment(self) -> dict[str, str]:
-        """``OCR_EVENT_BUS_NAME`` and ``OCR_WEBHOOK_QUEUE_URL``."""
-        return {ENV.EVENT_BUS_NAME: self.bus_name, ENV.WEBHOOK_QUEUE_URL: self.webhook_queue.queue_url}
-
-    def allow_publishing(self, fn: PlatformFunction) -> None:
-        """Let ``fn`` publish completion events on the bus and queue webhooks, and tell it where."""
-        allow(fn.role, ["events:PutEvents"], [self.bus_arn])
-        allow(fn.role, ["sqs:SendMessage"], [self.webhook_queue.queue_arn])
-        fn.add_environment(self.environment)
 
 
 @dataclass(frozen=True)

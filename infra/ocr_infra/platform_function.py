@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aws_cdk import Aws, Duration, Size
 from aws_cdk import aws_dynamodb as dynamodb
@@ -25,15 +25,13 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from ocr_infra.completion_events import CompletionEventTargets
 from ocr_infra.config import POWERTOOLS_LAYER_ACCOUNT
 from ocr_infra.network import FunctionNetwork
 from ocr_infra.paths import LAMBDA_ASSET_EXCLUDES, LAMBDAS_DIR, ZIP_FUNCTION_EXCLUDES
 from ocr_infra.secure_defaults import acknowledge_wildcards, allow, lambda_role, secure_log_group, skip_checkov
 from ocr_platform.core import defaults
 from ocr_platform.core.settings import ENV, metrics_namespace
-
-if TYPE_CHECKING:  # job_notifications builds on this module (its deliverer is a PlatformFunction)
-    from ocr_infra.job_notifications import CompletionEventTargets
 
 #: The newest Python runtime; AwsSolutions-L1 checks it is the newest aws-cdk-lib knows.
 PYTHON_RUNTIME = lambda_.Runtime.PYTHON_3_14
@@ -150,7 +148,7 @@ class CommonFunctionProps:
             invoked asynchronously, and the DLQ of SNS subscriptions and EventBridge targets. ``None``
             only in tests of a single construct.
         completion_events: where the functions that finish jobs publish each finished job's completion event
-            and queue its webhook (:class:`ocr_infra.job_notifications.CompletionEventTargets`): every function
+            and queue its webhook (:class:`ocr_infra.completion_events.CompletionEventTargets`): every function
             with ``finishes_jobs`` may put events on that bus and send to the webhook queue, and gets their
             names. ``None``: no completion events (tests of a single construct); a finished job then stays in
             the notification outbox.

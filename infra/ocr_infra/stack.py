@@ -14,6 +14,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from ocr_infra.completion_events import CompletionEventTargets
 from ocr_infra.config import PlatformConfig
 from ocr_infra.console_site import ConsoleSite, ConsoleSiteProps
 from ocr_infra.control_functions import (
@@ -32,9 +33,8 @@ from ocr_infra.data_stores import (
 )
 from ocr_infra.drop_folder import DropFolder, DropFolderProps
 from ocr_infra.encryption import PlatformKey, PlatformKeyProps
-from ocr_infra.gpu_backend import GpuResourceNames
+from ocr_infra.gpu_props import GpuResourceNames
 from ocr_infra.job_notifications import (
-    CompletionEventTargets,
     WebhookDeliverer,
     WebhookDelivererProps,
     WebhookQueue,
