@@ -1,0 +1,89 @@
+"""The ``ocr-platform`` commands that talk to a platform: ``submit``, ``status``, ``result`` and ``models seed``
+(to the stack ``resolve_target`` finds), ``console publish`` (to a deployed stack) and ``doctor`` (the account)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ocr_platform.cli.client import OcrClient, resolve_target
+from ocr_platform.cli.command_support import engine_options, print_json, print_warnings
+from ocr_platform.cli.progress import JobProgress
+from ocr_platform.core.client_errors import ExitStatus, PlatformClientError
+
+
+def run_platform_command(args: argparse.Namespace) -> int:
+    """``submit``, ``status``, ``result`` and ``models seed`` against the platform ``resolve_target`` finds."""
+    import os
+    import time
+
+    target = resolve_target(args.stack, region=args.region)
+    os.environ.update(target.environment)
+    resources = target.resources
+    if args.command == "models":
+        from ocr_platform.engines.model_cache import seed_cache
+
+        for key in seed_cache(resources.bucket, args.model_dirs):
+            print(f"s3://{resources.bucket}/{key}")
+        return ExitStatus.OK
+    client = OcrClient(resources)
+    if args.command in ("status", "result") and args.job_id.startswith("s3://"):
+        args.job_id = client.inbox_job_id(args.job_id)
+    if args.command == "submit":
+        job = client.submit(
+            args.file, model=args.model, language=args.lang, pages=args.pages, options=engine_options(args),
+            callback_url=args.callback_url,
+        )
+        print(f"submitted job {job['job_id']} ({job['model']}, {job.get('file_name', args.file)}) to the {target.source}", file=sys.stderr)
+        if not args.wait:
+            print_json(job)
+            return ExitStatus.OK
+        pages = JobProgress()
+        job = client.wait(
+            job["job_id"], timeout=args.timeout, progress=lambda j: (j["status"], pages.step(j)),
+            on_change=lambda j: print(f"  {pages.line(j, now=time.monotonic())}", file=sys.stderr),
+        )
+        print_json(job)
+        print_warnings(job.get("warnings", []))
+        return ExitStatus.OK if job["status"] == "COMPLETED" else ExitStatus.JOB_FAILED
+    if args.command == "status":
+        job = client.status(args.job_id)
+        print_json(job)
+        print_warnings(job.get("warnings", []))
+        return ExitStatus.JOB_FAILED if job["status"] == "FAILED" else ExitStatus.OK
+    document = client.result(args.job_id)
+    if args.output:
+        args.output.write_text(json.dumps(document, indent=2, ensure_ascii=False))
+        print(f"wrote {args.output} ({document['page_count']} page(s))", file=sys.stderr)
+    else:
+        print_json(document)
+    if args.pdf:
+        client.save_searchable_pdf(args.job_id, args.pdf)
+        print(f"wrote the searchable PDF {args.pdf}", file=sys.stderr)
+    return ExitStatus.OK
+
+
+def run_console_command(args: argparse.Namespace) -> int:
+    """``ocr-platform console publish --stack NAME``: the console's files and config.json to the stack's console."""
+    import boto3
+
+    from ocr_platform.cli.client import stack_outputs
+    from ocr_platform.inputs.console_publish import publish_console
+
+    region = args.region or boto3.session.Session().region_name
+    if not region:
+        raise PlatformClientError("no_region", "No AWS region is set; pass --region or set AWS_DEFAULT_REGION.")
+    outputs = stack_outputs(args.stack, region=region)
+    keys = publish_console(outputs, region, s3=boto3.client("s3", region_name=region), cloudfront=boto3.client("cloudfront"))
+    print(f"published {len(keys)} file(s) to s3://{outputs['ConsoleBucketName']}; open {outputs['ConsoleUrl']}", file=sys.stderr)
+    return ExitStatus.OK
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    """``ocr-platform doctor``: one line per check of ``ocr_platform.cli.doctor``; exit 1 when one FAILs."""
+    from ocr_platform.cli import doctor
+
+    results = doctor.diagnose(profile=args.profile, region=args.region, context_options=args.context)
+    print(doctor.format_results(results))
+    return doctor.exit_status(results)
