@@ -3,7 +3,8 @@
 The handler answers botocore the way the Lambda service does (``RequestResponse``, ``Event``, ``DryRun``,
 ``X-Amz-Function-Error``, ``ResourceNotFoundException``, Lambda's validation messages), so code that
 calls ``boto3.client("lambda").invoke`` behind ``AWS_ENDPOINT_URL_LAMBDA`` runs unchanged. The work is
-the :class:`~ocr_platform.local.lambda_runtime.LambdaRuntime`'s; this module only speaks the protocol.
+the :class:`~ocr_platform.local.lambda_runtime.LambdaRuntime`'s (the server's ``runtime``, seen here as the
+:class:`FunctionInvoker` it satisfies); this module only speaks the protocol.
 
 Lambda's payload quotas hold here as on AWS: a request body over 6 MB (``RequestResponse``, ``DryRun``) or
 1 MB (``Event``) is refused with ``RequestTooLargeException`` (HTTP 413) and nothing runs
@@ -17,11 +18,8 @@ import json
 import logging
 import uuid
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
-
-if TYPE_CHECKING:
-    from ocr_platform.local.lambda_runtime import LambdaRuntime
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +54,37 @@ class FunctionNotFoundError(LookupError):
     """No function of that name (or an unknown qualifier); Lambda's ``ResourceNotFoundException``."""
 
 
+class InvokeOutcome(Protocol):
+    """What the handler reads of one invocation's outcome (``lambda_runtime.InvocationResult``)."""
+
+    @property
+    def request_id(self) -> str: ...
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def body(self) -> bytes: ...
+
+    @property
+    def function_error(self) -> str | None: ...
+
+
+class FunctionInvoker(Protocol):
+    """What the handler calls on its server's ``runtime`` (``lambda_runtime.LambdaRuntime``)."""
+
+    def resolve(self, function_name: str, qualifier: str | None = None) -> object:
+        """The function ``function_name`` names; raises :class:`FunctionNotFoundError`."""
+        ...
+
+    def invoke(
+        self, name: str, payload: Any, *, invocation_type: str = "RequestResponse", qualifier: str | None = None,
+        payload_size: int | None = None,
+    ) -> InvokeOutcome:
+        """Invoke the function like Lambda's Invoke API; raises :class:`RequestTooLargeError` over the quota."""
+        ...
+
+
 class InvokeApiHandler(BaseHTTPRequestHandler):
     """``POST /2015-03-31/functions/{FunctionName}/invocations`` as the Lambda service answers it."""
 
@@ -63,7 +92,7 @@ class InvokeApiHandler(BaseHTTPRequestHandler):
     server_version = "LocalLambda"
 
     def do_POST(self) -> None:  # noqa: N802
-        runtime: LambdaRuntime = self.server.runtime  # type: ignore[attr-defined]
+        runtime: FunctionInvoker = self.server.runtime  # type: ignore[attr-defined]
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         url = urlsplit(self.path)
         segments = url.path.split("/")
