@@ -52,6 +52,7 @@ from ocr_platform.engines.regions import (
     lines_text,
     ordered_regions,
     page_markdown,
+    relabel_text_figures,
     text_regions,
 )
 from ocr_platform.engines.settings import PaddleSettings
@@ -207,6 +208,7 @@ class LocalStructureEngine:
         ]
         regions = drop_nested(detected)
         regions += text_regions(assign_lines(regions, lines))
+        relabel_text_figures(regions)  # a table or form the layout took for a picture is read as text
         for region in regions:
             if region.label == "table":
                 region.html = self.table_html(rgb, region)

@@ -19,8 +19,11 @@ BBox = tuple[float, float, float, float]  # x0, y0, x1, y1 in page pixels
 
 HEADER_LABELS = frozenset({"header"})
 FOOTER_LABELS = frozenset({"footer"})
-# Labels whose text stays out of the Markdown, as PP-StructureV3 leaves page furniture and images out.
-NOT_IN_MARKDOWN = frozenset({"header", "footer", "figure"})
+#: Labels of pictures: their block links the picture's crop (``image``) and keeps the text read inside it.
+FIGURE_LABELS = frozenset({"figure", "image", "chart"})
+#: The share of a picture region that its text lines cover from which it is read as text, not a picture
+#: (a table or a form the layout model took for a figure).
+MOSTLY_TEXT = 0.3
 
 
 @dataclass
@@ -85,6 +88,23 @@ def assign_lines(regions: list[Region], lines: list[Line], *, min_overlap: float
         else:
             best.lines.append(line)
     return leftover
+
+
+def relabel_text_figures(regions: list[Region], *, mostly_text: float = MOSTLY_TEXT) -> None:
+    """Label ``text`` each picture region whose lines cover at least ``mostly_text`` of its area.
+
+    >>> def line(x0, y0, x1, y1):
+    ...     return {"text": "words", "polygon": [[x0, y0], [x1, y0], [x1, y1], [x0, y1]], "score": 1.0}
+    >>> form = Region("figure", (0, 0, 100, 100), lines=[line(0, 0, 100, 20), line(0, 30, 100, 50)])
+    >>> regions = [form, Region("figure", (0, 200, 100, 300), lines=[line(0, 290, 40, 300)])]
+    >>> relabel_text_figures(regions)
+    >>> [r.label for r in regions]
+    ['text', 'figure']
+    """
+    for region in regions:
+        area = _area(region.bbox)
+        if region.label in FIGURE_LABELS and area > 0 and sum(_area(line_bbox(line)) for line in region.lines) >= mostly_text * area:
+            region.label = "text"
 
 
 def text_regions(lines: list[Line]) -> list[Region]:
@@ -178,16 +198,18 @@ def ordered_regions(regions: list[Region]) -> list[Region]:
 
 def page_markdown(blocks: list[Block]) -> str:
     """Markdown for blocks in reading order: the first block, when it is a title, as ``#``, later titles
-    as ``##``, tables as their HTML, other text as paragraphs; headers, footers and figures left out.
+    as ``##``, tables as their HTML, a picture as a link to its crop (its ``image``) followed by the text
+    read inside it, other text (headers and footers too) as paragraphs: no text of the page is left out.
 
-    >>> page_markdown([{"label": "title", "text": "Report"}, {"label": "text", "text": "Hello"}, {"label": "footer", "text": "3"}])
-    '# Report\\n\\nHello'
+    >>> figure = {"label": "figure", "text": "Q1 Q2", "image": "figures/00001-01.png"}
+    >>> page_markdown([{"label": "title", "text": "Report"}, figure, {"label": "footer", "text": "3"}])
+    '# Report\\n\\n![figure](figures/00001-01.png)\\n\\nQ1 Q2\\n\\n3'
     """
     parts = []
     for index, block in enumerate(blocks):
         label, text = block.get("label", "text"), block.get("text", "").strip()
-        if label in NOT_IN_MARKDOWN:
-            continue
+        if label in FIGURE_LABELS and block.get("image"):
+            parts.append(f"![{label}]({block['image']})")
         if label == "table" and block.get("html"):
             parts.append(block["html"])
         elif label == "title" and text:

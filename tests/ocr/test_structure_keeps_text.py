@@ -1,0 +1,55 @@
+"""The ``pp-structurev3`` route (its local substitute, on real weights) keeps every word of a page whatever
+label the layout gives its region, on a real public page (``tests/ocr/public_pages``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ocr_platform.core.text_metrics import words
+from ocr_platform.engines.local_structure import LocalStructureEngine
+from ocr_platform.engines.reading import ocr_document
+
+FORM_PAGE = Path(__file__).parent / "public_pages" / "SF424_page2.pdf"
+
+
+def word_recall(reference: str, hypothesis: str) -> float:
+    """The share of ``reference``'s words (with their counts) that ``hypothesis`` has."""
+    ref = words(reference)
+    return sum((ref & words(hypothesis)).values()) / max(1, sum(ref.values()))
+
+
+@pytest.fixture(scope="module")
+def structure_engine(ppocr) -> LocalStructureEngine:
+    return LocalStructureEngine(ppocr, reason="PP-StructureV3 weights are not installed here")
+
+
+@pytest.fixture(scope="module")
+def form_results(ppocr, structure_engine: LocalStructureEngine) -> tuple[Any, Any]:
+    options = {"text_layer": "ignore"}  # what OCR reads: the text layer has its own test
+    text, _ = ocr_document(FORM_PAGE, job_id="form-text", model="pp-ocrv5", engine=ppocr, options=options)
+    structure, _ = ocr_document(FORM_PAGE, job_id="form-structure", model="pp-structurev3", engine=structure_engine, options=options)
+    return text, structure
+
+
+def test_the_layout_calls_the_form_a_figure(form_results: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    """The premise: the page's words lie mostly in a region the layout model labels ``figure``."""
+    _, structure = form_results
+    [page] = structure["pages"]
+    figure_words = sum(len(block["text"].split()) for block in page["blocks"] if block["label"] == "figure")
+    assert figure_words >= 0.8 * len(" ".join(line["text"] for line in page["lines"]).split())
+
+
+def test_every_word_the_text_route_reads_is_in_the_structure_routes_markdown_and_blocks(
+    form_results: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    text, structure = form_results
+    [text_page], [page] = text["pages"], structure["pages"]
+    read = "\n".join(line["text"] for line in text_page["lines"])
+    assert len(read.split()) >= 80
+
+    assert word_recall(read, page["markdown"]) >= 0.95
+    assert word_recall(read, "\n".join(block.get("text", "") for block in page["blocks"])) >= 0.95
+    assert word_recall(read, structure["text"]) >= 0.95
