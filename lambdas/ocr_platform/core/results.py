@@ -33,6 +33,8 @@ class Block(TypedDict, total=False):
     bbox: list[float]
     text: str
     html: str
+    #: A picture's crop, relative to the job's result folder (``figures/00001-01.png``).
+    image: str
 
 
 class Page(TypedDict):
