@@ -53,3 +53,22 @@ def test_every_word_the_text_route_reads_is_in_the_structure_routes_markdown_and
     assert word_recall(read, page["markdown"]) >= 0.95
     assert word_recall(read, "\n".join(block.get("text", "") for block in page["blocks"])) >= 0.95
     assert word_recall(read, structure["text"]) >= 0.95
+
+
+@pytest.mark.parametrize("document", ["form", "vector_pdf"])
+def test_the_structure_route_uses_the_text_layer_as_the_text_route_does(
+    ppocr, structure_engine: LocalStructureEngine, docs: dict[str, Path], document: str
+) -> None:
+    """Same ``text_source`` and lines as ``pp-ocrv5`` on born-digital pages, and no whole-page OCR where the layer is used."""
+    path = FORM_PAGE if document == "form" else docs["vector_pdf"]
+    text, _ = ocr_document(path, job_id="layer-text", model="pp-ocrv5", engine=ppocr, options={"text_layer": "auto"})
+    structure, raw = ocr_document(path, job_id="layer-structure", model="pp-structurev3", engine=structure_engine, options={"text_layer": "auto"})
+
+    sources = [page["text_source"] for page in structure["pages"]]
+    assert sources == [page["text_source"] for page in text["pages"]] and set(sources) == {"text_layer"}
+    assert structure["timings"]["text"] == 0.0  # no page was recognised whole: its text came from the file
+    for text_page, page in zip(text["pages"], structure["pages"], strict=True):
+        assert page["lines"] == text_page["lines"] and page["blocks"]
+        read = "\n".join(line["text"] for line in text_page["lines"])
+        assert word_recall(read, page["markdown"]) >= 0.95
+    assert raw["pages"][0]["text_layer"]["source"] == "text_layer"

