@@ -30,6 +30,7 @@ class ErrorCode:
     INVALID_PAGES = "invalid_pages"
     INVALID_OPTIONS = "invalid_options"
     ENGINE_UNAVAILABLE = "engine_unavailable"
+    MODEL_UNAVAILABLE = "model_unavailable"
     ENGINE_FAILED = "engine_failed"
     PROCESSOR_CRASHED = "processor_crashed"
     TIMED_OUT = "timed_out"

@@ -44,6 +44,8 @@ class Page(TypedDict):
     scale: float
     rotation: NotRequired[int]
     text_source: NotRequired[str]
+    script: NotRequired[str]
+    language: NotRequired[str]
     lines: list[Line]
     blocks: NotRequired[list[Block]]
     markdown: NotRequired[str]

@@ -348,13 +348,22 @@ class _LineBuilder:
         middle, line_middle = (box[1] + box[3]) / 2, (self._box[1] + self._box[3]) / 2
         if abs(middle - line_middle) > height / 2:
             return False
-        gap = box[0] - self._last[2]
-        return -height <= gap <= LINE_GAP * height
+        return -height <= _gap(self._last, box) <= LINE_GAP * height
 
     def _apart(self, box: tuple[float, float, float, float]) -> bool:
         """Characters with a gap of a quarter line height between them are separate words, spaced or not."""
         assert self._last is not None and self._box is not None
-        return box[0] - self._last[2] > 0.25 * max(self._box[3] - self._box[1], 1e-3)
+        return _gap(self._last, box) > 0.25 * max(self._box[3] - self._box[1], 1e-3)
+
+
+def _gap(last: tuple[float, float, float, float], box: tuple[float, float, float, float]) -> float:
+    """The space between a character's box and the one before it in the layer's (logical) order, on whichever side it
+    lies: right-to-left text (Arabic, Hebrew) comes in the order it is typed, each character left of the one before.
+
+    >>> _gap((0, 0, 10, 10), (12, 0, 20, 10)), _gap((20, 0, 30, 10), (8, 0, 18, 10)), _gap((0, 0, 10, 10), (8, 0, 18, 10))
+    (2, 2, -2)
+    """
+    return max(box[0] - last[2], last[0] - box[2])
 
 
 def _quarter_turns(angle: float) -> int | None:

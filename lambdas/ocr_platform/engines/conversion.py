@@ -23,6 +23,8 @@ class PageContent(TypedDict, total=False):
     lines: list[Line]
     blocks: list[Block]
     markdown: str
+    script: str
+    language: str
 
 
 def raw_result(res: Any) -> Any:

@@ -6,7 +6,8 @@ An ink mask of the render (pixels darker than ``INK_LEVEL``) minus the layer's l
 - specks (under ``MIN_COMPONENT_PIXELS``) and rules (``RULE_ASPECT`` times longer than thick, thinner than a
   third of a line) are dropped;
 - frames (larger than ``FRAME_SIZE`` line heights each way, filling less than ``FRAME_FILL`` of their box) are
-  dropped;
+  dropped, and so are solid shapes (more than a line height each way, filling ``SOLID_FILL`` of their box: a
+  coloured band or button behind light text, a photograph), which are no character's ink;
 - of the rest, only components the size and weight of a character count as text (``_is_glyph``: not a tick
   under ``MIN_GLYPH`` line heights, not a drawn stroke thinner than ``STROKE_POINTS``).
 
@@ -39,6 +40,8 @@ RULE_ASPECT = 8.0
 FRAME_SIZE = 3.0
 #: ... that fills less than this share of its box is a frame: graphics, not text.
 FRAME_FILL = 0.15
+#: A component more than a line height each way that fills this share of its box is a solid shape, not a glyph.
+SOLID_FILL = 0.6
 #: A component shorter than this many line heights is a dot or a tick, not a character on its own.
 MIN_GLYPH = 0.4
 #: A long component thinner than this on average (PDF points; pixels = points x scale) is a drawn stroke.
@@ -71,7 +74,7 @@ def uncovered_regions(image: PageImage, lines: list[LayerLine]) -> tuple[list[Bo
     glyph_centres = []
     for label in range(1, count):
         x, y, w, h, area = (int(v) for v in stats[label])
-        if area < MIN_COMPONENT_PIXELS or _is_rule(w, h, line_height) or _is_frame(w, h, area, line_height):
+        if area < MIN_COMPONENT_PIXELS or _is_rule(w, h, line_height) or _is_frame(w, h, area, line_height) or _is_solid(w, h, area, line_height):
             continue
         text[y : y + h, x : x + w][labels[y : y + h, x : x + w] == label] = 1
         if _is_glyph(w, h, area, line_height, image.scale):
@@ -119,6 +122,15 @@ def _snapped(box: Box, width: int, height: int) -> Box:
 def _is_frame(width: int, height: int, area: int, line_height: float) -> bool:
     big = min(width, height) > FRAME_SIZE * line_height
     return big and area < FRAME_FILL * width * height
+
+
+def _is_solid(width: int, height: int, area: int, line_height: float) -> bool:
+    """A filled shape larger than a line each way (no glyph fills its box that far: a band, a button, a photo).
+
+    >>> _is_solid(1500, 280, 360_000, 24.0), _is_solid(30, 30, 400, 24.0)
+    (True, False)
+    """
+    return min(width, height) > line_height and area >= SOLID_FILL * width * height
 
 
 def painted_out(image: PageImage, lines: list[LayerLine]) -> PageImage:

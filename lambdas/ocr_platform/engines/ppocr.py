@@ -32,6 +32,7 @@ from ocr_platform.engines.options import EngineOptions, parse_options
 from ocr_platform.engines.orientation import PageOrientation, line_orientation_classifier, shared_page_orientation
 from ocr_platform.engines.page_loop import PageReading, ProgressCallback, read_pages
 from ocr_platform.engines.resolver import ModelResolver, ModelUnavailableError, paddleocr_version, runtime_kwargs
+from ocr_platform.engines.scripts import covered_scripts, language_mismatch_warning
 from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.engines.text_layer_choice import Recognize, TextLayerChoice
 from ocr_platform.engines.text_pipeline import (
@@ -42,6 +43,13 @@ from ocr_platform.engines.text_pipeline import (
 )
 
 ModelPair = tuple[str, str]
+
+
+def _hub_problem() -> str | None:
+    """Why no model hub answers (``engines.layout.unreachable_hub``), else ``None``."""
+    from ocr_platform.engines.layout import unreachable_hub
+
+    return unreachable_hub()
 
 
 def _joined(lines: list[Line]) -> tuple[str, float]:
@@ -181,7 +189,10 @@ class PPOCREngine:
         """Read ``pages`` of the document at ``path``; ``on_page(done, total)`` reports progress."""
         chosen = parse_options(options, variants=self.variants)
         pair = self.models_for(language, chosen)
+        if pair not in self._pipelines:
+            self.resolver.require(pair[1], hub_check=_hub_problem)
         self._pipeline(pair)
+        choice = TextLayerChoice(self._recognizer(pair), scripts=self.scripts_for(pair)) if chosen.text_layer == "auto" else None
 
         def read_page(image: PageImage) -> PageReading:
             res = self._run(pair, image.bgr(), chosen.orientation)
@@ -190,14 +201,20 @@ class PPOCREngine:
         read = read_pages(
             path, pages=pages, limits=self.settings.intake, read_page=read_page, on_page=on_page,
             orientation=self.orientation if chosen.orientation else None,
-            text_layer=TextLayerChoice(self._recognizer(pair)) if chosen.text_layer == "auto" else None,
+            text_layer=choice,
         )
+        mismatched = choice.mismatched if choice is not None else {}
         return EngineOutput(
             pages=read.pages,
             raw={"pipeline": "OCR", "pages": read.raw_pages},
             engine=self.engine_info(pair, chosen, text_layer=used_layer(read.pages)),
             timings=read.timings,
+            warnings=[language_mismatch_warning(language=language, script=script, pages=pages) for script, pages in mismatched.items()],
         )
+
+    def scripts_for(self, pair: ModelPair) -> frozenset[str]:
+        """The scripts the pair's recogniser reads (``engines.scripts``)."""
+        return covered_scripts(pair[1])
 
     def _recognizer(self, pair: ModelPair) -> Recognize:
         """Reads line crops with the pair's recogniser, for the text layer's sample (a stand-in pipeline reads each crop whole)."""

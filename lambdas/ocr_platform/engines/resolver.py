@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.engines.model_cache import ModelCache
 from ocr_platform.engines.model_packages import model_label
 from ocr_platform.engines.settings import PaddleSettings
@@ -72,17 +74,49 @@ class ModelResolver:
         self.from_hub.append(name)
         return {"model_name": name}
 
+    def require(self, name: str, *, hub_check: Callable[[], str | None]) -> None:
+        """Raise ``JobError(model_unavailable)`` at once when the job's model ``name`` cannot be had: no cache has it
+        (baked, local, bucket, a model package, PaddleX's own download folder) and the hub is off, or
+        ``hub_check`` says why no hub answers. PaddleX's downloader would otherwise try each hoster in turn and
+        end in a traceback of its own."""
+        onnx = self.settings.inference_engine == "onnxruntime"
+        if self.cache.resolve(name, onnx=onnx) is not None or is_downloaded(name):
+            return
+        if self.settings.allow_hub_download:
+            problem = hub_check()
+            if problem is None:
+                return
+            why = f"no model hub answers ({problem})"
+        else:
+            why = "hub downloads are off (OCR_MODEL_HUB)"
+        raise JobError(
+            ErrorCode.MODEL_UNAVAILABLE,
+            f"The model {name} is not on this machine and {why}. Bake it into the processor image "
+            f"(processor_bake_models), seed it into the bucket's model cache (ocr-platform models seed <model_dir>), "
+            f"or put it in {self.cache.local_dir}/{name}.",
+        )
+
     def publish_downloaded(self) -> None:
         """After PaddleX fetched models from its hub, keep them in the bucket for the next cold start."""
         if not self.cache.bucket:
             return
-        hub_dir = Path(os.environ.get("PADDLE_PDX_CACHE_HOME", Path.home() / ".paddlex")) / "official_models"
+        hub_dir = paddlex_download_dir()
         for name in self.from_hub:
             try:
                 self.cache.publish(name, hub_dir / name)
             except Exception as err:  # the cache is an optimisation; a failed upload must not fail the job
                 logger.warning("Could not cache model %s in S3: %s", name, err)
         self.from_hub.clear()
+
+
+def paddlex_download_dir() -> Path:
+    """Where PaddleX keeps the models it downloaded from its hub."""
+    return Path(os.environ.get("PADDLE_PDX_CACHE_HOME", Path.home() / ".paddlex")) / "official_models"
+
+
+def is_downloaded(name: str) -> bool:
+    """Whether PaddleX already downloaded ``name`` (it then loads it without the network)."""
+    return (paddlex_download_dir() / name / "inference.yml").is_file()
 
 
 def runtime_kwargs(settings: PaddleSettings) -> dict[str, Any]:

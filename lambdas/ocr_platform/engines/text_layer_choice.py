@@ -9,7 +9,12 @@
    layer says (``agreement``). A visible layer can only be wrong through a font's character map, so each
    font is checked once per document (``verified_fonts``); a hidden layer (an invisible render mode or text
    under a page-sized image: an earlier OCR) is checked on every page, with ``HIDDEN_SAMPLE`` lines. A
-   sample that agrees less than ``MIN_AGREEMENT`` rejects the page's layer.
+   sample that agrees less than ``MIN_AGREEMENT`` rejects the page's layer. A recogniser cannot judge a line
+   in a script it does not read (``scripts``, from ``engines.scripts``): such lines are not sampled, and a
+   visible layer whose characters all map to Unicode is trusted for them, unless the recogniser reads one of
+   them confidently (``CONFIDENT_READ``): then the ink is in a script it reads and the layer says otherwise.
+   raw.json's ``layer_check`` says what decided (``recognized_sample``, ``verified_fonts``,
+   ``script_not_covered``, ``nothing_to_sample``), and the page its ``script`` (``engines.scripts``).
 3. **Complete.** The ink the layer lacks is found on the render (``engines.missing_ink``: an ink mask minus the
    layer's line boxes, without specks, rules, frames and the strokes of diagrams), grouped into regions. A
    layer that covers less than ``MIN_COVERAGE`` of the page's text ink is not used.
@@ -46,6 +51,7 @@ from ocr_platform.document.text_layer import LayerLine, TextLayer
 from ocr_platform.engines.conversion import PageContent
 from ocr_platform.engines.missing_ink import MIN_REGION_CHARS, Box, median_height, painted_out, uncovered_regions
 from ocr_platform.engines.regions import line_bbox, overlap_area
+from ocr_platform.engines.scripts import dominant_script, script_language
 
 TextSource = Literal["text_layer", "ocr", "mixed"]
 #: Reads one page image (a region of a page) and returns its content in that image's pixels.
@@ -54,6 +60,8 @@ ReadRegion = Callable[[PageImage], PageContent]
 Recognize = Callable[[Sequence[Any]], list[tuple[str, float]]]
 #: What was read where each sampled layer line lies (``None`` where nothing could be).
 ReadSample = Callable[[list["LayerLine"]], list[str | None]]
+#: Recognises layer lines from the page image: ``(text, score)`` per line that lies on the page.
+ConfidentReads = Callable[[list["LayerLine"]], list[tuple[str, float]]]
 
 #: Share of a layer's characters that may lack a Unicode mapping before the layer is not used.
 MAX_UNMAPPED_SHARE = 0.02
@@ -61,6 +69,11 @@ MAX_UNMAPPED_SHARE = 0.02
 HIDDEN_SAMPLE = 3
 #: Agreement (0..1, ``agreement``) below which a sampled line says the layer is wrong.
 MIN_AGREEMENT = 0.7
+#: A line in a script the recogniser does not read, which it nonetheless reads with this score (0..1), is ink in a
+#: script it does read: the layer's script is false (a font whose map sends Cyrillic glyphs to Hangul code points).
+CONFIDENT_READ = 0.85
+#: Lines in a script the recogniser does not read that are recognised for that check, per page.
+FOREIGN_PROBE = 3
 #: A sampled line has at least this many letters or digits (symbol fonts are not sampled).
 MIN_SAMPLE_CHARS = 4
 #: A sampled line of a visible layer has at most this many characters (recognition cost grows with length;
@@ -100,15 +113,21 @@ class TextLayerChoice:
     Args:
         recognize: recognises line crops: the truthfulness sample and one-line regions (page engines).
         layout: the engine finds layout and reads every page whole (``read_layout``).
+        scripts: the scripts the recogniser reads (``engines.scripts.covered_scripts``); ``None``: every line
+            is sampled, whatever its script.
 
     Attributes:
         verified_fonts: fonts of a visible layer whose sample agreed with the image.
+        mismatched: pages read from their layer whose script is not in ``scripts``, by script (for the
+            ``language_mismatch`` warning).
         timings: ``layer_check`` (sample recognition and ink test) and ``layer_ocr`` (regions) in seconds.
     """
 
     recognize: Recognize | None = None
     layout: bool = False
+    scripts: frozenset[str] | None = None
     verified_fonts: set[str] = field(default_factory=set)
+    mismatched: dict[str, list[int]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=lambda: {"layer_check": 0.0, "layer_ocr": 0.0})
     _regions: dict[str, list[Line]] = field(default_factory=dict)
 
@@ -116,10 +135,10 @@ class TextLayerChoice:
         """The page read from its layer plus OCR of what the layer lacks, or why the layer is not used."""
         if self.recognize is None:
             raise ValueError("TextLayerChoice.read needs recognize (a page engine's recogniser); layout engines call read_layout")
-        verdict = self._judge(image, layer, self._recognized_sample(image, self.recognize))
+        verdict = self._judge(image, layer, self._recognized_sample(image, self.recognize), self._confident_reads(image, self.recognize))
         if isinstance(verdict, str):
             return _rejected(verdict)
-        regions, coverage = verdict
+        regions, coverage, check = verdict
         reading = time.perf_counter()
         if regions:
             region_lines = self._read_regions(
@@ -131,15 +150,19 @@ class TextLayerChoice:
         self.timings["layer_ocr"] += time.perf_counter() - reading
         lines = _in_reading_order([_as_line(line) for line in layer.lines], region_lines)
         source: TextSource = "mixed" if region_lines else "text_layer"
-        raw = {"source": source, "layer_lines": len(layer.lines), "ocr_regions": [list(box) for box in regions], "coverage": round(coverage, 4)}
-        return LayerReading(content={"lines": lines}, source=source, raw=raw)
+        content: PageContent = {"lines": lines, **self._script(image.page, layer)}
+        raw = {
+            "source": source, "layer_lines": len(layer.lines), "ocr_regions": [list(box) for box in regions],
+            "coverage": round(coverage, 4), "layer_check": check, **self._script(image.page, layer, record=False),
+        }
+        return LayerReading(content=content, source=source, raw=raw)
 
     def read_layout(self, image: PageImage, layer: TextLayer, content: PageContent) -> LayerReading:
         """A layout engine's reading of the page (``content``) with the layer's text in the blocks it covers."""
-        verdict = self._judge(image, layer, _read_by_engine(content))
+        verdict = self._judge(image, layer, _read_by_engine(content), None)
         if isinstance(verdict, str):
             return _rejected(verdict)
-        regions, coverage = verdict
+        regions, coverage, check = verdict
         from ocr_platform.engines.regions import page_markdown
 
         blocks, from_layer, from_ocr = [], 0, 0
@@ -153,43 +176,81 @@ class TextLayerChoice:
                 from_ocr += 1
             blocks.append(block)
         ocr_lines = [line for line in content.get("lines", []) if not _repeats_layer(line, layer.lines)]
-        layered: PageContent = {**content, "lines": _in_reading_order([_as_line(line) for line in layer.lines], ocr_lines), "blocks": blocks}
+        layered: PageContent = {
+            **content, "lines": _in_reading_order([_as_line(line) for line in layer.lines], ocr_lines), "blocks": blocks,
+            **self._script(image.page, layer),
+        }
         if from_layer:
             layered["markdown"] = page_markdown(blocks)
         source: TextSource = "mixed" if from_ocr or ocr_lines else "text_layer"
-        raw = {"source": source, "layer_lines": len(layer.lines), "blocks_from_layer": from_layer, "coverage": round(coverage, 4)}
+        raw = {
+            "source": source, "layer_lines": len(layer.lines), "blocks_from_layer": from_layer, "coverage": round(coverage, 4),
+            "layer_check": check, **self._script(image.page, layer, record=False),
+        }
         return LayerReading(content=layered, source=source, raw=raw)
 
-    def _judge(self, image: PageImage, layer: TextLayer, read_sample: ReadSample) -> str | tuple[list[Box], float]:
-        """A reason not to use the layer, or the regions it lacks and its share of the page's text ink (timed as
-        ``layer_check``)."""
+    def _script(self, page: int, layer: TextLayer, *, record: bool = True) -> PageContent:
+        """``script`` (and ``language`` where the script names one) of a page read from its layer; with ``record``,
+        a script the recogniser does not read is noted in ``mismatched``."""
+        script = dominant_script(*(line.text for line in layer.lines))
+        if script is None:
+            return {}
+        if record and self.scripts is not None and script not in self.scripts and page not in self.mismatched.get(script, []):
+            self.mismatched.setdefault(script, []).append(page)
+        found: PageContent = {"script": script}
+        language = script_language(script)
+        if language:
+            found["language"] = language
+        return found
+
+    def _judge(
+        self, image: PageImage, layer: TextLayer, read_sample: ReadSample, confident: ConfidentReads | None
+    ) -> str | tuple[list[Box], float, str]:
+        """A reason not to use the layer, or the regions it lacks, its share of the page's text ink and which check
+        decided that it is true (timed as ``layer_check``)."""
         started = time.perf_counter()
         try:
             if layer.empty:
                 return "the page has no text layer"
             if layer.unmapped_share > MAX_UNMAPPED_SHARE:
                 return f"{layer.unmapped_share:.0%} of the layer's characters have no Unicode mapping"
-            disagreement = self._disagreement(layer, read_sample)
-            if disagreement:
-                return disagreement
+            foreign = self._foreign_lines(layer)
+            if foreign:
+                false_script = _false_script(foreign, confident)
+                if false_script:
+                    return false_script
+            check = self._disagreement(layer, read_sample, exclude=foreign)
+            if check.startswith("the layer says"):
+                return check
             regions, coverage = uncovered_regions(image, layer.lines)
             if coverage < MIN_COVERAGE:
                 return f"the layer covers {coverage:.0%} of the page's text"
-            return regions, coverage
+            return regions, coverage, "script_not_covered" if foreign else check
         finally:
             self.timings["layer_check"] += time.perf_counter() - started
 
-    def _disagreement(self, layer: TextLayer, read_sample: ReadSample) -> str | None:
-        sample = _hidden_sample(layer.lines) if layer.hidden else _font_sample(layer.lines, self.verified_fonts)
+    def _foreign_lines(self, layer: TextLayer) -> list[LayerLine]:
+        """The lines in a script the recogniser does not read, when the layer may be trusted for them: visible, and
+        every character mapped to Unicode. A hidden or partly unmapped layer is sampled whole, as before."""
+        if self.scripts is None or layer.hidden or layer.unmapped:
+            return []
+        scripts = self.scripts
+        return [line for line in layer.lines if (script := dominant_script(line.text)) is not None and script not in scripts]
+
+    def _disagreement(self, layer: TextLayer, read_sample: ReadSample, *, exclude: list[LayerLine]) -> str:
+        """Why the layer is false (``the layer says ...``), else which check passed."""
+        skipped = {id(line) for line in exclude}
+        lines = [line for line in layer.lines if id(line) not in skipped]
+        sample = _hidden_sample(lines) if layer.hidden else _font_sample(lines, self.verified_fonts)
         if not sample:
-            return None
+            return "verified_fonts" if any(_sampleable(line) for line in lines) else "nothing_to_sample"
         for line, read in zip(sample, read_sample(sample), strict=True):
             score = agreement(read, line.text) if read is not None else 0.0
             if score < MIN_AGREEMENT:
                 return f"the layer says {line.text!r} where the page reads otherwise (agreement {score:.2f})"
         if not layer.hidden:
             self.verified_fonts.update(line.font for line in sample)
-        return None
+        return "recognized_sample"
 
     @staticmethod
     def _recognized_sample(image: PageImage, recognize: Recognize) -> ReadSample:
@@ -199,6 +260,17 @@ class TextLayerChoice:
             crops = [_crop(image, line) for line in lines]
             texts = iter(recognize([crop for crop in crops if crop is not None]))
             return [next(texts)[0] if crop is not None else None for crop in crops]
+
+        return read
+
+    @staticmethod
+    def _confident_reads(image: PageImage, recognize: Recognize) -> ConfidentReads:
+        """Recognises lines with ``recognize``: ``(text, score)`` each, for ``_false_script``."""
+
+        def read(lines: list[LayerLine]) -> list[tuple[str, float]]:
+            crops = [_crop(image, line) for line in lines]
+            texts = iter(recognize([crop for crop in crops if crop is not None]) if any(crop is not None for crop in crops) else [])
+            return [next(texts) if crop is not None else ("", 0.0) for crop in crops]
 
         return read
 
@@ -229,6 +301,19 @@ class TextLayerChoice:
                 if line["score"] >= MIN_REGION_SCORE and sum(ch.isalnum() for ch in line["text"]) >= MIN_REGION_CHARS:
                     lines.append({**line, "polygon": [[round(x + x0, 1), round(y + y0, 1)] for x, y in line["polygon"]]})
         return lines
+
+
+def _false_script(foreign: list[LayerLine], confident: ConfidentReads | None) -> str | None:
+    """Why a layer whose lines are in a script the recogniser does not read is false: the recogniser reads a probe of
+    them (``FOREIGN_PROBE`` of their longest) as text of its own with ``CONFIDENT_READ`` (``None``: it does not, or
+    there is no recogniser to ask)."""
+    if confident is None:
+        return None
+    probe = sorted((line for line in foreign if _sampleable(line)), key=lambda line: -len(line.text))[:FOREIGN_PROBE]
+    for line, (text, score) in zip(probe, confident(probe), strict=False):
+        if score >= CONFIDENT_READ and sum(ch.isalnum() for ch in text) >= MIN_SAMPLE_CHARS:
+            return f"the layer says {line.text!r} ({dominant_script(line.text)}) where the page reads {text!r} (score {score:.2f})"
+    return None
 
 
 def _read_by_engine(content: PageContent) -> ReadSample:
