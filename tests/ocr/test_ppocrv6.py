@@ -44,7 +44,8 @@ def test_an_upside_down_report_reads_as_the_upright_one(ppocr_v6, tmp_path: Path
 
 @pytest.mark.parametrize(("options", "language", "code", "message"), [
     ({"variant": "huge"}, "en", "invalid_options", "must be one of tiny, small, medium"),
-    ({"variant": "medium"}, "en", "engine_unavailable", "PP-OCRv6_medium_det is in no cache"),
+    # A model that cannot be had here (no cache holds it, no hub answers) is model_unavailable, named with the fixes.
+    ({"variant": "medium"}, "en", "model_unavailable", "PP-OCRv6_medium_rec is not on this machine"),
     ({}, "ru", "unsupported_language", "use pp-ocrv5"),
 ])
 def test_what_it_cannot_read_fails_with_a_reason(ppocr_v6, docs: dict[str, Path], options: dict, language: str, code: str, message: str) -> None:
