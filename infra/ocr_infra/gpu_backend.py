@@ -79,8 +79,8 @@ class GpuBackend(Construct):
             display_name="vl-endpoint image",
         )
 
-        # 2. Execution role: pull the image, read requests/documents/models, write outputs and the model
-        #    cache, notify, log.
+        # 2. Execution role, which SageMaker uses (the isolated container has no credentials): pull the image, read
+        #    each request's document, write its answer, notify, log.
         self._role = iam.Role(
             self,
             "ExecutionRole",
