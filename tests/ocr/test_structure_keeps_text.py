@@ -1,5 +1,5 @@
 """The ``pp-structurev3`` route (its local substitute, on real weights) keeps every word of a page whatever
-label the layout gives its region, on a real public page (``tests/ocr/public_pages``)."""
+label the layout gives its region, on a real public page (``tests/documents/public``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ocr_platform.core.text_metrics import words
 from ocr_platform.engines.local_structure import LocalStructureEngine
 from ocr_platform.engines.reading import ocr_document
 
-FORM_PAGE = Path(__file__).parent / "public_pages" / "SF424_page2.pdf"
+FORM_PAGE = Path(__file__).parents[1] / "documents" / "public" / "SF424_page2.pdf"
 
 
 def word_recall(reference: str, hypothesis: str) -> float:
