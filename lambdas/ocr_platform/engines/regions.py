@@ -227,3 +227,52 @@ def clip_box(box: Sequence[float], width: int, height: int) -> BBox:
     """
     x0, y0, x1, y1 = box[:4]
     return max(0.0, x0), max(0.0, y0), min(float(width), x1), min(float(height), y1)
+
+
+#: ``looks_like_table``: the least share of a page's lines that sit in a row beside another line, the least
+#: number of such rows, and the most a line's width may be, as a share of the width all lines span (the
+#: median line; prose lines span most of their column).
+GRID_SHARE, GRID_ROWS, NARROW_LINES = 0.6, 2, 0.4
+
+
+def text_rows(lines: list[Line]) -> list[list[BBox]]:
+    """The lines' boxes in rows, top to bottom, left to right: a line joins the row whose boxes its vertical
+    middle falls within.
+
+    >>> def box(x0, y0, x1, y1):
+    ...     return {"text": "w", "polygon": [[x0, y0], [x1, y0], [x1, y1], [x0, y1]], "score": 1.0}
+    >>> [len(row) for row in text_rows([box(0, 0, 10, 10), box(50, 1, 60, 11), box(0, 20, 10, 30)])]
+    [2, 1]
+    """
+    rows: list[list[BBox]] = []
+    for bbox in sorted(map(line_bbox, lines), key=lambda b: (b[1] + b[3]) / 2):
+        middle = (bbox[1] + bbox[3]) / 2
+        if rows and min(b[1] for b in rows[-1]) <= middle <= max(b[3] for b in rows[-1]):
+            rows[-1].append(bbox)
+        else:
+            rows.append([bbox])
+    return [sorted(row) for row in rows]
+
+
+def looks_like_table(lines: list[Line]) -> bool:
+    """Whether a page's lines alone look like one table (the rule for reading a page the layout model found
+    no table on as a table): at least ``GRID_ROWS`` rows hold two or more lines side by side, at least
+    ``GRID_SHARE`` of all lines sit in such rows, and the median line is narrow, at most ``NARROW_LINES`` of
+    the width all the lines span (cells are short; prose lines, even in two columns, are not).
+
+    >>> def box(x0, y0, x1, y1):
+    ...     return {"text": "w", "polygon": [[x0, y0], [x1, y0], [x1, y1], [x0, y1]], "score": 1.0}
+    >>> grid = [box(x, y, x + 40, y + 10) for y in (0, 20, 40) for x in (0, 100, 200)]
+    >>> prose = [box(0, y, 280, y + 10) for y in (0, 20, 40)]
+    >>> two_columns = [box(x, y, x + 130, y + 10) for y in (0, 20, 40) for x in (0, 150)]
+    >>> looks_like_table(grid), looks_like_table(prose), looks_like_table(two_columns)
+    (True, False, False)
+    """
+    rows = text_rows(lines)
+    wide_rows = [row for row in rows if len(row) >= 2]
+    if len(wide_rows) < GRID_ROWS or sum(map(len, wide_rows)) < GRID_SHARE * len(lines):
+        return False
+    boxes = [b for row in rows for b in row]
+    span = max(b[2] for b in boxes) - min(b[0] for b in boxes)
+    widths = sorted(b[2] - b[0] for b in boxes)
+    return span > 0 and widths[len(widths) // 2] <= NARROW_LINES * span
