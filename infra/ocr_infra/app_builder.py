@@ -11,7 +11,7 @@ from typing import Any
 from aws_cdk import App, Environment, Stack
 from cdk_nag import AwsSolutionsChecks
 
-from ocr_infra.config import PlatformConfig
+from ocr_infra.config import CORE_STACK_ID, PlatformConfig
 from ocr_infra.gpu_stack import OcrGpuStack
 from ocr_infra.nag import apply_nag_checks
 from ocr_infra.paths import CDK_JSON, check_layout
@@ -45,8 +45,11 @@ def cdk_json_context() -> dict[str, Any]:
     return dict(json.loads(CDK_JSON.read_text(encoding="utf-8")).get("context", {}))
 
 
-def add_stage(app: App, config: PlatformConfig, env: Environment | None = None, *, prefix: str = "OcrPlatform") -> tuple[OcrPlatformStack, OcrGpuStack | None]:
-    """The stacks of one stage on ``app``: the core, then the GPU stack where a model routes to SageMaker."""
+def add_stage(
+    app: App, config: PlatformConfig, env: Environment | None = None, *, prefix: str = CORE_STACK_ID
+) -> tuple[OcrPlatformStack, OcrGpuStack | None]:
+    """The stacks of one stage on ``app``: the core (construct id ``prefix``), then the GPU stack (``prefix`` + ``Gpu``)
+    where a model routes to SageMaker."""
     stack = OcrPlatformStack(app, prefix, config=config, env=env)
     gpu_stack = OcrGpuStack(app, f"{prefix}Gpu", config=config, core=stack, env=env) if "sagemaker" in config.backends else None
     return stack, gpu_stack

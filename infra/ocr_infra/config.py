@@ -35,6 +35,11 @@ from ocr_platform.core.routing import MODEL_TABLE, Backend
 #: The context key holding a JSON object of overrides; ``ocr:<field>`` keys override single fields.
 CONTEXT_KEY = "ocr"
 
+#: The construct ids of a stage's two stacks: what ``cdk deploy`` / ``cdk destroy`` select a stack by (``cdk ls`` lists
+#: them with their stack names, ``OcrPlatform (ocr-platform-dev)``).
+CORE_STACK_ID = "OcrPlatform"
+GPU_STACK_ID = "OcrPlatformGpu"
+
 #: AWS publishes the Powertools for AWS Lambda (Python) layers from this account in every commercial region.
 POWERTOOLS_LAYER_ACCOUNT = "017000801446"
 

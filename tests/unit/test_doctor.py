@@ -148,7 +148,7 @@ def test_a_new_account_gets_the_commands_and_quotas_that_unblock_it(new_account:
     fix = fix_of(lines, "FAIL  sagemaker quota  ")
     # One instance to serve and one more for a blue/green redeploy while it runs; or the core stack alone.
     assert f"--service-code sagemaker --quota-code L-G5TEST01 --desired-value 2 --region {REGION}" in fix
-    assert "deploy the core stack alone (`npx cdk deploy ocr-platform-dev`" in fix
+    assert "deploy the core stack alone (`npx cdk deploy OcrPlatform`, stack ocr-platform-dev" in fix
     assert "-c ocr:models=pp-ocrv5,pp-ocrv6,pp-structurev3" in fix and "max_instance_count" not in fix  # 0 cannot be lowered to
     assert "allows 10 concurrent executions; the stage can ask for 42 (invoker 5 + processor 20" in line(lines, "FAIL  lambda concurrency  ")
     fix = fix_of(lines, "FAIL  lambda concurrency  ")
@@ -179,7 +179,7 @@ def test_a_quota_of_one_instance_warns_that_a_redeploy_needs_two(aws_home: None,
     assert "ml.g5.xlarge for endpoint usage = 1 (quota L-G5TEST01)" in line(lines, "WARN  sagemaker quota  ")
     assert "a blue/green redeploy while it runs needs 2" in line(lines, "WARN  sagemaker quota  ")
     fix = fix_of(lines, "WARN  sagemaker quota  ")
-    assert fix.startswith("      fix: redeploy ocr-platform-dev-gpu only while its endpoint is at 0 instances")
+    assert fix.startswith("      fix: redeploy ocr-platform-dev-gpu (`npx cdk deploy OcrPlatformGpu`) only while its endpoint is at 0 instances")
     assert "--desired-value 2 " in fix
 
 

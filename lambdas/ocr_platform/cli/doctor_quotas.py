@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from ocr_infra.config import CORE_STACK_ID, GPU_STACK_ID
 from ocr_platform.core import defaults
 from ocr_platform.core.client_errors import describe_aws_error
 from ocr_platform.core.routing import MODEL_TABLE
@@ -81,7 +82,7 @@ def check_sagemaker_quota(service_quotas: Any, config: PlatformConfig, region: s
         return skipped("sagemaker quota", "no deployed model routes to SageMaker")
     quota_name = f"{config.instance_type} for endpoint usage"
     cpu_only = ",".join(name for name, spec in MODEL_TABLE.items() if spec.backend == "lambda")
-    core_only = f"or deploy the core stack alone (`npx cdk deploy {config.stack_name}`: the CPU routes, API and console)"
+    core_only = f"or deploy the core stack alone (`npx cdk deploy {CORE_STACK_ID}`, stack {config.stack_name}: the CPU routes, API and console)"
     try:
         quota = find_quota(service_quotas, "sagemaker", quota_name)
     except (ClientError, BotoCoreError) as err:
@@ -100,7 +101,8 @@ def check_sagemaker_quota(service_quotas: Any, config: PlatformConfig, region: s
     if value >= need:
         return CheckResult(
             "sagemaker quota", Status.WARN, detail,
-            f"redeploy {config.gpu_stack_name} only while its endpoint is at 0 instances (idle_minutes after the last GPU job), "
+            f"redeploy {config.gpu_stack_name} (`npx cdk deploy {GPU_STACK_ID}`) only while its endpoint is at 0 instances "
+            "(idle_minutes after the last GPU job), "
             f"or request {blue_green}: {request.format(blue_green)}",
         )
     lower = f", lower max_instance_count (-c ocr:max_instance_count={value})" if value >= 1 else ""
