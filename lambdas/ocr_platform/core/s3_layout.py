@@ -9,7 +9,7 @@ One bucket holds these areas (prefixes), so a lifecycle rule or an IAM statement
   starts the job (copied to ``documents/`` like a dropped file).
 - ``documents/{job_id}/{file_name}``: uploaded inputs.
 - ``results/{job_id}/result.json`` (+ ``raw.json``, and ``pages/{page}.jpg``, each page's image as the
-  engine read it): finished results, the public output contract.
+  engine read it, and ``figures/{page}-{n}.png``, each picture block's crop): finished results, the public output contract.
 - ``models/``: the model archive cache used by cold starts.
 - ``async/requests/{job_id}.json`` (+ ``{job_id}.c{index}.json``, one per chunk of a split GPU job),
   ``async/outputs/``, ``async/failures/``: SageMaker async I/O, transient and expired by a lifecycle rule.
@@ -142,6 +142,18 @@ class StorageLayout:
     def page_image_key(self, job_id: str, page: int) -> str:
         """The image of 1-based ``page`` as the engine read it, beside the result."""
         return f"{self.page_images_prefix(job_id)}{page:05d}.jpg"
+
+    def figures_prefix(self, job_id: str) -> str:
+        """Where a job's figure crops are (``ocr_platform.outputs.figures``)."""
+        return f"{RESULTS_PREFIX}{self._checked(job_id)}/figures/"
+
+    def figure_key(self, job_id: str, page: int, number: int) -> str:
+        """The crop of picture ``number`` (from 1) of 1-based ``page``, beside the result.
+
+        >>> StorageLayout("b").figure_key("j1", 3, 1)
+        'results/j1/figures/00003-01.png'
+        """
+        return f"{self.figures_prefix(job_id)}{page:05d}-{number:02d}.png"
 
     def raw_result_key(self, job_id: str) -> str:
         return f"{RESULTS_PREFIX}{self._checked(job_id)}/raw.json"

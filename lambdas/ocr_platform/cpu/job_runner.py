@@ -38,6 +38,7 @@ from ocr_platform.jobs.admission import ProcessorSlots, slot_token
 from ocr_platform.jobs.messages import JobMessage
 from ocr_platform.jobs.store import TERMINAL_STATUSES, JobStatus, JobStore
 from ocr_platform.outputs.fan_in import record_chunk_result
+from ocr_platform.outputs.figures import add_figures
 from ocr_platform.outputs.page_images import add_page_images
 from ocr_platform.outputs.requested_pdf import wants_pdf, write_requested_pdf
 from ocr_platform.outputs.result_store import publish_result
@@ -203,6 +204,7 @@ def _run_job(
                 on_page=_count_pages(store, message.job_id),
             )
             add_page_images(s3, layout, result, path, limits or IntakeLimits())
+            add_figures(s3, layout, result, path, limits or IntakeLimits())
             result_pdf = write_requested_pdf(s3, layout, message, path, result)
         result["timings"].update(download=round(download_s, 4), total=round(time.perf_counter() - started, 4))
         result_uri = publish_result(s3, layout, result, raw)
@@ -388,6 +390,7 @@ def _run_chunk(
                 on_page=_count_pages(store, message.job_id),
             )
             add_page_images(s3, layout, result, path, limits or IntakeLimits())
+            add_figures(s3, layout, result, path, limits or IntakeLimits())
             result["timings"].update(download=round(download_s, 4))
         except JobError as err:
             return _fail(store, message, JobError(err.code, f"{chunk.label}: {err.message}"))

@@ -14,7 +14,8 @@ error body, ``responseParameters.failureLocation``).
 
 The endpoint runs network-isolated and stores nothing itself (``ocr_platform.gpu.model_server``): a result arrives as
 the ZIP answer of ``ocr_platform.gpu.endpoint_payloads``, and this module stores its members where they belong,
-``results/{job_id}/pages/{page:05d}.jpg`` and ``results/{job_id}/result.pdf`` (recorded as the item's
+``results/{job_id}/pages/{page:05d}.jpg``, ``results/{job_id}/figures/{page:05d}-{n:02d}.png`` and
+``results/{job_id}/result.pdf`` (recorded as the item's
 ``result_pdf``), before result.json is published. A JSON output (a split plan; or a result, from a container of the
 earlier contract, whose ``result_pdf`` field names the PDF it wrote) is read as such.
 
@@ -207,9 +208,11 @@ def _finish_job(
 
 
 def store_answer_files(s3: Any, layout: StorageLayout, job_id: str, answer: EndpointAnswer) -> str | None:
-    """Store the page images and result.pdf of the endpoint's answer where the job's result lives; the PDF's URI."""
+    """Store the page images, figure crops and result.pdf of the endpoint's answer where the job's result lives; the PDF's URI."""
     for page, stream in answer.page_images():
         s3.upload_fileobj(stream, layout.bucket, layout.page_image_key(job_id, page), ExtraArgs={"ContentType": "image/jpeg"})
+    for page, number, stream in answer.figures():
+        s3.upload_fileobj(stream, layout.bucket, layout.figure_key(job_id, page, number), ExtraArgs={"ContentType": "image/png"})
     pdf = answer.pdf()
     if pdf is None:
         return None

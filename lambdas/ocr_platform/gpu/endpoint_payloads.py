@@ -14,7 +14,8 @@ header holds only visible characters. A job whose parameters do not fit, with ro
 (:data:`CHUNK_RESERVE`), fails at the invoker ``invalid_message`` (:class:`ParametersTooLargeError`).
 
 **Answer.** A result is a ZIP (``application/zip``, :func:`build_answer`): ``answer.json`` (the job id, the chunk
-it read, the pages whose images it holds, whether it holds result.pdf), ``result.json``, ``pages/{page:05d}.jpg``
+it read, the pages whose images it holds, the figure crops it holds, whether it holds result.pdf), ``result.json``,
+``pages/{page:05d}.jpg``, ``figures/{page:05d}-{n:02d}.png`` (each picture block's crop, named as its ``image``)
 and, when the job asked for one, ``result.pdf``. SageMaker writes it to the endpoint's ``S3OutputPath``
 (``async/outputs/``) and the completion function stores its members where the container used to put them. A
 split plan and an error stay JSON (``{"job_id", "plan"}``; ``{"error": {code, message}, "chunk"}``).
@@ -24,10 +25,11 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import IO, Any, TypedDict
+from typing import IO, Any, NotRequired, TypedDict
 
 from ocr_platform.core.chunks import Chunk, ChunkPayload, InvalidChunkError
 from ocr_platform.core.errors import ErrorCode, JobError
@@ -40,6 +42,9 @@ MAX_CUSTOM_ATTRIBUTES = 1024
 CHUNK_RESERVE = len(',"chunk":{"index":99999,"count":99999,"pages":""}') + 100
 ANSWER_CONTENT_TYPE = "application/zip"
 ANSWER_MANIFEST, ANSWER_RESULT, ANSWER_PDF, ANSWER_PAGES = "answer.json", "result.json", "result.pdf", "pages/"
+#: A figure crop's member, named as its block's ``image`` (``ocr_platform.outputs.figures``, which this module, in the
+#: completion function's ZIP asset, does not import: it renders pages).
+FIGURE_MEMBER = re.compile(r"^figures/(?P<page>\d{5})-(?P<number>\d{2,4})\.png$")
 #: The ``input`` of the message the container rebuilds from its parameters: the document is the request's body.
 REQUEST_BODY_INPUT = "s3://sagemaker-request/body"
 
@@ -120,19 +125,25 @@ class AnswerManifest(TypedDict):
     chunk: ChunkPayload | None
     pages: list[int]
     result_pdf: bool
+    #: The figure crops' members (``figures/00001-01.png``); absent in an older container's answer.
+    figures: NotRequired[list[str]]
 
 
 def build_answer(result: Mapping[str, Any], *, chunk: Chunk | None, page_images: Mapping[int, bytes],
-                 pdf: bytes | None) -> bytes:
-    """The ZIP a result is answered with (members stored, not deflated: JPEG and PDF do not shrink)."""
+                 pdf: bytes | None, figures: Mapping[str, bytes] | None = None) -> bytes:
+    """The ZIP a result is answered with (members stored, not deflated: JPEG, PNG and PDF do not shrink);
+    ``figures`` by their names (``figures/00001-01.png``)."""
+    figures = figures or {}
     manifest: AnswerManifest = {"job_id": str(result["job_id"]), "chunk": chunk.to_payload() if chunk else None,
-                                "pages": sorted(page_images), "result_pdf": pdf is not None}
+                                "pages": sorted(page_images), "result_pdf": pdf is not None, "figures": sorted(figures)}
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
         archive.writestr(ANSWER_MANIFEST, json.dumps(manifest))
         archive.writestr(ANSWER_RESULT, json.dumps(result, ensure_ascii=False))
         for page, image in sorted(page_images.items()):
             archive.writestr(page_member(page), image)
+        for name, png in sorted(figures.items()):
+            archive.writestr(name, png)
         if pdf is not None:
             archive.writestr(ANSWER_PDF, pdf)
     return buffer.getvalue()
@@ -145,6 +156,16 @@ def page_member(page: int) -> str:
     'pages/00007.jpg'
     """
     return f"{ANSWER_PAGES}{page:05d}.jpg"
+
+
+def parse_figure_member(name: object) -> tuple[int, int] | None:
+    """The page and number a figure member's name says; ``None`` for any other name.
+
+    >>> parse_figure_member("figures/00003-01.png"), parse_figure_member("figures/../x.png")
+    ((3, 1), None)
+    """
+    match = FIGURE_MEMBER.match(name) if isinstance(name, str) else None
+    return None if match is None else (int(match.group("page")), int(match.group("number")))
 
 
 def is_answer_archive(head: bytes) -> bool:
@@ -170,6 +191,10 @@ class EndpointAnswer:
                 self._zip.getinfo(page_member(int(page)))
             if self.manifest["result_pdf"]:
                 self._zip.getinfo(ANSWER_PDF)
+            for name in self.manifest.get("figures", []):
+                if parse_figure_member(name) is None:
+                    raise ValueError(f"figure member {name!r} is not named figures/<page:05d>-<n:02d>.png")
+                self._zip.getinfo(name)
         except JobError:
             raise
         except (zipfile.BadZipFile, KeyError, ValueError, TypeError, InvalidChunkError) as err:
@@ -181,6 +206,13 @@ class EndpointAnswer:
         for page in self.manifest["pages"]:
             with self._zip.open(page_member(int(page))) as stream:
                 yield int(page), stream
+
+    def figures(self) -> Iterator[tuple[int, int, IO[bytes]]]:
+        """Each figure crop: its page, its number on the page and a stream read from the archive."""
+        for name in self.manifest.get("figures", []):
+            page, number = parse_figure_member(name) or (0, 0)
+            with self._zip.open(name) as stream:
+                yield page, number, stream
 
     def pdf(self) -> IO[bytes] | None:
         return self._zip.open(ANSWER_PDF) if self.manifest["result_pdf"] else None

@@ -75,6 +75,7 @@ from ocr_platform.engines.reading import ocr_document
 from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.gpu.endpoint_payloads import ANSWER_CONTENT_TYPE, EndpointParameters, build_answer
 from ocr_platform.jobs.messages import JobMessage
+from ocr_platform.outputs.figures import figures_of
 from ocr_platform.outputs.page_images import page_images_of
 from ocr_platform.outputs.requested_pdf import wants_pdf, write_local_pdf
 
@@ -93,6 +94,8 @@ CLIENT_ERRORS = {
 }
 #: What the searchable PDF writer (``ocr_platform.outputs.searchable_pdf``) imports.
 PDF_MODULES = ("pypdf", "reportlab")
+#: Room the answer keeps beside its figure crops: result.json's ``image`` fields and the ZIP's headers and directory.
+FIGURE_ROOM_MARGIN = 1024 * 1024
 
 
 def split_pdf_warning() -> ResultWarning:
@@ -201,7 +204,9 @@ class EndpointApp:
             if pdf and chunk is not None:
                 result["warnings"].append(split_pdf_warning())
             pdf_bytes = self._write_pdf(message, path, result) if pdf and chunk is None else None
-            answer = build_answer(result, chunk=chunk, page_images=images, pdf=pdf_bytes)
+            figures = figures_of(result, path, self.limits, max_bytes=figure_room(result, images, pdf_bytes))
+            answer = build_answer(result, chunk=chunk, page_images=images, pdf=pdf_bytes,
+                                  figures={figure.name: figure.png for figure in figures})
         return EndpointResponse(HTTPStatus.OK, ANSWER_CONTENT_TYPE, answer)
 
     def _check_pdf_writable(self) -> None:
@@ -220,6 +225,13 @@ class EndpointApp:
             logger.exception("Could not write result.pdf of job %s", message.job_id)
             raise JobError(ErrorCode.ENGINE_FAILED,
                            f"The searchable result.pdf could not be written: {type(err).__name__}: {err}") from None
+
+
+def figure_room(result: OcrResult, images: dict[int, bytes], pdf: bytes | None) -> int:
+    """What the answer's figure crops may take so that it stays within the completion function's bound
+    (``defaults.MAX_ENDPOINT_ANSWER_BYTES``), with room kept for result.json's ``image`` fields and the ZIP's headers."""
+    taken = len(json.dumps(result, ensure_ascii=False).encode()) + sum(map(len, images.values())) + len(pdf or b"")
+    return max(0, defaults.MAX_ENDPOINT_ANSWER_BYTES - taken - FIGURE_ROOM_MARGIN)
 
 
 def _json(status: int, payload: dict[str, Any]) -> EndpointResponse:

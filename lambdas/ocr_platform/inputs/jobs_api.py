@@ -168,7 +168,8 @@ class JobsApi:
 
     def result_links(self, owner: str, job_id: str) -> dict[str, Any]:
         """Short-lived presigned URLs of a ``COMPLETED`` job's ``result.json``, of its page images (the pages
-        as the engine read it: the result's coordinates are in their pixels) and of its searchable ``result.pdf``
+        as the engine read it: the result's coordinates are in their pixels), of its figure crops (``figures``: each
+        with its ``name``, the ``image`` of its block in result.json) and of its searchable ``result.pdf``
         (``pdf``, when the job asked for one); 409 until it is COMPLETED."""
         job = self._own(owner, job_id)
         if job.get("status") != JobStatus.COMPLETED:
@@ -180,8 +181,16 @@ class JobsApi:
             for obj in listing.get("Contents", []):
                 number = int(obj["Key"].rsplit("/", 1)[-1].split(".")[0])
                 pages.append({"page": number, "image": self._link(result.bucket, obj["Key"])})
+        figures = []
+        prefix = self.layout.figures_prefix(job_id)
+        for listing in self.s3.get_paginator("list_objects_v2").paginate(Bucket=result.bucket, Prefix=prefix):
+            for obj in listing.get("Contents", []):
+                name = "figures/" + obj["Key"].rsplit("/", 1)[-1]
+                figures.append({"page": int(name[len("figures/"):].split("-")[0]), "name": name,
+                                "image": self._link(result.bucket, obj["Key"])})
         answer: dict[str, Any] = {
             "job_id": job_id, "location": str(result), "result": self._link(result.bucket, result.key), "pages": pages,
+            "figures": figures,
             "expires_in": self.result_url_seconds,
         }
         if job.get("result_pdf"):
