@@ -20,7 +20,6 @@ from typing import Any
 import boto3
 import pytest
 
-from ocr_platform import engines
 from ocr_platform.core import defaults
 from ocr_platform.core.tracing import tracer
 from ocr_platform.handlers import api, completion, dlq_consumer, ingest, invoker, sweeper
@@ -29,6 +28,7 @@ from ocr_platform.local.events import http_api_event, s3_object_created_event
 from tests.aws_events import FakeLambdaContext, lambda_failure_record, sagemaker_notification, sqs_event
 from tests.conftest import BUCKET, ENDPOINT, TABLE, Platform
 from tests.documents import tiny_png
+from tests.engine_registry import registered_engine
 from tests.handlers.test_processor import PlumbingEngine
 from tests.handlers.test_webhook_deliverer import _deliver, _finished_job, _receive, webhooks  # noqa: F401 - a fixture
 
@@ -161,10 +161,8 @@ def test_a_job_the_invoker_does_not_hand_over_is_not_counted_started(
 @pytest.fixture
 def engine(platform: Platform) -> Iterator[PlumbingEngine]:
     instance = PlumbingEngine()
-    engines.register_engine("pp-ocrv5", lambda: instance)
-    yield instance
-    engines._factories.pop("pp-ocrv5", None)
-    engines._instances.pop("pp-ocrv5", None)
+    with registered_engine("pp-ocrv5", lambda: instance):
+        yield instance
 
 
 def test_the_processor_annotates_its_job_and_counts_it_completed_with_latency_and_pages(

@@ -17,6 +17,7 @@ from ocr_platform.engines import EngineOutput
 from ocr_platform.jobs.store import NewJob
 from tests.conftest import BUCKET, Platform
 from tests.documents import tiny_png
+from tests.engine_registry import registered_engine
 
 
 class PlumbingEngine:
@@ -51,10 +52,8 @@ class PlumbingEngine:
 @pytest.fixture
 def engine(platform: Platform) -> Iterator[PlumbingEngine]:
     instance = PlumbingEngine()
-    engines.register_engine("pp-ocrv5", lambda: instance)
-    yield instance
-    engines._factories.pop("pp-ocrv5", None)
-    engines._instances.pop("pp-ocrv5", None)
+    with registered_engine("pp-ocrv5", lambda: instance):
+        yield instance
 
 
 def _job(platform: Platform, job_id: str, *, document: bytes | None = None, **extra: Any) -> dict[str, Any]:
@@ -153,8 +152,7 @@ def _init_processor(monkeypatch: pytest.MonkeyPatch, models: str) -> None:
 
 def test_the_init_phase_builds_the_preloaded_engine_once_for_every_job(platform: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[PlumbingEngine] = []
-    engines.register_engine("pp-ocrv5", lambda: built.append(PlumbingEngine()) or built[-1])
-    try:
+    with registered_engine("pp-ocrv5", lambda: built.append(PlumbingEngine()) or built[-1]):
         _init_processor(monkeypatch, "pp-ocrv5")
         assert len(built) == 1  # before any invocation
 
@@ -163,9 +161,6 @@ def test_the_init_phase_builds_the_preloaded_engine_once_for_every_job(platform:
 
         assert len(built) == 1 and len(built[0].calls) == 2
         assert platform.job("job-p8")["status"] == "COMPLETED"
-    finally:
-        engines._factories.pop("pp-ocrv5", None)
-        engines._instances.pop("pp-ocrv5", None)
 
 
 def test_an_engine_that_fails_at_init_leaves_the_container_up_and_fails_its_jobs(platform: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -175,8 +170,7 @@ def test_an_engine_that_fails_at_init_leaves_the_container_up_and_fails_its_jobs
         attempts.append(1)
         raise RuntimeError("inference.onnx is missing")
 
-    engines.register_engine("pp-ocrv5", broken)
-    try:
+    with registered_engine("pp-ocrv5", broken):
         _init_processor(monkeypatch, "pp-ocrv5")  # logs, does not raise: the container stays up
 
         assert platform.run_processor(_job(platform, "job-p9"))["outcome"] == "failed"
@@ -185,6 +179,3 @@ def test_an_engine_that_fails_at_init_leaves_the_container_up_and_fails_its_jobs
         assert job["status"] == "FAILED" and job["error"]["code"] == "engine_unavailable"
         assert "inference.onnx is missing" in job["error"]["message"]
         assert len(attempts) == 2  # at init, and again for the job
-    finally:
-        engines._factories.pop("pp-ocrv5", None)
-        engines._instances.pop("pp-ocrv5", None)

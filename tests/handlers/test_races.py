@@ -25,13 +25,13 @@ import boto3
 import pytest
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from ocr_platform import engines
 from ocr_platform.core.results import EngineInfo
 from ocr_platform.engines import EngineOutput
 from ocr_platform.inputs.dispatch import HandOverInProgressError
 from ocr_platform.jobs.store import JobStore, NewJob, utc_now
 from tests.aws_events import FakeLambdaContext, sagemaker_notification, sqs_event
 from tests.conftest import BUCKET, ENDPOINT, TABLE, Platform
+from tests.engine_registry import registered_engine
 from tests.handlers.test_completion import VALID_OUTPUT
 
 #: Generous: a held delivery waits at most this long for the other one (a broken test fails, it never hangs).
@@ -196,11 +196,9 @@ class HeldEngine:
 @pytest.fixture
 def held_engine(platform: Platform) -> Iterator[HeldEngine]:
     instance = HeldEngine()
-    engines.register_engine("pp-ocrv5", lambda: instance)
-    yield instance
-    instance.hold.release()
-    engines._factories.pop("pp-ocrv5", None)
-    engines._instances.pop("pp-ocrv5", None)
+    with registered_engine("pp-ocrv5", lambda: instance):
+        yield instance
+        instance.hold.release()
 
 
 def test_one_processor_event_delivered_twice_at_once_runs_the_engine_once(platform: Platform, held_engine: HeldEngine) -> None:
