@@ -107,6 +107,30 @@ class AsyncRequestRef:
     chunk_index: int | None = None
 
 
+#: A figure crop's path relative to its job's result folder: a block's ``image``, and its member in the GPU endpoint's
+#: answer (``ocr_platform.outputs.figures`` makes them).
+FIGURE_NAME = re.compile(r"^figures/(?P<page>\d{5})-(?P<number>\d{2,4})\.png$")
+
+
+def figure_name(page: int, number: int) -> str:
+    """The crop of picture ``number`` (from 1) of 1-based ``page``, relative to the job's result folder.
+
+    >>> figure_name(1, 2)
+    'figures/00001-02.png'
+    """
+    return f"figures/{page:05d}-{number:02d}.png"
+
+
+def parse_figure_name(name: object) -> tuple[int, int] | None:
+    """The page and number a figure's name says; ``None`` for any other name (or a non-string).
+
+    >>> parse_figure_name("figures/00003-01.png"), parse_figure_name("figures/../x.png"), parse_figure_name(3)
+    ((3, 1), None, None)
+    """
+    match = FIGURE_NAME.match(name) if isinstance(name, str) else None
+    return None if match is None else (int(match.group("page")), int(match.group("number")))
+
+
 @dataclass(frozen=True)
 class StorageLayout:
     """Builds the keys of one platform bucket."""
@@ -153,7 +177,7 @@ class StorageLayout:
         >>> StorageLayout("b").figure_key("j1", 3, 1)
         'results/j1/figures/00003-01.png'
         """
-        return f"{self.figures_prefix(job_id)}{page:05d}-{number:02d}.png"
+        return f"{RESULTS_PREFIX}{self._checked(job_id)}/{figure_name(page, number)}"
 
     def raw_result_key(self, job_id: str) -> str:
         return f"{RESULTS_PREFIX}{self._checked(job_id)}/raw.json"

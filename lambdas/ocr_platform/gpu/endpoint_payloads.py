@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 import zipfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from typing import IO, Any, NotRequired, TypedDict
 
 from ocr_platform.core.chunks import Chunk, ChunkPayload, InvalidChunkError
 from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.s3_layout import parse_figure_name
 from ocr_platform.jobs.messages import JobMessage, parse_job_message
 
 #: SageMaker's limit on ``CustomAttributes`` (characters).
@@ -42,9 +42,6 @@ MAX_CUSTOM_ATTRIBUTES = 1024
 CHUNK_RESERVE = len(',"chunk":{"index":99999,"count":99999,"pages":""}') + 100
 ANSWER_CONTENT_TYPE = "application/zip"
 ANSWER_MANIFEST, ANSWER_RESULT, ANSWER_PDF, ANSWER_PAGES = "answer.json", "result.json", "result.pdf", "pages/"
-#: A figure crop's member, named as its block's ``image`` (``ocr_platform.outputs.figures``, which this module, in the
-#: completion function's ZIP asset, does not import: it renders pages).
-FIGURE_MEMBER = re.compile(r"^figures/(?P<page>\d{5})-(?P<number>\d{2,4})\.png$")
 #: The ``input`` of the message the container rebuilds from its parameters: the document is the request's body.
 REQUEST_BODY_INPUT = "s3://sagemaker-request/body"
 
@@ -158,16 +155,6 @@ def page_member(page: int) -> str:
     return f"{ANSWER_PAGES}{page:05d}.jpg"
 
 
-def parse_figure_member(name: object) -> tuple[int, int] | None:
-    """The page and number a figure member's name says; ``None`` for any other name.
-
-    >>> parse_figure_member("figures/00003-01.png"), parse_figure_member("figures/../x.png")
-    ((3, 1), None)
-    """
-    match = FIGURE_MEMBER.match(name) if isinstance(name, str) else None
-    return None if match is None else (int(match.group("page")), int(match.group("number")))
-
-
 def is_answer_archive(head: bytes) -> bool:
     """Whether an output starts as a ZIP does (a result answer), not as JSON (a plan, or an older container's result)."""
     return head.startswith(b"PK\x03\x04")
@@ -192,7 +179,7 @@ class EndpointAnswer:
             if self.manifest["result_pdf"]:
                 self._zip.getinfo(ANSWER_PDF)
             for name in self.manifest.get("figures", []):
-                if parse_figure_member(name) is None:
+                if parse_figure_name(name) is None:
                     raise ValueError(f"figure member {name!r} is not named figures/<page:05d>-<n:02d>.png")
                 self._zip.getinfo(name)
         except JobError:
@@ -210,7 +197,7 @@ class EndpointAnswer:
     def figures(self) -> Iterator[tuple[int, int, IO[bytes]]]:
         """Each figure crop: its page, its number on the page and a stream read from the archive."""
         for name in self.manifest.get("figures", []):
-            page, number = parse_figure_member(name) or (0, 0)
+            page, number = parse_figure_name(name) or (0, 0)
             with self._zip.open(name) as stream:
                 yield page, number, stream
 

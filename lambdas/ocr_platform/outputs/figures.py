@@ -14,7 +14,6 @@ the same keys.
 from __future__ import annotations
 
 import io
-import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,13 +22,9 @@ from typing import Any
 
 from ocr_platform.core.chunks import page_ranges
 from ocr_platform.core.results import Block, OcrResult, Page
-from ocr_platform.core.s3_layout import StorageLayout
+from ocr_platform.core.s3_layout import StorageLayout, figure_name
 from ocr_platform.document.intake import IntakeLimits, open_document
 from ocr_platform.engines.regions import FIGURE_LABELS, page_markdown
-
-FIGURES_DIR = "figures/"
-#: A figure's path relative to the result folder, as a block's ``image`` and an answer's member name it.
-FIGURE_NAME = re.compile(r"^figures/(?P<page>\d{5})-(?P<number>\d{2,4})\.png$")
 
 
 @dataclass(frozen=True)
@@ -43,25 +38,6 @@ class Figure:
     @property
     def name(self) -> str:
         return figure_name(self.page, self.number)
-
-
-def figure_name(page: int, number: int) -> str:
-    """The crop's path relative to the job's result folder.
-
-    >>> figure_name(1, 2)
-    'figures/00001-02.png'
-    """
-    return f"{FIGURES_DIR}{page:05d}-{number:02d}.png"
-
-
-def parse_figure_name(name: str) -> tuple[int, int] | None:
-    """The page and number a figure's name says; ``None`` for any other name.
-
-    >>> parse_figure_name("figures/00003-01.png"), parse_figure_name("figures/../x.png")
-    ((3, 1), None)
-    """
-    match = FIGURE_NAME.match(name)
-    return None if match is None else (int(match.group("page")), int(match.group("number")))
 
 
 def picture_blocks(page: Page) -> list[Block]:
