@@ -7,7 +7,6 @@ oversized message below and makes an endpoint ``InService`` at once, with no ``U
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -18,6 +17,7 @@ from botocore.exceptions import ClientError
 from ocr_platform.local.moto_account import moto_client
 from ocr_platform.local.sagemaker_control import install_sagemaker_control
 from ocr_platform.local.sqs_limits import MAX_MESSAGE_BYTES, enforce_sqs_message_size
+from tests.local.moto_server import moto_server
 
 TRANSITION_SECONDS = 0.3
 #: Deadlines of waits that end as soon as their condition holds.
@@ -26,20 +26,13 @@ WAIT_SECONDS = 30
 
 @pytest.fixture(scope="module")
 def moto_url() -> Iterator[str]:
-    from moto.moto_server.threaded_moto_server import ThreadedMotoServer
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    undo = [enforce_sqs_message_size(), install_sagemaker_control(transition_seconds=TRANSITION_SECONDS, instance_quota=1)]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        for step in reversed(undo):
-            step()
-        server.stop()
+    with moto_server() as url:
+        undo = [enforce_sqs_message_size(), install_sagemaker_control(transition_seconds=TRANSITION_SECONDS, instance_quota=1)]
+        try:
+            yield url
+        finally:
+            for step in reversed(undo):
+                step()
 
 
 # -- SQS: 1 MiB, counted in bytes, attributes included -------------------------------------------------

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from ocr_platform.local.faults import Fault, FaultInjector
 from ocr_platform.local.function_specs import FunctionSpec
 from ocr_platform.local.lambda_runtime import InvocationResult, LambdaRuntime
 from ocr_platform.local.moto_account import moto_client
+from tests.local.moto_server import moto_server
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = "tests.local.fixture_handlers"
@@ -127,15 +127,8 @@ def test_a_timeout_ends_only_its_own_environment(tmp_path: Path) -> None:
 # -- the concurrent-duplicate fault ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def moto_url() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    yield f"http://127.0.0.1:{port}"
-    server.stop()
+    with moto_server() as url:
+        yield url
 
 
 def queue_counts(sqs: Any, url: str) -> tuple[int, int]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from ocr_platform.local.faults import Fault, FaultInjector
 from ocr_platform.local.function_specs import FunctionSpec
 from ocr_platform.local.lambda_runtime import LambdaRuntime
 from ocr_platform.local.moto_account import moto_client
+from tests.local.moto_server import moto_server
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = "tests.local.fixture_handlers"
@@ -33,17 +33,8 @@ WAIT_SECONDS = 60
 
 @pytest.fixture
 def moto_url() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.stop()
+    with moto_server() as url:
+        yield url
 
 
 def _runtime(moto_url: str, record_path: Path, faults: FaultInjector | None = None) -> LambdaRuntime:
