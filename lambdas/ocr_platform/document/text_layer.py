@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ocr_platform.document.marks import LineChars, attach_marks, is_mark, stands_over
+
 #: Characters further apart than this many line heights start a new line (a column gap, a table cell).
 LINE_GAP = 1.2
 #: A character further than this (radians) from a multiple of 90 degrees is slanted text, left to OCR.
@@ -292,6 +294,9 @@ class _LineBuilder:
         self.lines: list[LayerLine] = []
         self.chars = 0
         self._text: list[str] = []
+        self._boxes: list[tuple[float, float, float, float] | None] = []  # each of _text's characters' (None: a space)
+        self._line_chars: list[LineChars] = []  # each finished line's characters, for marks put back (document.marks)
+        self._marks: list[tuple[str, tuple[float, float, float, float], int]] = []
         self._box: list[float] | None = None
         self._last: tuple[float, float, float, float] | None = None
         self._quarter = 0
@@ -316,19 +321,25 @@ class _LineBuilder:
                 corners = [(x0, top), (x1, top), (x1, bottom), (x0, bottom)]
                 polygon = [[round(v, 1) for v in self.geometry.to_pixels(*_turn(point, self._quarter))] for point in corners]
                 self.lines.append(LayerLine(text=text, polygon=polygon, font=self._style.font, invisible=self._style.invisible))
+                self._line_chars.append(LineChars(self._text, self._boxes, self._quarter))
                 self._tops.append((self._quarter, top))
-        self._text, self._box, self._last, self._pending_space = [], None, None, False
+        self._text, self._boxes, self._box, self._last, self._pending_space = [], [], None, None, False
 
     def add(self, char: str, box: tuple[float, float, float, float], quarter: int, style: _Style) -> None:
         self.chars += 1
+        if is_mark(char) and not (self._last is not None and quarter == self._quarter and stands_over(box, self._last)):
+            self._marks.append((char, box, quarter))  # away from its letter: put back by finish
+            return
         if self._text and (quarter != self._quarter or not self._continues(box)):
             self.break_line()
         if not self._text:
             self._style, self._quarter = style, quarter
         elif self._pending_space or self._apart(box):
             self._text.append(" ")
+            self._boxes.append(None)
         self._pending_space = False
         self._text.append(char)
+        self._boxes.append(box)
         x0, y0, x1, y1 = box
         self._box = [x0, y0, x1, y1] if self._box is None else [min(self._box[0], x0), min(self._box[1], y0), max(self._box[2], x1), max(self._box[3], y1)]
         self._last = box
@@ -337,6 +348,8 @@ class _LineBuilder:
         """The lines, top to bottom: pdfium hands the characters of some turned pages (``/Rotate 90``) over from
         the last line up, so lines that mostly climb the page are put back in reading order."""
         self.break_line()
+        for index in attach_marks(self._line_chars, self._marks):
+            self.lines[index].text = "".join(self._line_chars[index].chars).strip()
         steps = [b - a for (qa, a), (qb, b) in zip(self._tops, self._tops[1:], strict=False) if qa == qb]
         if sum(step > 0 for step in steps) > sum(step < 0 for step in steps):
             self.lines.reverse()

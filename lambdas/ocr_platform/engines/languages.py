@@ -16,6 +16,13 @@ Japanese) or ``en_PP-OCRv5_mobile_rec`` (English).
 ('PP-OCRv5_mobile_rec', 'latin_PP-OCRv5_mobile_rec', 'korean_PP-OCRv5_mobile_rec')
 >>> recognition_model_for("ru"), recognition_model_for("ku")  # in two groups: the first one listed wins
 ('eslav_PP-OCRv5_mobile_rec', 'latin_PP-OCRv5_mobile_rec')
+
+``auto`` (``AUTO_LANGUAGE``) is no language but a choice per page (``engines.script_detection``): a job with it
+starts every page with the multilingual recogniser, and ``RECOGNISERS`` are all it may pick among (the set the
+processor image bakes, containers/cpu-ocr/Dockerfile).
+
+>>> recognition_model_for("auto"), len(RECOGNISERS)
+('PP-OCRv5_mobile_rec', 11)
 """
 
 from __future__ import annotations
@@ -47,6 +54,9 @@ SCRIPT_GROUPS: dict[str, frozenset[str]] = {
     "devanagari": frozenset({"ang", "bgc", "bh", "bho", "gom", "hi", "mah", "mai", "mr", "ne", "new", "sa", "sck"}),
 }
 
+#: The ``language`` that picks the recogniser per page, from what each page shows (see the module docstring).
+AUTO_LANGUAGE = "auto"
+
 #: Languages with a recogniser of their own, ``<code>_PP-OCRv5_mobile_rec``.
 SINGLE_LANGUAGE_RECOGNISERS = frozenset({"el", "korean", "ta", "te", "th"})
 
@@ -63,6 +73,8 @@ def _build_table() -> dict[str, str]:
 
 #: PaddleOCR language code -> the PP-OCRv5 mobile recognition model that reads it.
 RECOGNITION_MODELS: dict[str, str] = _build_table()
+#: Every PP-OCRv5 recognition model the table names, the multilingual one first.
+RECOGNISERS: tuple[str, ...] = (MULTILINGUAL_REC_MODEL, *sorted(set(RECOGNITION_MODELS.values()) - {MULTILINGUAL_REC_MODEL}))
 
 
 def recognition_model_for(language: str) -> str:
@@ -75,11 +87,11 @@ def recognition_model_for(language: str) -> str:
     ...
     ocr_platform.core.errors.JobError: unsupported_language: Language 'klingon' has no PP-OCRv5 recognition model; ...
     """
-    model = RECOGNITION_MODELS.get(language)
+    model = MULTILINGUAL_REC_MODEL if language == AUTO_LANGUAGE else RECOGNITION_MODELS.get(language)
     if model is None:
         raise JobError(
             ErrorCode.UNSUPPORTED_LANGUAGE,
-            f"Language {language!r} has no PP-OCRv5 recognition model; use a PaddleOCR code such as en, ch, fr, ru, korean, ar.",
+            f"Language {language!r} has no PP-OCRv5 recognition model; use a PaddleOCR code such as en, ch, fr, ru, korean, ar, or auto.",
         )
     return model
 
@@ -90,15 +102,17 @@ PPOCRV6_LANGUAGES = MULTILINGUAL_LANGUAGES | (SCRIPT_GROUPS["latin"] - {"pi"})
 
 
 def check_ppocrv6_language(language: str) -> None:
-    """Raise ``JobError(unsupported_language)`` for a code PP-OCRv6 does not read.
+    """Raise ``JobError(unsupported_language)`` for a code PP-OCRv6 does not read (``auto`` is read with its one
+    recogniser, and a page in a script it does not read gets a ``language_mismatch`` warning).
 
-    >>> check_ppocrv6_language("de")
+    >>> check_ppocrv6_language("de"), check_ppocrv6_language("auto")
+    (None, None)
     >>> check_ppocrv6_language("ru")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ocr_platform.core.errors.JobError: unsupported_language: PP-OCRv6 does not read 'ru'; ... use pp-ocrv5 for it.
     """
-    if language not in PPOCRV6_LANGUAGES:
+    if language not in PPOCRV6_LANGUAGES and language != AUTO_LANGUAGE:
         raise JobError(
             ErrorCode.UNSUPPORTED_LANGUAGE,
             f"PP-OCRv6 does not read {language!r}; it reads Chinese, English, Japanese and Latin-script languages: use pp-ocrv5 for it.",

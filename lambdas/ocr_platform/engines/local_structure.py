@@ -247,12 +247,10 @@ class LocalStructureEngine:
 
     def _recognizer(self, language: str, options: EngineOptions) -> Recognize:
         """The ``pp-ocrv5`` route's line recogniser for the text layer's sample, so both routes judge a layer alike
-        (``PPOCREngine._recognizer``; where the engine has none, each crop is read whole)."""
-        models_for, recognizer = getattr(self.ocr, "models_for", None), getattr(self.ocr, "_recognizer", None)
-        if callable(models_for) and callable(recognizer) and callable(getattr(self.ocr, "_pipeline", None)):
-            pair = models_for(language, EngineOptions(orientation=options.orientation))
-            self.ocr._pipeline(pair)  # type: ignore[attr-defined]
-            return recognizer(pair)
+        (``PPOCREngine.line_recognizer``; where the engine has none, each crop is read whole)."""
+        line_recognizer = getattr(self.ocr, "line_recognizer", None)
+        if callable(line_recognizer):
+            return line_recognizer(language, orientation=options.orientation)
 
         def read_crops(crops: Any) -> list[tuple[str, float]]:
             read = [self.ocr.read_image(crop, language, orientation=False)[0] for crop in crops]

@@ -31,8 +31,9 @@ from ocr_platform.engines.conversion import ocr_lines, raw_result
 from ocr_platform.engines.options import EngineOptions, parse_options
 from ocr_platform.engines.orientation import PageOrientation, line_orientation_classifier, shared_page_orientation
 from ocr_platform.engines.page_loop import PageReading, ProgressCallback, read_pages
-from ocr_platform.engines.resolver import ModelResolver, ModelUnavailableError, paddleocr_version, runtime_kwargs
-from ocr_platform.engines.scripts import covered_scripts, language_mismatch_warning
+from ocr_platform.engines.resolver import ModelResolver, ModelUnavailableError, is_downloaded, paddleocr_version, runtime_kwargs
+from ocr_platform.engines.script_detection import ScriptCheck
+from ocr_platform.engines.scripts import covered_scripts
 from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.engines.text_layer_choice import Recognize, TextLayerChoice
 from ocr_platform.engines.text_pipeline import (
@@ -186,31 +187,72 @@ class PPOCREngine:
         options: dict[str, Any] | None = None,
         on_page: ProgressCallback | None = None,
     ) -> EngineOutput:
-        """Read ``pages`` of the document at ``path``; ``on_page(done, total)`` reports progress."""
+        """Read ``pages`` of the document at ``path``; ``on_page(done, total)`` reports progress.
+
+        ``language="auto"`` reads each scanned page with the recogniser that reads it best (``script_detection``).
+        """
         chosen = parse_options(options, variants=self.variants)
         pair = self.models_for(language, chosen)
         if pair not in self._pipelines:
             self.resolver.require(pair[1], hub_check=_hub_problem)
         self._pipeline(pair)
         choice = TextLayerChoice(self._recognizer(pair), scripts=self.scripts_for(pair)) if chosen.text_layer == "auto" else None
+        scripts = ScriptCheck(language, self.auto_candidates(pair))
+        recognizers = {pair[1]}
 
         def read_page(image: PageImage) -> PageReading:
-            res = self._run(pair, image.bgr(), chosen.orientation)
-            return PageReading(content={"lines": ocr_lines(res)}, raw={"result": raw_result(res)})
+            bgr = image.bgr()
+            res = self._run(pair, bgr, chosen.orientation)
+            verdict = scripts.check(image.page, bgr, ocr_lines(res), pair[1])
+            if verdict.recognizer != pair[1]:
+                res = self._run((pair[0], verdict.recognizer), bgr, chosen.orientation)
+                recognizers.add(verdict.recognizer)
+            return PageReading(content=verdict.page_content(ocr_lines(res)), raw={"result": raw_result(res), "script_check": verdict.raw})
 
         read = read_pages(
             path, pages=pages, limits=self.settings.intake, read_page=read_page, on_page=on_page,
             orientation=self.orientation if chosen.orientation else None,
             text_layer=choice,
         )
-        mismatched = choice.mismatched if choice is not None else {}
+        engine = self.engine_info(pair, chosen, text_layer=used_layer(read.pages))
+        engine["models"][2:2] = [self.resolver.label(name) for name in sorted(recognizers - {pair[1]})]
         return EngineOutput(
             pages=read.pages,
             raw={"pipeline": "OCR", "pages": read.raw_pages},
-            engine=self.engine_info(pair, chosen, text_layer=used_layer(read.pages)),
-            timings=read.timings,
-            warnings=[language_mismatch_warning(language=language, script=script, pages=pages) for script, pages in mismatched.items()],
+            engine=engine,
+            timings={**read.timings, "script_check": scripts.seconds},
+            warnings=scripts.warnings(choice.mismatched if choice is not None else {}),
         )
+
+    def auto_candidates(self, pair: ModelPair) -> dict[str, Callable[[], Recognize]]:
+        """The recognition models ``language: auto`` may pick among and a named language is checked against: those
+        this machine has without a model hub (``script_detection``), each with what builds its crop reader.
+        None here (PP-OCRv6 has one recogniser per size); PP-OCRv5 names its recognisers."""
+        return {}
+
+    def has_model(self, name: str) -> bool:
+        """Whether the weights of ``name`` are here without a model hub (baked, cached, in the bucket or a package)."""
+        try:
+            return self.resolver.cache.resolve(name, onnx=self.settings.inference_engine == "onnxruntime") is not None or is_downloaded(name)
+        except Exception:  # a cache that cannot be asked (S3 refused) has nothing for a probe; the job's own model is required
+            return False
+
+    def crop_reader(self, rec_model: str) -> Recognize:
+        """Reads line crops with ``rec_model``: the pipeline's recogniser where one is built, else a recogniser of its own."""
+        built = next((pair for pair in self._line_checks if pair[1] == rec_model), None)
+        if built is not None:
+            return self._recognizer(built)
+        from paddleocr import TextRecognition
+
+        predictor = TextRecognition(**self.resolver.model_kwargs(rec_model), **runtime_kwargs(self.settings)).paddlex_predictor
+        return lambda crops: [(str(res["rec_text"]), float(res["rec_score"])) for res in predictor.predict(list(crops))] if crops else []
+
+    def line_recognizer(self, language: str, *, orientation: bool = True) -> Recognize:
+        """Reads line crops with the recogniser that reads ``language``: ``(text, score)`` per crop (the text layer's
+        sample; the structure substitute shares it so both routes judge a layer alike)."""
+        pair = self.models_for(language, EngineOptions(orientation=orientation))
+        self._pipeline(pair)
+        return self._recognizer(pair)
 
     def scripts_for(self, pair: ModelPair) -> frozenset[str]:
         """The scripts the pair's recogniser reads (``engines.scripts``)."""

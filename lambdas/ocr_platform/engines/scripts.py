@@ -106,7 +106,7 @@ def language_mismatch_warning(*, language: str, script: str, pages: list[int]) -
     """The ``language_mismatch`` warning for ``pages`` whose text is in ``script``, which ``language`` does not read.
 
     >>> warning = language_mismatch_warning(language="en", script="Hangul", pages=[1, 2])
-    >>> warning["message"].split(";")[0], warning["message"].endswith("needs --lang korean.")
+    >>> warning["message"].split(";")[0], warning["message"].endswith("needs --lang korean (or --lang auto).")
     ("Pages 1, 2 are in Hangul script, which the job's language 'en' does not read", True)
     """
     suggestion = _SCRIPT_SUGGESTION.get(script, "a language that reads it")
@@ -117,7 +117,7 @@ def language_mismatch_warning(*, language: str, script: str, pages: list[int]) -
         "ran": script,
         "reason": f"the pages' letters are mostly {script}; the recogniser for {language!r} reads {script} letters as others",
         "message": (
-            f"{where} in {script} script, which the job's language {language!r} does not read; their text came from "
-            f"the PDF's text layer where it was used, and OCR of them needs --lang {suggestion}."
+            f"{where} in {script} script, which the job's language {language!r} does not read; a PDF text layer on them "
+            f"was used where it was true, and OCR of them needs --lang {suggestion} (or --lang auto)."
         ),
     }
