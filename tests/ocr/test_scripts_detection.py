@@ -68,3 +68,43 @@ def test_a_page_read_well_or_with_too_little_text_is_not_probed() -> None:
     assert check.check(1, PAGE, [{**line, "text": "Invoice"} for line in _lines(0.97)], MULTILINGUAL).script == "Latin"
     assert check.check(2, PAGE, _lines(0.3, count=1), MULTILINGUAL).recognizer == MULTILINGUAL
     assert seen == [] and check.seconds == 0.0
+
+
+def test_a_right_to_left_recogniser_gives_each_line_in_the_order_it_is_typed() -> None:
+    """PaddleX reads a line from the left of its image to the right: an Arabic-script line comes out mirrored. Every
+    line of a real Persian page (persian-pure-words.pdf page 2, its text layer), mirrored as the recogniser gives it,
+    is put back as typed; a Latin line is left alone."""
+    from pathlib import Path
+
+    import pypdfium2 as pdfium
+    from bidi import get_display
+
+    from ocr_platform.document.text_layer import read_text_layer
+    from ocr_platform.engines.scripts import reads_right_to_left
+    from ocr_platform.engines.text_pipeline import LogicalOrder
+
+    pdf = pdfium.PdfDocument(str(Path(__file__).resolve().parents[1] / "documents" / "public" / "persian-pure-words.pdf"))
+    try:
+        page = pdf[1]
+        typed = [line.text for line in read_text_layer(page, page.get_textpage(), scale=1.0).lines] + ["Invoice 2026"]
+    finally:
+        pdf.close()
+    mirrored = [{"rec_text": str(get_display(text, base_dir="R")), "rec_score": 0.95} for text in typed]
+    assert mirrored[1]["rec_text"] != typed[1]
+
+    read = LogicalOrder(lambda crops, **_: [dict(result) for result in mirrored])([None] * len(typed))
+
+    assert [result["rec_text"] for result in read] == typed
+    assert reads_right_to_left("arabic_PP-OCRv5_mobile_rec") and not reads_right_to_left("korean_PP-OCRv5_mobile_rec")
+
+
+def test_lines_of_a_right_to_left_page_are_read_from_the_right() -> None:
+    def line(text: str, x0: float, y0: float) -> dict[str, Any]:
+        return {"text": text, "score": 0.95, "polygon": [[x0, y0], [x0 + 90, y0], [x0 + 90, y0 + 24], [x0, y0 + 24]]}
+
+    check = ScriptCheck("auto", {MULTILINGUAL: _reader("??", 0.4, []), "arabic_PP-OCRv5_mobile_rec": _reader("انواع الخطوط", 0.95, [])})
+    verdict = check.check(1, PAGE, _lines(0.4), MULTILINGUAL)
+    assert verdict.script == "Arabic"
+
+    detected = [line("سوم", 0, 0), line("دوم", 100, 3), line("اول", 200, 0), line("چهارم", 200, 50)]  # the detector: left first
+    assert [item["text"] for item in verdict.page_content(detected)["lines"]] == ["اول", "دوم", "سوم", "چهارم"]

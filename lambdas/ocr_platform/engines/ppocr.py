@@ -33,10 +33,11 @@ from ocr_platform.engines.orientation import PageOrientation, line_orientation_c
 from ocr_platform.engines.page_loop import PageReading, ProgressCallback, read_pages
 from ocr_platform.engines.resolver import ModelResolver, ModelUnavailableError, is_downloaded, paddleocr_version, runtime_kwargs
 from ocr_platform.engines.script_detection import ScriptCheck
-from ocr_platform.engines.scripts import covered_scripts
+from ocr_platform.engines.scripts import covered_scripts, logical_order, reads_right_to_left
 from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.engines.text_layer_choice import Recognize, TextLayerChoice
 from ocr_platform.engines.text_pipeline import (
+    LogicalOrder,
     ParallelRecognizer,
     TurnedLineCheck,
     install_recognizer,
@@ -164,7 +165,8 @@ class PPOCREngine:
         workers = [TextRecognition(**located, **single).paddlex_predictor for _ in range(max(1, self.settings.rec_workers))]
         if self._line_classifier is None:
             self._line_classifier, self._line_classifier_label = line_orientation_classifier(self.settings)
-        return TurnedLineCheck(ParallelRecognizer(workers, batch_size=self.settings.rec_batch_size), self._line_classifier)
+        recognizer = ParallelRecognizer(workers, batch_size=self.settings.rec_batch_size)
+        return TurnedLineCheck(LogicalOrder(recognizer) if reads_right_to_left(rec_model) else recognizer, self._line_classifier)
 
     def _run(self, pair: ModelPair, image_bgr: Any, orientation: bool) -> Any:
         pipeline = self._pipeline(pair)
@@ -245,7 +247,8 @@ class PPOCREngine:
         from paddleocr import TextRecognition
 
         predictor = TextRecognition(**self.resolver.model_kwargs(rec_model), **runtime_kwargs(self.settings)).paddlex_predictor
-        return lambda crops: [(str(res["rec_text"]), float(res["rec_score"])) for res in predictor.predict(list(crops))] if crops else []
+        order = logical_order if reads_right_to_left(rec_model) else str
+        return lambda crops: [(order(str(res["rec_text"])), float(res["rec_score"])) for res in predictor.predict(list(crops))] if crops else []
 
     def line_recognizer(self, language: str, *, orientation: bool = True) -> Recognize:
         """Reads line crops with the recogniser that reads ``language``: ``(text, score)`` per crop (the text layer's

@@ -36,7 +36,14 @@ from typing import Any
 from ocr_platform.core.results import Line, ResultWarning
 from ocr_platform.engines.conversion import PageContent
 from ocr_platform.engines.regions import line_bbox
-from ocr_platform.engines.scripts import LANGUAGE_MISMATCH, covered_scripts, dominant_script, language_mismatch_warning, script_language
+from ocr_platform.engines.scripts import (
+    LANGUAGE_MISMATCH,
+    RIGHT_TO_LEFT_SCRIPTS,
+    covered_scripts,
+    dominant_script,
+    language_mismatch_warning,
+    script_language,
+)
 
 #: A page whose lines' median recognition score is below this is in a script its recogniser does not read.
 SCRIPT_SCORE = 0.8
@@ -74,8 +81,9 @@ class Verdict:
     raw: dict[str, Any] = field(default_factory=dict)
 
     def page_content(self, lines: list[Line]) -> PageContent:
-        """The result page's ``lines`` with its ``script`` and, where the script names one, ``language``."""
-        content: PageContent = {"lines": lines}
+        """The result page's ``lines`` (in right-to-left reading order in a right-to-left script) with its ``script``
+        and, where the script names one, ``language``."""
+        content: PageContent = {"lines": right_to_left_rows(lines) if self.script in RIGHT_TO_LEFT_SCRIPTS else lines}
         if self.script is not None:
             content["script"] = self.script
             language = script_language(self.script)
@@ -173,6 +181,27 @@ def unread_script_warning(*, language: str, script: str, pages: list[int]) -> Re
             "elsewhere seed them with ocr-platform models seed), or the image is too poor to read."
         ),
     }
+
+
+def right_to_left_rows(lines: list[Line]) -> list[Line]:
+    """``lines`` in the order a right-to-left page is read: the detector's rows top to bottom (a line whose middle lies
+    within the height of the line before it is on the same row), each row from its rightmost line to its leftmost.
+
+    >>> def line(text, x0, y0):
+    ...     return {"text": text, "score": 1.0, "polygon": [[x0, y0], [x0 + 80, y0], [x0 + 80, y0 + 20], [x0, y0 + 20]]}
+    >>> [item["text"] for item in right_to_left_rows([line("c", 0, 0), line("b", 100, 2), line("a", 200, 1), line("d", 200, 40)])]
+    ['a', 'b', 'c', 'd']
+    """
+    rows: list[list[Line]] = []
+    for line in lines:
+        x0, y0, x1, y1 = line_bbox(line)
+        if rows:
+            _, top, _, bottom = line_bbox(rows[-1][-1])
+            if top <= (y0 + y1) / 2 <= bottom:
+                rows[-1].append(line)
+                continue
+        rows.append([line])
+    return [line for row in rows for line in sorted(row, key=lambda item: -line_bbox(item)[2])]
 
 
 def _sample(image_bgr: Any, lines: Sequence[Line]) -> list[Any]:

@@ -97,6 +97,35 @@ def covered_scripts(rec_model: str) -> frozenset[str]:
     return _RECOGNISER_SCRIPTS.get(prefix, frozenset({"Latin"}))
 
 
+#: Scripts written right to left.
+RIGHT_TO_LEFT_SCRIPTS = frozenset({"Arabic", "Hebrew", "Syriac", "Thaana", "Nko"})
+
+
+def reads_right_to_left(rec_model: str) -> bool:
+    """Whether the recogniser ``rec_model`` reads a right-to-left script (``arabic_PP-OCRv5_mobile_rec``)."""
+    return bool(covered_scripts(rec_model) & RIGHT_TO_LEFT_SCRIPTS)
+
+
+def logical_order(text: str) -> str:
+    """Text a recogniser read left to right across a line's image (visual order) in the order it is typed (logical
+    order), by the Unicode bidirectional algorithm (python-bidi) with a right-to-left paragraph; a text without a
+    right-to-left letter is returned as it is.
+
+    PaddleX 3.7 decodes every recogniser's output from the left of the crop to the right, so an Arabic line comes
+    out mirrored (its text-recognition decoder has a ``reverse`` step for Arabic that nothing turns on).
+
+    >>> logical_order("هدنز 2026 یسراف نابز")
+    'زبان فارسی 2026 زنده'
+    >>> logical_order("Total 2026")
+    'Total 2026'
+    """
+    if not any(letter_script(char) in RIGHT_TO_LEFT_SCRIPTS for char in text):
+        return text
+    from bidi import get_display
+
+    return str(get_display(text, base_dir="R"))
+
+
 def script_language(script: str) -> str | None:
     """The PaddleOCR language code the script names without doubt (``korean`` for Hangul), else ``None``."""
     return _SCRIPT_LANGUAGE.get(script)

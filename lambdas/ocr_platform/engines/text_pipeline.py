@@ -10,6 +10,8 @@ original does:
   lines are split across ``rec_workers`` predictors of one thread each, in threads (ONNX Runtime
   releases the GIL): 2.3-2.4 s a page with two, measured side by side in one process. The pipeline
   hands the crops over sorted by width; taking every n-th crop gives each worker the same mix.
+- **Right-to-left lines** (``LogicalOrder``): a recogniser of Arabic script reads a line from the left of its image
+  to the right; its text is put in the order it is typed.
 - **Upside-down lines** (``TurnedLineCheck``). A line turned by 180 degrees reads as garbage with a
   low score: on 180 real lines every upright one scored at least 0.9 and every turned one below 0.85.
   So only a line scoring below ``TURNED_LINE_SCORE`` is shown to the text-line orientation classifier,
@@ -109,6 +111,26 @@ class TurnedLineCheck:
                 if float(result["rec_score"]) > float(results[index]["rec_score"]):
                     results[index] = result
                     self.turned += 1
+        return results
+
+
+class LogicalOrder:
+    """A right-to-left script's recogniser whose text comes in the order it is typed (``scripts.logical_order``):
+    PaddleX decodes a line from the left of its image to the right, which mirrors Arabic.
+
+    Args:
+        recognizer: reads crops (``rec_text`` per result), e.g. a ``ParallelRecognizer``.
+    """
+
+    def __init__(self, recognizer: Any) -> None:
+        self.recognizer = recognizer
+
+    def __call__(self, crops: Sequence[Any], **kwargs: Any) -> list[Any]:
+        from ocr_platform.engines.scripts import logical_order
+
+        results = self.recognizer(crops, **kwargs)
+        for result in results:
+            result["rec_text"] = logical_order(str(result["rec_text"]))
         return results
 
 
