@@ -148,3 +148,18 @@ def test_pp_ocrv6_reads_auto_with_its_one_recogniser_and_flags_a_script_it_does_
     assert page["script"] == UNKNOWN_SCRIPT
     [warning] = result["warnings"]
     assert (warning["code"], warning["requested"], warning["ran"]) == ("language_mismatch", "auto", UNKNOWN_SCRIPT)
+
+
+def test_auto_is_accepted_on_every_way_in() -> None:
+    """The SQS message, the drop folder's language folder and the jobs API's body take ``auto`` as they take a code;
+    the routes that read text lines take it when the job runs (the CLI: ``test_the_cli_reads_with_lang_auto``)."""
+    from ocr_platform.engines.languages import check_ppocrv6_language, recognition_model_for
+    from ocr_platform.handlers.api import CreateJobRequest
+    from ocr_platform.inputs.inbox import parse_inbox_key
+    from ocr_platform.jobs.messages import parse_job_message
+
+    message = parse_job_message({"job_id": "j1", "model": "pp-ocrv5", "input": "s3://b/documents/j1/a.png", "language": "auto"})
+    assert message.language == "auto" and message.to_body()["language"] == "auto"
+    assert parse_inbox_key("inbox/pp-ocrv5/auto/scan.pdf") == ("pp-ocrv5", "auto", "scan.pdf")
+    assert CreateJobRequest(filename="scan.pdf", model="pp-ocrv5", language="auto").language == "auto"
+    assert recognition_model_for("auto") == "PP-OCRv5_mobile_rec" and check_ppocrv6_language("auto") is None
