@@ -12,6 +12,9 @@ is read turned by 180 degrees where the text-line classifier says so (``text_pip
 are mapped back to the page as submitted. A job with ``"orientation": false`` skips both classifiers.
 With ``text_layer: auto`` (the default), a PDF page's own text is used where the same recogniser agrees
 with a sample of it, and only the regions it lacks are detected and recognised (``text_layer_choice``).
+Every OCR page gets its ``script`` from what was read; a page the recogniser reads poorly is probed with the
+other installed recognisers (``auto_candidates``), and ``language: auto`` reads it again with the best one
+(``script_detection``).
 """
 
 from __future__ import annotations
