@@ -6,7 +6,10 @@ language classifier and PP-OCRv5's single-script recognisers are hub downloads o
 a recogniser reads the lines of its own script with high confidence and those of another script as garbage
 with a low one. Measured with PP-OCRv5's multilingual recogniser (``PP-OCRv5_mobile_rec``) on pages rendered
 at 200 dpi from public PDFs (docs/using-it/languages.md): the median line score of Latin and Chinese pages is
-0.985-0.998, of Hangul, Arabic and Persian pages 0.50-0.61. ``SCRIPT_SCORE`` lies between.
+0.985-0.998, of Hangul, Arabic and Persian pages 0.50-0.61. The margin is narrower at the edges: a Russian page
+(rendered here, DejaVu Serif) scores 0.76, as the multilingual character set holds Latin and Greek look-alikes of
+many Cyrillic letters, and a Latin form page degraded to a blurred, noisy 100-dpi JPEG 0.82. ``SCRIPT_SCORE`` lies
+between.
 
 Per page (``ScriptCheck.check``), after the job's recogniser read it (for ``auto``, the multilingual one):
 
