@@ -108,3 +108,14 @@ def test_lines_of_a_right_to_left_page_are_read_from_the_right() -> None:
 
     detected = [line("سوم", 0, 0), line("دوم", 100, 3), line("اول", 200, 0), line("چهارم", 200, 50)]  # the detector: left first
     assert [item["text"] for item in verdict.page_content(detected)["lines"]] == ["اول", "دوم", "سوم", "چهارم"]
+
+
+def test_a_region_read_beside_a_text_layer_warns_of_nothing() -> None:
+    """A picture region OCR'd beside a page's layer may read poorly; the page's text and script are the layer's."""
+    check = ScriptCheck("en", {MULTILINGUAL: _reader("??", 0.5, [])})
+    check.check(4, PAGE, _lines(0.45), MULTILINGUAL)  # a region of page 4, whose layer was used
+    check.check(5, PAGE, _lines(0.45), MULTILINGUAL)  # page 5, a scan
+
+    [warning] = check.warnings({}, scanned={5})
+    assert warning["ran"] == UNKNOWN_SCRIPT and warning["message"].startswith("Page 5 ")
+    assert check.warnings({}, scanned=set()) == []

@@ -226,7 +226,9 @@ class PPOCREngine:
             raw={"pipeline": "OCR", "pages": read.raw_pages},
             engine=engine,
             timings={**read.timings, "script_check": scripts.seconds},
-            warnings=scripts.warnings(choice.mismatched if choice is not None else {}),
+            warnings=scripts.warnings(
+                choice.mismatched if choice is not None else {}, scanned={page["page"] for page in read.pages if page.get("text_source") == "ocr"}
+            ),
         )
 
     def auto_candidates(self, pair: ModelPair) -> dict[str, Callable[[], Recognize]]:

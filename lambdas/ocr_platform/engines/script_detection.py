@@ -151,13 +151,17 @@ class ScriptCheck:
             self._recognizers[name] = self.candidates[name]()
         return self._recognizers[name]
 
-    def warnings(self, layer_pages: dict[str, list[int]]) -> list[ResultWarning]:
-        """A ``language_mismatch`` warning per script found on pages the job's recogniser does not read: scanned pages
-        (``mismatched``) and pages read from a text layer (``layer_pages``, from ``TextLayerChoice.mismatched``)."""
+    def warnings(self, layer_pages: dict[str, list[int]], *, scanned: set[int] | None = None) -> list[ResultWarning]:
+        """A ``language_mismatch`` warning per script found on pages the job's recogniser does not read: pages read from
+        a text layer (``layer_pages``, from ``TextLayerChoice.mismatched``) and the ``scanned`` pages (read by OCR alone;
+        ``None``: all) among ``mismatched``. A region that OCR read beside a page's text layer warns of nothing: the
+        page's text and script are the layer's."""
         merged: dict[str, set[int]] = {}
-        for found in ({} if self.language == "auto" else layer_pages, self.mismatched):
+        found_here = {script: [page for page in pages if scanned is None or page in scanned] for script, pages in self.mismatched.items()}
+        for found in ({} if self.language == "auto" else layer_pages, found_here):
             for script, pages in found.items():
-                merged.setdefault(script, set()).update(pages)
+                if pages:
+                    merged.setdefault(script, set()).update(pages)
         return [unread_script_warning(language=self.language, script=script, pages=sorted(pages)) for script, pages in merged.items()]
 
 
