@@ -186,6 +186,17 @@ MAX_DOCUMENT_BYTES = 200 * 1024 * 1024
 #: The largest answer of the network-isolated endpoint the functions that finish GPU jobs admit: result.json, the
 #: page images and a result.pdf about the document's size (a ZIP, ``ocr_platform.gpu.endpoint_payloads``).
 MAX_ENDPOINT_ANSWER_BYTES = MAX_ENDPOINT_OUTPUT_BYTES + 2 * MAX_DOCUMENT_BYTES
+#: Office (DOCX, PPTX, XLSX) and HTML inputs (ocr_platform.document.office, .html_input, .zip_safety): an Office
+#: file is a ZIP, refused (``archive_too_large``) when its parts would unpack to more than this, when one part
+#: compresses more than ``MAX_ZIP_RATIO`` to 1 (genuine XML reaches about 30), or when it has more parts than
+#: ``MAX_ZIP_ENTRIES``; an HTML file larger than ``MAX_HTML_BYTES`` is refused (``document_too_large``), as its
+#: parse tree takes about 10 times its size in memory; at most ``MAX_EMBEDDED_PICTURES`` pictures of one file are
+#: read by OCR (the rest keep their place, unread, and a warning says so).
+MAX_UNPACKED_BYTES = 512 * 1024 * 1024
+MAX_ZIP_RATIO = 200
+MAX_ZIP_ENTRIES = 10_000
+MAX_HTML_BYTES = 20 * 1024 * 1024
+MAX_EMBEDDED_PICTURES = 200
 
 #: How long a jobs API upload form (presigned POST) and a result link (presigned GET) stay valid.
 UPLOAD_URL_SECONDS = 900
