@@ -236,3 +236,20 @@ def test_a_paddleocr_vl_job_of_a_docx_is_refused_naming_the_cpu_routes(ppocr) ->
     assert response.status == 400
     error = json.loads(response.body)["error"]
     assert error["code"] == "unsupported_type" and "pp-ocrv5, pp-ocrv6, pp-structurev3" in error["message"]
+
+
+def test_the_pp_ocrv6_route_reads_the_pictures_with_pp_ocrv6(ppocr_v6) -> None:
+    result, _ = ocr_document(od.PPTX_PICTURES, job_id="j", model="pp-ocrv6", engine=ppocr_v6, pages="1")
+    [slide] = result["pages"]
+    assert result["engine"]["name"] == ppocr_v6.info["name"] and slide["text_source"] == "mixed"
+    assert "powered" in slide["markdown"].lower()
+
+
+def test_the_pp_structurev3_route_reads_the_pictures_with_its_layout_engine(ppocr) -> None:
+    from ocr_platform.engines.local_structure import LocalStructureEngine
+
+    engine = LocalStructureEngine(ppocr, reason="PP-StructureV3 weights are not installed here")
+    result, _ = ocr_document(od.PPTX_MIXED, job_id="j", model="pp-structurev3", engine=engine)
+    [slide] = result["pages"]
+    assert "python" in _blocks(slide, "image")[0]["text"].lower()
+    assert _blocks(slide, "table")[0]["text"] == "Col head 1\tCol head 2\nCell text 1\tCell text 2"  # from the file, not the model

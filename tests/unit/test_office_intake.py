@@ -70,10 +70,19 @@ def test_each_bad_input_fails_with_its_own_code_quickly(tmp_path: Path, make, co
     assert time.perf_counter() - started < 5
 
 
-def test_a_file_that_would_unpack_past_the_limit_is_refused_from_its_directory(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("limits", "words"), [(IntakeLimits(max_unpacked_bytes=50_000), "would unpack to"),
+                                               (IntakeLimits(max_unpacked_xml_bytes=20_000), "XML parts would unpack to")])
+def test_a_file_that_would_unpack_past_the_limit_is_refused_from_its_directory(limits: IntakeLimits, words: str) -> None:
     with pytest.raises(JobError) as err:
-        selected_pages(od.DOCX_PICTURES, pages=None, limits=IntakeLimits(max_unpacked_bytes=50_000))
-    assert err.value.code == "archive_too_large" and "would unpack to" in err.value.message
+        selected_pages(od.DOCX_PICTURES, pages=None, limits=limits)
+    assert err.value.code == "archive_too_large" and words in err.value.message
+
+
+def test_html_nested_past_what_can_be_converted_is_refused_not_crashed(tmp_path: Path) -> None:
+    path = _write(tmp_path, "deep.html", b"<html><body>" + b"<div>" * 100_000 + b"text" + b"</div>" * 100_000)
+    with pytest.raises(JobError) as err:
+        read_native(path, pages=None, limits=IntakeLimits())
+    assert (err.value.code, err.value.message) == ("corrupt_document", "The HTML file is nested too deeply to be read.")
 
 
 def test_a_zip_that_is_no_office_file_is_an_unsupported_type(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """HTML files told from their bytes and read as the text they are: headings, lists, tables, pictures.
 
 An HTML file is text that starts (after a byte-order mark and white space) with one of the tags by which browsers
-sniff HTML (``<!DOCTYPE html``, ``<html``, ``<head``, ``<body``, ``<table``, ``<div``, ``<p``, ``<!--``, …).
+sniff HTML (``<!DOCTYPE html``, ``<html``, ``<head``, ``<body``, ``<table``, ``<div``, ``<p``, ``<!--``, …) or with
+another block element an exported fragment starts with (``<section``, ``<h2``, ``<ul``, …).
 It is parsed by Beautiful Soup over lxml and written as Markdown by markdownify (a well-kept HTML-to-Markdown
 library), tables kept as HTML (only their rows, cells, ``colspan`` and ``rowspan``), the whole file one page
 (``unit`` ``document``, ``ocr_platform.document.native_pages``).
@@ -32,8 +33,11 @@ from typing import Any
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.document.native_pages import NativePage
 
-#: The WHATWG MIME Sniffing standard's HTML rule: white space, then one of these tags (or a comment) and a space or ">".
-_HTML_START = re.compile(rb"^<(?:!doctype\s+html|html|head|script|iframe|h1|div|font|table|a|style|title|b|body|br|p|!--)[\s>]", re.IGNORECASE)
+#: The WHATWG MIME Sniffing standard's HTML rule (white space, then one of its tags or a comment, and a space or ">"),
+#: with the other block elements an exported HTML fragment starts with, and XHTML's XML declaration before them.
+_HTML_START = re.compile(
+    rb"^(?:<\?xml[^>]*>\s*)?<(?:!doctype\s+html|html|head|script|iframe|h[1-6]|div|font|table|a|style|title|b|body|br|p|!--"
+    rb"|section|article|main|header|nav|ul|ol|dl|pre|blockquote|figure|hr|span|img|meta|link)[\s>/]", re.IGNORECASE)
 _DROPPED = ("script", "style", "noscript", "template", "iframe", "frame", "frameset", "object", "embed", "applet", "link",
             "meta", "head", "svg", "canvas", "form", "input", "button", "select", "textarea", "audio", "video", "base")
 _DATA_URI = re.compile(r"^data:image/(png|jpeg|jpg|gif|webp|bmp|tiff);base64,(.*)$", re.IGNORECASE | re.DOTALL)

@@ -90,11 +90,12 @@ class IntakeLimits:
     max_unpacked_bytes: int = defaults.MAX_UNPACKED_BYTES
     max_zip_ratio: int = defaults.MAX_ZIP_RATIO
     max_zip_entries: int = defaults.MAX_ZIP_ENTRIES
+    max_unpacked_xml_bytes: int = defaults.MAX_UNPACKED_XML_BYTES
     max_html_bytes: int = defaults.MAX_HTML_BYTES
     max_pictures: int = defaults.MAX_EMBEDDED_PICTURES
 
     def zip_limits(self) -> ZipLimits:
-        return ZipLimits(self.max_unpacked_bytes, self.max_zip_ratio, self.max_zip_entries)
+        return ZipLimits(self.max_unpacked_bytes, self.max_zip_ratio, self.max_zip_entries, self.max_unpacked_xml_bytes)
 
 
 @dataclass

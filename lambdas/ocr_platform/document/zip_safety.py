@@ -4,8 +4,9 @@ Only the central directory is read (no part is unpacked), and the file is refuse
 
 - ``corrupt_document``: not a readable ZIP (truncated: its central directory is missing or damaged);
 - ``archive_too_large``: a ZIP bomb, or simply too big to unpack in a processor's memory: more parts than
-  ``max_entries``, parts declaring more than ``max_unpacked_bytes`` together, or one part compressed more than
-  ``max_ratio`` to 1. A part never unpacks to more than the size it declares (``zipfile`` stops there and fails
+  ``max_entries``, parts declaring more than ``max_unpacked_bytes`` together, XML parts declaring more than
+  ``max_xml_bytes`` (the libraries hold their trees in memory, about 26 times their size), or one part
+  compressed more than ``max_ratio`` to 1. A part never unpacks to more than the size it declares (``zipfile`` stops there and fails
   its CRC check), so the declared sizes bound what reading the file costs.
 
 >>> import io, zipfile
@@ -40,6 +41,7 @@ class ZipLimits:
     max_unpacked_bytes: int = defaults.MAX_UNPACKED_BYTES
     max_ratio: int = defaults.MAX_ZIP_RATIO
     max_entries: int = defaults.MAX_ZIP_ENTRIES
+    max_xml_bytes: int = defaults.MAX_UNPACKED_XML_BYTES
 
 
 def checked_names(source: Path | IO[bytes], limits: ZipLimits) -> set[str]:
@@ -56,6 +58,12 @@ def checked_names(source: Path | IO[bytes], limits: ZipLimits) -> set[str]:
         raise JobError(
             ErrorCode.ARCHIVE_TOO_LARGE,
             f"The file would unpack to {total:,} bytes; the limit is {limits.max_unpacked_bytes:,} (a ZIP bomb, or too large to read).",
+        )
+    xml = sum(info.file_size for info in infos if info.filename.lower().endswith((".xml", ".rels")))
+    if xml > limits.max_xml_bytes:
+        raise JobError(
+            ErrorCode.ARCHIVE_TOO_LARGE,
+            f"The file's XML parts would unpack to {xml:,} bytes; the limit is {limits.max_xml_bytes:,} (split the document).",
         )
     for info in infos:
         if info.file_size > _RATIO_FLOOR_BYTES and info.file_size > limits.max_ratio * max(info.compress_size, 1):
