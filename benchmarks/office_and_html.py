@@ -121,7 +121,7 @@ def main() -> int:
 
     engine = PPOCRv5Engine(PaddleSettings(allow_hub_download=False, bucket=None))
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, pp-ocrv5")
-    print("| input | files | pages | pictures read | s/file (median) | s/file (max) | OCR share |")
+    print("| input | files | pages | pictures placed | s/file (median) | s/file (max) | OCR share |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as tmp:
         for kind, files in file_sets(args.sdists, Path(tmp)).items():

@@ -115,7 +115,7 @@ def test_an_xlsx_uploaded_through_the_jobs_api_is_a_sheet_with_its_picture_read(
 def test_an_xlsx_without_pictures_is_native(ppocr) -> None:
     result, _ = ocr_document(od.XLSX_TEXT, job_id="j", model="pp-ocrv5", engine=ppocr)
     [sheet] = result["pages"]
-    assert (sheet["text_source"], result["timings"]["picture_ocr"]) == ("native", 0.0)
+    assert (sheet["text_source"], result["timings"]["picture_ocr"], result["engine"]["models"]) == ("native", 0.0, [])  # no model ran
     assert _blocks(sheet, "table")[0]["html"].startswith("<table>")
 
 

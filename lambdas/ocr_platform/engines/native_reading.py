@@ -70,7 +70,10 @@ def native_result(
         if on_page is not None:
             on_page(done, len(units))
     timings = {"native": converted, "picture_ocr": reader.seconds, "ocr": time.perf_counter() - started}
-    result = build_result(job_id, model, reader.engine_info or engine.info, result_pages, timings, [*reader.warnings, *_warnings(native, reader)])
+    info = reader.engine_info or engine.info
+    if not reader.read:  # no picture needed a model: none ran
+        info = {**info, "models": []}
+    result = build_result(job_id, model, info, result_pages, timings, [*reader.warnings, *_warnings(native, reader)])
     result["document_type"] = native.kind
     raw = {"document_type": native.kind, "unit": native.unit, "pictures": reader.raw}
     return result, raw
