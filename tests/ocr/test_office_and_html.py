@@ -253,3 +253,16 @@ def test_the_pp_structurev3_route_reads_the_pictures_with_its_layout_engine(ppoc
     [slide] = result["pages"]
     assert "python" in _blocks(slide, "image")[0]["text"].lower()
     assert _blocks(slide, "table")[0]["text"] == "Col head 1\tCol head 2\nCell text 1\tCell text 2"  # from the file, not the model
+
+
+@pytest.mark.parametrize(("name", "data"), [("deck.pptx", od.PPTX_MIXED.read_bytes()), ("page.html", od.HTML_TABLES.read_bytes())])
+def test_a_paddleocr_vl_job_of_an_office_or_html_file_fails_before_the_gpu_scales_out(platform: Platform, name: str, data: bytes) -> None:
+    uri = platform.put_document("job-vl-office", name, data)
+    platform.enqueue({"job_id": "job-vl-office", "model": "paddleocr-vl", "input": uri})
+
+    assert platform.run_invoker() == {"batchItemFailures": []}
+
+    job = platform.job("job-vl-office")
+    assert (job["status"], job["error"]["code"]) == ("FAILED", "unsupported_type")
+    assert "CPU routes (pp-ocrv5, pp-ocrv6, pp-structurev3)" in job["error"]["message"]
+    assert platform.variant()["DesiredInstanceCount"] == 0 and "InvokeEndpointAsync" not in platform.calls

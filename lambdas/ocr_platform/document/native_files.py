@@ -6,8 +6,10 @@ the CPU routes only (``NATIVE_ROUTES``): ``route_refusal`` is the ``unsupported_
 such a file ends with.
 
 >>> print(route_refusal("docx").message)  # doctest: +NORMALIZE_WHITESPACE
-A DOCX file is read from its own content on the CPU routes (pp-ocrv5, pp-ocrv6, pp-structurev3), not by
+This DOCX file is read from its own content on the CPU routes (pp-ocrv5, pp-ocrv6, pp-structurev3), not by
 paddleocr-vl, which reads PDFs and images; resubmit it with one of those models.
+>>> head_refusal(b"PK\x03\x04...").message.startswith("This Office file")
+True
 """
 
 from __future__ import annotations
@@ -77,10 +79,21 @@ def native_file(path: Path, head: bytes, *, zip_limits: ZipLimits, max_html_byte
     return NativeFile(path, "html", "document", 1)
 
 
+def head_refusal(head: bytes) -> JobError | None:
+    """The ``unsupported_type`` of the GPU route for a file whose first bytes say it is an Office (a ZIP or OLE
+    container) or HTML file, before any GPU is asked for; ``None`` for any other file."""
+    from ocr_platform.document.html_input import looks_like_html
+
+    if head.startswith((ZIP_MAGIC, OLE_MAGIC)):
+        return route_refusal("Office")
+    return route_refusal("HTML") if looks_like_html(head) else None
+
+
 def route_refusal(kind: str) -> JobError:
     """The ``unsupported_type`` of a route that does not read ``kind`` (``docx``, ``pptx``, ``xlsx``, ``html``) files."""
+    label = kind if kind == "Office" else kind.upper()
     return JobError(
         ErrorCode.UNSUPPORTED_TYPE,
-        f"A {kind.upper()} file is read from its own content on the CPU routes ({', '.join(NATIVE_ROUTES)}), not by paddleocr-vl, "
+        f"This {label} file is read from its own content on the CPU routes ({', '.join(NATIVE_ROUTES)}), not by paddleocr-vl, "
         "which reads PDFs and images; resubmit it with one of those models.",
     )
