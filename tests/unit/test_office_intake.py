@@ -115,3 +115,10 @@ def test_html_tables_keep_their_spans(tmp_path: Path) -> None:
     _, [page] = read_native(od.HTML_TABLES, pages=None, limits=IntakeLimits())
     assert '<td colspan="3">Cells may span columns.</td>' in page.markdown
     assert '<td colspan="2" rowspan="2">Table cells contain body elements.</td>' in page.markdown
+
+
+def test_a_legacy_binary_word_file_is_refused_saying_what_to_save_it_as() -> None:
+    with pytest.raises(JobError) as err:
+        selected_pages(od.LEGACY_DOC, pages=None, limits=IntakeLimits())
+    assert (err.value.code, err.value.message) == (
+        "unsupported_type", "The file is Word 97-2003 (.doc); save it as .docx, .pptx or .xlsx (or as PDF) and resubmit.")
