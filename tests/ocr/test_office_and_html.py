@@ -266,3 +266,17 @@ def test_a_paddleocr_vl_job_of_an_office_or_html_file_fails_before_the_gpu_scale
     assert (job["status"], job["error"]["code"]) == ("FAILED", "unsupported_type")
     assert "CPU routes (pp-ocrv5, pp-ocrv6, pp-structurev3)" in job["error"]["message"]
     assert platform.variant()["DesiredInstanceCount"] == 0 and "InvokeEndpointAsync" not in platform.calls
+
+
+def test_pictures_beyond_the_limit_keep_their_place_unread_and_a_warning_counts_them(ppocr) -> None:
+    from ocr_platform.document.intake import IntakeLimits
+    from ocr_platform.engines.native_reading import native_result
+
+    found = native_result(od.DOCX_PICTURES, job_id="j", model="pp-ocrv5", engine=ppocr, limits=IntakeLimits(max_pictures=1))
+    assert found is not None
+    result, _ = found
+    [warning] = result["warnings"]
+    assert (warning["code"], warning["ran"]) == ("pictures_unread", "1 pictures read")
+    assert warning["message"] == "2 of the 3 pictures in the file were not read; their text is not in the result."
+    [picture] = _blocks(result["pages"][0], "image")  # the one read, the Python logo; the two others are left out
+    assert "python" in picture["text"].lower() and "powered" not in result["text"].lower()

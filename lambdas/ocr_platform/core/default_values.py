@@ -193,7 +193,7 @@ MAX_ENDPOINT_ANSWER_BYTES = MAX_ENDPOINT_OUTPUT_BYTES + 2 * MAX_DOCUMENT_BYTES
 #: more than ``MAX_ZIP_RATIO`` to 1 (a sheet of 200,000 rows of zeros is 15 to 1); or when it has more than
 #: ``MAX_ZIP_ENTRIES`` parts. An HTML file larger than ``MAX_HTML_BYTES`` is refused (``document_too_large``):
 #: reading a 4 MiB page took 180 MB at its peak (45 times its size) and 8.6 s on 2 busy cores. At most
-#: ``MAX_EMBEDDED_PICTURES`` pictures of one file are read by OCR (the rest keep their place, unread, and a
+#: ``MAX_EMBEDDED_PICTURES`` pictures of one file are read by OCR (the rest are left out of the text, and a
 #: ``pictures_unread`` warning says so).
 MAX_UNPACKED_BYTES = 512 * 1024 * 1024
 MAX_UNPACKED_XML_BYTES = 64 * 1024 * 1024

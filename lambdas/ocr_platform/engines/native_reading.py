@@ -10,7 +10,7 @@ PNG, with the job's language and options), and its text is put where the picture
 A page is ``text_source`` ``native`` when all its text came from the file, ``mixed`` when a picture's text was
 added. Pages have no geometry (``width``, ``height`` and ``scale`` 0; no ``polygon`` on lines, no ``bbox`` on
 blocks). A picture that cannot be decoded (a vector EMF or WMF drawing, a damaged file), or beyond
-``IntakeLimits.max_pictures`` in one file, keeps its place unread, and a ``pictures_unread`` warning says how many.
+``IntakeLimits.max_pictures`` in one file, is left out of the text, and a ``pictures_unread`` warning says how many.
 """
 
 from __future__ import annotations
