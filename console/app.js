@@ -354,6 +354,14 @@ function download(name, text, type) {
 
 function drawPage(page, imageUrl) {
   const holder = $("page-holder");
+  if (!page.width) {
+    // An Office or HTML page (a document, slide or sheet read from the file): no image and no geometry to draw.
+    const text = document.createElement("pre");
+    text.className = "native-page";
+    text.textContent = page.markdown || "";
+    holder.replaceChildren(text);
+    return;
+  }
   const image = document.createElement("img");
   image.alt = `Page ${page.page}`;
   if (imageUrl) image.src = imageUrl;

@@ -271,6 +271,21 @@ def test_cli_run_shows_the_transitions_and_writes_the_result(
     assert _cer(json.loads(output.read_text()), 0, ENGLISH_PAGES[0]) <= 0.02
 
 
+def test_cli_run_reads_a_word_file_and_its_pictures_through_the_stack(local: stack.StackInfo, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from ocr_platform.cli import commands as cli
+    from tests.office_documents import DOCX_PICTURES
+
+    output = tmp_path / "result.json"
+    assert cli.main(["run", str(DOCX_PICTURES), "--model", "pp-ocrv5", "--output", str(output)]) == 0
+
+    assert "COMPLETED in" in capsys.readouterr().err
+    result = json.loads(output.read_text())
+    [page] = result["pages"]
+    assert (result["document_type"], page["unit"], page["text_source"]) == ("docx", "document", "mixed")
+    assert "powered" in result["text"].lower()
+
+
 def test_cli_run_exits_non_zero_with_the_jobs_error(local: stack.StackInfo, docs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from ocr_platform.cli import commands as cli
 

@@ -111,7 +111,7 @@ def test_empty_file_and_unsupported_types(tmp_path: Path) -> None:
     docx.write_bytes(b"PK\x03\x04" + b"\x00" * 100)
     assert _code(empty) == "empty_document"
     assert _code(text) == "unsupported_type"
-    assert _code(docx) == "unsupported_type"
+    assert _code(docx) == "corrupt_document"  # a ZIP signature with no archive behind it: a damaged Office file
 
 
 def test_decompression_bomb_is_refused_before_decoding(tmp_path: Path) -> None:

@@ -212,7 +212,7 @@ def test_every_attribute_the_job_store_writes_is_typed_and_documented(platform: 
     assert store.claim_step("full", "run", attempt_id="run-1", lease_seconds=900).acquired
     assert store.claim_step("full", "finish", attempt_id="finish-1", lease_seconds=300).acquired
     assert store.release_claim("full", "finish", attempt_id="finish-1")
-    assert store.record_page_count("full", 2) and store.add_pages_done("full")
+    assert store.record_page_count("full", 2, document_type="pdf") and store.add_pages_done("full")
     assert store.start_chunks("full", 2, attempt_id="run-1", chunk_pages=["1", "2"])
     assert store.claim_chunk_launch("full") == (0, 2, "1")
     assert store.claim_chunk("full", 1, attempt_id="chunk-1", lease_seconds=900).acquired
@@ -247,7 +247,7 @@ def test_the_state_machine_lists_every_status_and_conditional_write(contracts: d
 def test_result_documents_carry_exactly_the_typed_fields() -> None:
     page: Page = {"page": 1, "width": 10, "height": 10, "scale": 1.0, "lines": []}
     document = build_result("j", "pp-ocrv5", {"name": "e", "models": [], "version": "1"}, [page], {"predict": 0.1})
-    assert set(document) == set(OcrResult.__annotations__)
+    assert set(document) | {"document_type"} == set(OcrResult.__annotations__)  # document_type: only on Office and HTML results
     assert set(engine_fallback_warning(requested="a", ran="b", reason="c")) == set(ResultWarning.__annotations__)
 
 

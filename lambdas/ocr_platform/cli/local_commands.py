@@ -52,6 +52,10 @@ def run_local_ocr(args: argparse.Namespace) -> int:
         print(f"error: {err.code}: {err.message}", file=sys.stderr)
         return 1
     result["timings"]["load"] = round(load_s, 4)
+    if args.pdf and result.get("document_type"):
+        print(f"error: unsupported_type: --pdf lays text over page images; a {str(result.get('document_type')).upper()} file is read "
+              "from its content and has none (omit --pdf).", file=sys.stderr)
+        return 1
     if args.pdf:
         from ocr_platform.outputs.searchable_pdf import write_searchable_pdf
 

@@ -186,6 +186,21 @@ MAX_DOCUMENT_BYTES = 200 * 1024 * 1024
 #: The largest answer of the network-isolated endpoint the functions that finish GPU jobs admit: result.json, the
 #: page images and a result.pdf about the document's size (a ZIP, ``ocr_platform.gpu.endpoint_payloads``).
 MAX_ENDPOINT_ANSWER_BYTES = MAX_ENDPOINT_OUTPUT_BYTES + 2 * MAX_DOCUMENT_BYTES
+#: Office (DOCX, PPTX, XLSX) and HTML inputs (ocr_platform.document.office, .html_input, .zip_safety). An Office file
+#: is a ZIP, refused (``archive_too_large``) when its parts would unpack to more than ``MAX_UNPACKED_BYTES``; its XML
+#: parts to more than ``MAX_UNPACKED_XML_BYTES`` (python-docx and openpyxl hold them as trees: a 14 MB sheet took
+#: 366 MB and 10 s, so 64 MiB stays under 2 GB of the processor's 3 GB); when one part of over 1 MiB is compressed
+#: more than ``MAX_ZIP_RATIO`` to 1 (a sheet of 200,000 rows of zeros is 15 to 1); or when it has more than
+#: ``MAX_ZIP_ENTRIES`` parts. An HTML file larger than ``MAX_HTML_BYTES`` is refused (``document_too_large``):
+#: reading a 4 MiB page took 180 MB at its peak (45 times its size) and 8.6 s on 2 busy cores. At most
+#: ``MAX_EMBEDDED_PICTURES`` pictures of one file are read by OCR (the rest are left out of the text, and a
+#: ``pictures_unread`` warning says so).
+MAX_UNPACKED_BYTES = 512 * 1024 * 1024
+MAX_UNPACKED_XML_BYTES = 64 * 1024 * 1024
+MAX_ZIP_RATIO = 200
+MAX_ZIP_ENTRIES = 10_000
+MAX_HTML_BYTES = 10 * 1024 * 1024
+MAX_EMBEDDED_PICTURES = 200
 
 #: How long a jobs API upload form (presigned POST) and a result link (presigned GET) stay valid.
 UPLOAD_URL_SECONDS = 900

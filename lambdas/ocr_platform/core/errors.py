@@ -24,6 +24,8 @@ class ErrorCode:
     EMPTY_DOCUMENT = "empty_document"
     CORRUPT_DOCUMENT = "corrupt_document"
     ENCRYPTED_PDF = "encrypted_pdf"
+    ENCRYPTED_DOCUMENT = "encrypted_document"
+    ARCHIVE_TOO_LARGE = "archive_too_large"
     DOCUMENT_TOO_LARGE = "document_too_large"
     TOO_MANY_PAGES = "too_many_pages"
     PAGE_TOO_LARGE = "page_too_large"

@@ -24,7 +24,8 @@ PAGE_SEPARATOR = "\f"
 
 class Line(TypedDict):
     text: str
-    polygon: list[list[float]]
+    #: Absent where the file has no geometry (an Office or HTML page read from its content).
+    polygon: NotRequired[list[list[float]]]
     score: float
 
 
@@ -49,6 +50,10 @@ class Page(TypedDict):
     lines: list[Line]
     blocks: NotRequired[list[Block]]
     markdown: NotRequired[str]
+    # Office and HTML files (docs/using-it/office-and-html.md): a page is a unit of the file, ``document`` (the
+    # whole flowing DOCX or HTML), ``slide`` or ``sheet``; a sheet's name; no geometry (width, height, scale 0).
+    unit: NotRequired[str]
+    name: NotRequired[str]
 
 
 class EngineInfo(TypedDict):
@@ -106,6 +111,8 @@ class OcrResult(TypedDict):
     pages: list[Page]
     warnings: list[ResultWarning]
     timings: dict[str, float]
+    #: The file's type, told from its bytes, where it was read from its own content: docx, pptx, xlsx, html.
+    document_type: NotRequired[str]
 
 
 def page_text(page: Page) -> str:
@@ -163,6 +170,8 @@ def validate_result(doc: Any, *, job_id: str | None = None) -> OcrResult:
             if not isinstance(line, dict) or not isinstance(line.get("text"), str):
                 raise bad(f"page {page['page']} has a line without 'text'")
             polygon = line.get("polygon")
+            if polygon is None and "polygon" not in line:
+                continue  # a line of a page without geometry (an Office or HTML file read natively)
             if not isinstance(polygon, list) or len(polygon) != 4 or not all(isinstance(p, list) and len(p) == 2 for p in polygon):
                 raise bad(f"page {page['page']} has a line whose polygon is not 4 [x, y] points")
     warnings = doc.setdefault("warnings", [])

@@ -30,7 +30,7 @@ from ocr_platform.core.chunks import Chunk, plan_chunks
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.results import OcrResult
 from ocr_platform.core.s3_layout import S3Uri, StorageLayout, safe_file_name
-from ocr_platform.document.intake import IntakeLimits, selected_pages
+from ocr_platform.document.intake import IntakeLimits, file_type, selected_pages
 from ocr_platform.engines import Engine
 from ocr_platform.engines.options import TEXT_LAYER_MODES
 from ocr_platform.engines.reading import ocr_document
@@ -192,8 +192,9 @@ def _run_job(
             path = download_input(s3, message.input, Path(tmp))
             download_s = time.perf_counter() - started
             selected = selected_pages(path, pages=message.pages, limits=limits or IntakeLimits())
-            store.record_page_count(message.job_id, len(selected))
-            if fan_out is not None and len(selected) > fan_out.pages_per_chunk:
+            kind = file_type(path, limits)  # an Office or HTML file is read in one run (engines.native_reading)
+            store.record_page_count(message.job_id, len(selected), document_type=kind.value)
+            if fan_out is not None and len(selected) > fan_out.pages_per_chunk and not kind.native:
                 chunks = plan_chunks(selected, pages_per_chunk=fan_out.pages_per_chunk, page_costs=page_costs(path, selected, message))
                 if len(chunks) > 1:
                     return _start_chunks(message, chunks, store=store, fan_out=fan_out, attempt_id=attempt_id, held=held)

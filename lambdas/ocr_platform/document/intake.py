@@ -4,7 +4,10 @@ Shared by the CPU processor and the SageMaker endpoint, so both refuse the same 
 codes. The type comes from the bytes, never the file name. Every refusal is a ``JobError``:
 
 - ``empty_document``: zero bytes, or a PDF with no pages;
-- ``unsupported_type``: not PDF, PNG, JPEG, TIFF, BMP or WEBP;
+- ``unsupported_type``: not PDF, PNG, JPEG, TIFF, BMP, WEBP, DOCX, PPTX, XLSX or HTML (or an Office or HTML
+  file opened as page images: those are read from their content, ``read_native``);
+- ``encrypted_document`` / ``archive_too_large``: a password-protected Office file, or one that would unpack
+  to too much (``ocr_platform.document.native_files``);
 - ``document_too_large``: more bytes than ``IntakeLimits.max_bytes``;
 - ``encrypted_pdf`` / ``corrupt_document``: a password-protected or unreadable (truncated) file;
 - ``too_many_pages``: more selected pages than ``IntakeLimits.max_pages``;
@@ -34,6 +37,9 @@ from typing import TYPE_CHECKING, Any
 from ocr_platform.core import defaults
 from ocr_platform.core.chunks import PAGES_PATTERN
 from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.document.native_files import NativeFile, native_file, route_refusal
+from ocr_platform.document.native_pages import NativePage
+from ocr_platform.document.zip_safety import ZipLimits
 
 if TYPE_CHECKING:  # Pillow is imported when a document is opened, not with this module
     from PIL import Image
@@ -48,6 +54,18 @@ class DocumentType(StrEnum):
     TIFF = "tiff"
     BMP = "bmp"
     WEBP = "webp"
+    DOCX = "docx"
+    PPTX = "pptx"
+    XLSX = "xlsx"
+    HTML = "html"
+
+    @property
+    def native(self) -> bool:
+        """Read from the file's own content (Office, HTML), not rendered to page images."""
+        return self in NATIVE_TYPES
+
+
+NATIVE_TYPES = frozenset({DocumentType.DOCX, DocumentType.PPTX, DocumentType.XLSX, DocumentType.HTML})
 
 
 @dataclass(frozen=True)
@@ -69,6 +87,15 @@ class IntakeLimits:
     max_page_pixels: int = 25_000_000
     min_scale: float = 0.25
     max_image_pixels: int = 80_000_000
+    max_unpacked_bytes: int = defaults.MAX_UNPACKED_BYTES
+    max_zip_ratio: int = defaults.MAX_ZIP_RATIO
+    max_zip_entries: int = defaults.MAX_ZIP_ENTRIES
+    max_unpacked_xml_bytes: int = defaults.MAX_UNPACKED_XML_BYTES
+    max_html_bytes: int = defaults.MAX_HTML_BYTES
+    max_pictures: int = defaults.MAX_EMBEDDED_PICTURES
+
+    def zip_limits(self) -> ZipLimits:
+        return ZipLimits(self.max_unpacked_bytes, self.max_zip_ratio, self.max_zip_entries, self.max_unpacked_xml_bytes)
 
 
 @dataclass
@@ -143,7 +170,7 @@ def detect_type(head: bytes) -> DocumentType:
         return DocumentType.WEBP
     raise JobError(
         ErrorCode.UNSUPPORTED_TYPE,
-        "The file is not a supported document type; send a PDF, PNG, JPEG, TIFF, BMP or WEBP file.",
+        "The file is not a supported document type; send a PDF, PNG, JPEG, TIFF, BMP, WEBP, DOCX, PPTX, XLSX or HTML file.",
     )
 
 
@@ -247,8 +274,9 @@ def open_document(path: str | Path, *, pages: str | None = None, limits: IntakeL
     size = source.stat().st_size
     if size > limits.max_bytes:
         raise JobError(ErrorCode.DOCUMENT_TOO_LARGE, f"The file is {size:,} bytes; the limit is {limits.max_bytes:,}.")
-    with source.open("rb") as handle:
-        doc_type = detect_type(handle.read(1024))
+    doc_type = file_type(source, limits)
+    if doc_type.native:
+        raise route_refusal(doc_type.value)
     if doc_type is DocumentType.PDF:
         with _open_pdf(source) as (pdf, page_count):
             yield _checked(source, doc_type, page_count, pages, limits, pdf, text_layers=text_layers)
@@ -260,14 +288,7 @@ def open_document(path: str | Path, *, pages: str | None = None, limits: IntakeL
 def _checked(
     source: Path, doc_type: DocumentType, page_count: int, pages: str | None, limits: IntakeLimits, handle: object, *, text_layers: bool = False
 ) -> Document:
-    if page_count == 0:
-        raise JobError(ErrorCode.EMPTY_DOCUMENT, "The document has no pages.")
-    selected = parse_page_selection(pages, page_count)
-    if len(selected) > limits.max_pages:
-        raise JobError(
-            ErrorCode.TOO_MANY_PAGES,
-            f"{len(selected)} pages selected; at most {limits.max_pages} per job. Split the document or select pages.",
-        )
+    selected = _checked_selection(page_count, pages, limits)
     return Document(source, doc_type, page_count, selected, limits, handle, text_layers=text_layers)
 
 
@@ -310,7 +331,58 @@ def _open_image(source: Path, limits: IntakeLimits) -> Iterator[tuple[object, in
         image.close()
 
 
+def file_type(path: Path, limits: IntakeLimits | None = None) -> DocumentType:
+    """The type of the file at ``path`` from its bytes; an Office or HTML file is checked (``native_files``) on the way."""
+    native = _native(path, limits or IntakeLimits())
+    if native is not None:
+        return DocumentType(native.kind)
+    with path.open("rb") as handle:
+        return detect_type(handle.read(1024))
+
+
+def _native(path: Path, limits: IntakeLimits) -> NativeFile | None:
+    with path.open("rb") as handle:
+        head = handle.read(1024)
+    if not head:
+        raise JobError(ErrorCode.EMPTY_DOCUMENT, "The file is empty.")
+    return native_file(path, head, zip_limits=limits.zip_limits(), max_html_bytes=limits.max_html_bytes)
+
+
+def read_native(path: Path, *, pages: str | None, limits: IntakeLimits) -> tuple[NativeFile, list[NativePage]]:
+    """The Office or HTML file at ``path`` and its selected units (pages), read from its content.
+
+    ``unsupported_type`` for any other file; the intake's ``JobError`` for bad input.
+    """
+    native = _native(path, limits)
+    if native is None:
+        raise JobError(ErrorCode.UNSUPPORTED_TYPE, "The file is not an Office (DOCX, PPTX, XLSX) or HTML file.")
+    return native, native.read(_native_selection(path, native, pages, limits))
+
+
+def _native_selection(path: Path, native: NativeFile, pages: str | None, limits: IntakeLimits) -> list[int]:
+    size = path.stat().st_size
+    if size > limits.max_bytes:
+        raise JobError(ErrorCode.DOCUMENT_TOO_LARGE, f"The file is {size:,} bytes; the limit is {limits.max_bytes:,}.")
+    return _checked_selection(native.unit_count, pages, limits)
+
+
+def _checked_selection(page_count: int, pages: str | None, limits: IntakeLimits) -> list[int]:
+    if page_count == 0:
+        raise JobError(ErrorCode.EMPTY_DOCUMENT, "The document has no pages.")
+    selected = parse_page_selection(pages, page_count)
+    if len(selected) > limits.max_pages:
+        raise JobError(
+            ErrorCode.TOO_MANY_PAGES,
+            f"{len(selected)} pages selected; at most {limits.max_pages} per job. Split the document or select pages.",
+        )
+    return selected
+
+
 def selected_pages(path: Path, *, pages: str | None, limits: IntakeLimits) -> list[int]:
-    """The pages of the document at ``path`` that the job reads; the intake's ``JobError`` for bad input."""
+    """The pages of the document at ``path`` that the job reads (an Office or HTML file's units: its slides,
+    sheets, or the one flowing document); the intake's ``JobError`` for bad input."""
+    native = _native(path, limits)
+    if native is not None:
+        return _native_selection(path, native, pages, limits)
     with open_document(path, pages=pages, limits=limits) as document:
         return list(document.selected_pages)

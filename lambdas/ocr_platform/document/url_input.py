@@ -36,6 +36,17 @@ _MAX_EXTENSION = 16  # a longer "extension" is part of the name
 # Bodies up to this size stay in memory; larger ones spill to a temporary file (Lambda's /tmp).
 _SPOOL_BYTES = 8 * 1024 * 1024
 _UNSAFE_RUN = re.compile(r"[^A-Za-z0-9._-]+")
+#: Office and HTML files (``ocr_platform.document.native_files``), by extension, with their Content-Type.
+OFFICE_AND_HTML_TYPES = {
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ".docm": "application/vnd.ms-word.document.macroEnabled.12",
+    ".pptm": "application/vnd.ms-powerpoint.presentation.macroEnabled.12",
+    ".xlsm": "application/vnd.ms-excel.sheet.macroEnabled.12",
+    ".html": "text/html",
+    ".htm": "text/html",
+}
 _EXTENSIONS = {
     "application/pdf": "pdf",
     "image/png": "png",
@@ -47,6 +58,8 @@ _EXTENSIONS = {
     "image/x-bmp": "bmp",
     "image/x-ms-bmp": "bmp",
     "image/webp": "webp",
+    **{mime: extension.lstrip(".") for extension, mime in reversed(list(OFFICE_AND_HTML_TYPES.items()))},
+    "application/xhtml+xml": "html",
 }
 
 
@@ -80,7 +93,7 @@ def input_file_name(url: str, content_type: str | None = None) -> str:
     """A safe file name for a document fetched from ``url``: its last path segment, percent-decoded, with
     every run of characters other than letters, digits, ``.``, ``-`` and ``_`` made one ``_``, at most
     200 characters (the extension kept). ``document`` when the URL names none; an extension from
-    ``content_type`` (PDF, PNG, JPEG, TIFF, BMP, WEBP) when the name has none.
+    ``content_type`` (PDF, PNG, JPEG, TIFF, BMP, WEBP, Office, HTML) when the name has none.
 
     >>> input_file_name("https://example.com/files/My%20Scan%20(1).PDF?download=1")
     'My_Scan_1.PDF'

@@ -13,8 +13,9 @@ imported only when first asked for, so the zip Lambdas never import paddle:
 - what they share: ``settings`` (``PaddleSettings``, the ``OCR_*`` environment), ``options`` (the job's
   engine options), ``languages`` (the language -> recognition model table), ``resolver`` (model
   directories and pipeline arguments), ``orientation`` (pages turned upright), ``page_loop`` (intake,
-  orientation, timing and progress for every page) and ``conversion`` (PaddleOCR results to result.json
-  lines, blocks and Markdown).
+  orientation, timing and progress for every page), ``conversion`` (PaddleOCR results to result.json
+  lines, blocks and Markdown) and ``native_reading`` (Office and HTML files: their text from the file, their
+  embedded pictures through the job's engine).
 
 >>> class Echo:
 ...     info = EngineInfo(name="echo", models=[], version="0")

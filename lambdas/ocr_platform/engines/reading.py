@@ -31,6 +31,11 @@ def ocr_document(
 
     The one code path from a file to result.json, used by the processor, the endpoint and ``ocr-platform ocr``.
     """
+    from ocr_platform.engines.native_reading import native_result
+
+    native = native_result(path, job_id=job_id, model=model, engine=engine, language=language, pages=pages, options=options, on_page=on_page)
+    if native is not None:  # an Office or HTML file: its own text, its pictures read by the engine
+        return native
     started = time.perf_counter()
     kwargs: dict[str, Any] = {"language": language, "pages": pages, "options": options or {}}
     if on_page is not None:

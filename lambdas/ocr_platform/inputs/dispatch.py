@@ -39,11 +39,14 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from botocore.exceptions import ClientError
+
 from ocr_platform.core import defaults
 from ocr_platform.core.errors import ErrorCode, JobError, RetryLaterError
 from ocr_platform.core.routing import Backend, route
 from ocr_platform.core.s3_layout import S3Uri, StorageLayout
 from ocr_platform.core.safe_http import BlockedUrlError, UrlPolicy, check_url
+from ocr_platform.document.native_files import head_refusal
 from ocr_platform.document.url_input import FetchedInput, fetch_input, is_url_input
 from ocr_platform.gpu.sagemaker_async import AsyncInference, EndpointCapacity
 from ocr_platform.jobs.admission import ProcessorSlots, slot_token
@@ -142,6 +145,7 @@ class JobDispatcher:
             self._check_callback_url(message)
             if spec.backend == "sagemaker":
                 self.inference.parameters(message)  # they must fit the request's CustomAttributes
+                self._check_gpu_input(message)
         except JobError as err:
             self.store.mark_failed(message.job_id, err, job=message.as_new_job())
             return DispatchResult("failed", error=err)
@@ -249,6 +253,20 @@ class JobDispatcher:
         self.store.record_fetched_input(message.job_id, uri=fetched.uri, url=message.input, file_name=file_name)
         logger.info("Job %s: fetched %d bytes from its URL into %s", message.job_id, fetched.size, fetched.uri)
         return replace(message, input=fetched.uri)
+
+    def _check_gpu_input(self, message: JobMessage) -> None:
+        """Refuse an Office or HTML file uploaded for the GPU route before the endpoint scales out for it (its first
+        KiB tells); only the CPU routes read them. A document by URL is checked by the endpoint once fetched."""
+        if self.url_inputs is None or is_url_input(message.input):
+            return
+        location = S3Uri.parse(message.input)
+        try:
+            head = self.url_inputs.s3.get_object(Bucket=location.bucket, Key=location.key, Range="bytes=0-1023")["Body"].read()
+        except ClientError:
+            return  # a missing object: the endpoint's input_not_found, as before
+        refusal = head_refusal(head)
+        if refusal is not None:
+            raise refusal
 
     def _check_deployed(self, backend: str, model: str) -> None:
         deployed = self.processor_function if backend == "lambda" else self.capacity.endpoint_name

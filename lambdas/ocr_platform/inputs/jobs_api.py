@@ -36,7 +36,7 @@ from ocr_platform.core.errors import ErrorCode
 from ocr_platform.core.routing import MODEL_TABLE
 from ocr_platform.core.s3_layout import S3Uri, StorageLayout
 from ocr_platform.core.safe_http import BlockedUrlError, UrlPolicy, check_url
-from ocr_platform.document.url_input import input_file_name
+from ocr_platform.document.url_input import OFFICE_AND_HTML_TYPES, input_file_name
 from ocr_platform.jobs.messages import InvalidMessageError, JobMessage, parse_job_message
 from ocr_platform.jobs.store import JobItem, JobStatus, JobStore, NewJob
 
@@ -46,12 +46,13 @@ ROUTES = ("POST /jobs", "GET /jobs", "GET /jobs/{job_id}", "GET /jobs/{job_id}/r
 UPLOAD_CONTENT_TYPES = {
     ".pdf": "application/pdf", ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
     ".tif": "image/tiff", ".tiff": "image/tiff", ".bmp": "image/bmp", ".webp": "image/webp",
+    **OFFICE_AND_HTML_TYPES,
 }
 #: Job item attributes a user sees; claims, leases and S3 locations of the backends stay internal.
 PUBLIC_ATTRIBUTES = (
     "job_id", "status", "model", "language", "pages", "file_name", "created_at", "updated_at", "started_at",
     "finished_at", "page_count", "pages_done", "chunk_count", "warnings", "error", "input_url", "callback_url",
-    "callback_status", "callback_attempts",
+    "callback_status", "callback_attempts", "document_type",
 )
 
 

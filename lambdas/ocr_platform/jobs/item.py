@@ -138,6 +138,7 @@ class JobItem(TypedDict, total=False):
     result: str
     result_pdf: str
     page_count: int
+    document_type: str
     pages_done: int
     chunk_count: int
     chunks_done: set[int]

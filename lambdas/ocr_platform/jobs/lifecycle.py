@@ -96,11 +96,13 @@ class JobLifecycle(JobTable):
             condition = condition | Attr(PARTITION_KEY).not_exists()
         return self._transition(job_id, values, condition, to=JobStatus.PROCESSING, if_not_exists=create_if_missing)
 
-    def record_page_count(self, job_id: str, page_count: int) -> bool:
-        """Set ``page_count`` (the pages the job will read) once its document is opened, with ``pages_done`` 0."""
+    def record_page_count(self, job_id: str, page_count: int, *, document_type: str | None = None) -> bool:
+        """Set ``page_count`` (the pages the job will read) once its document is opened, with ``pages_done`` 0, and
+        the ``document_type`` its bytes told (``pdf``, ``png``, …, ``docx``, ``html``) when given."""
         now = iso(self.clock())
+        values: dict[str, Any] = {"page_count": page_count, "updated_at": now, **({"document_type": document_type} if document_type else {})}
         return self._transition(
-            job_id, {"page_count": page_count, "updated_at": now}, Attr("status").eq(JobStatus.PROCESSING),
+            job_id, values, Attr("status").eq(JobStatus.PROCESSING),
             to=f"PROCESSING ({page_count} pages)", if_not_exists={"pages_done": 0},
         )
 

@@ -52,7 +52,9 @@ def store_page_images(
 def add_page_images(s3: Any, layout: StorageLayout, result: OcrResult, path: Path, limits: IntakeLimits) -> None:
     """Store the images of ``result``'s pages beside it, and time that as ``result``'s ``page_images``."""
     started = time.perf_counter()
-    store_page_images(s3, layout, result["job_id"], path, pages=[page["page"] for page in result["pages"]], limits=limits)
+    pages = [page["page"] for page in result["pages"] if page["width"]]  # an Office or HTML page has no image (width 0)
+    if pages:
+        store_page_images(s3, layout, result["job_id"], path, pages=pages, limits=limits)
     result["timings"]["page_images"] = round(time.perf_counter() - started, 4)
 
 

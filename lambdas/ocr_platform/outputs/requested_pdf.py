@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ocr_platform.core.results import OcrResult
+from ocr_platform.core.results import OUTPUT_UNAVAILABLE, OcrResult
 from ocr_platform.core.s3_layout import StorageLayout
 from ocr_platform.jobs.messages import JobMessage
 from ocr_platform.outputs.result_store import publish_searchable_pdf
@@ -36,6 +36,14 @@ def write_local_pdf(message: JobMessage, path: Path, result: OcrResult) -> Path 
     """Write result.pdf beside the document when the job asked for it, timed as ``result``'s ``pdf``; its path,
     else ``None``. The endpoint answers with it; the processor uploads it (:func:`write_requested_pdf`)."""
     if not wants_pdf(message):
+        return None
+    if result.get("document_type"):  # an Office or HTML file read from its content: no page images to lay text over
+        kind = str(result.get("document_type")).upper()
+        result["warnings"].append({
+            "code": OUTPUT_UNAVAILABLE, "requested": "result.pdf", "ran": "result.json",
+            "reason": f"A {kind} file is read from its own content, without page images for a searchable PDF's pages.",
+            "message": f"result.pdf is not written for a {kind} file; its text, Markdown and tables are in result.json.",
+        })
         return None
     from ocr_platform.outputs.searchable_pdf import write_searchable_pdf
 

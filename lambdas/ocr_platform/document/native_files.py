@@ -1,0 +1,99 @@
+"""Files read from their own content rather than as page images: Office (DOCX, PPTX, XLSX) and HTML.
+
+``native_file`` tells such a file from its bytes (intake asks it before it looks for a PDF or an image) and
+checks it; ``NativeFile.read`` reads the selected units (``ocr_platform.document.native_pages``). They are read on
+the CPU routes only (``NATIVE_ROUTES``): ``route_refusal`` is the ``unsupported_type`` a ``paddleocr-vl`` job of
+such a file ends with.
+
+>>> print(route_refusal("docx").message)  # doctest: +NORMALIZE_WHITESPACE
+This DOCX file is read from its own content on the CPU routes (pp-ocrv5, pp-ocrv6, pp-structurev3), not by
+paddleocr-vl, which reads PDFs and images; resubmit it with one of those models.
+>>> head_refusal(b"PK\x03\x04...").message.startswith("This Office file")
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.routing import MODEL_TABLE
+from ocr_platform.document.native_pages import NativePage, Unit
+from ocr_platform.document.office import OLE_MAGIC, ZIP_MAGIC, OfficeFile, office_kind, read_office, refuse_ole
+from ocr_platform.document.zip_safety import ZipLimits
+
+#: The models that read Office and HTML files: the CPU processor's.
+NATIVE_ROUTES = tuple(name for name, spec in MODEL_TABLE.items() if spec.backend == "lambda")
+#: A result warning's ``code`` when a macro-enabled Office file was read without its macros.
+MACROS_IGNORED = "macros_ignored"
+
+
+@dataclass(frozen=True)
+class NativeFile:
+    """An Office or HTML file that passed its checks.
+
+    Attributes:
+        kind: ``docx``, ``pptx``, ``xlsx`` or ``html``.
+        unit: what one of its pages is: ``document`` (DOCX, HTML), ``slide`` (PPTX) or ``sheet`` (XLSX).
+        unit_count: how many units (pages) it has.
+        macro_enabled: an Office file with macros (``.docm``, ``.pptm``, ``.xlsm``), read without running them.
+    """
+
+    path: Path
+    kind: str
+    unit: Unit
+    unit_count: int
+    macro_enabled: bool = False
+    office: OfficeFile | None = None
+
+    def read(self, pages: list[int]) -> list[NativePage]:
+        """The ``pages`` (1-based units) of the file, read from its content."""
+        if self.office is not None:
+            return read_office(self.path, self.office, pages)
+        from ocr_platform.document.html_input import read_html
+
+        return [read_html(self.path.read_bytes())] if 1 in pages else []
+
+
+def native_file(path: Path, head: bytes, *, zip_limits: ZipLimits, max_html_bytes: int) -> NativeFile | None:
+    """The Office or HTML file at ``path`` (whose first bytes are ``head``), checked; ``None`` for any other file.
+
+    Raises ``JobError`` for a file that is one but cannot be read: ``encrypted_document``, ``unsupported_type``
+    (a legacy ``.doc``, a ZIP that is no Office file), ``corrupt_document``, ``archive_too_large``, or
+    ``document_too_large`` (HTML over ``max_html_bytes``).
+    """
+    if head.startswith(ZIP_MAGIC):
+        office = office_kind(path, zip_limits)
+        return NativeFile(path, office.kind, office.unit, office.unit_count, office.macro_enabled, office)
+    if head.startswith(OLE_MAGIC):
+        raise refuse_ole(path)
+    from ocr_platform.document.html_input import looks_like_html
+
+    if not looks_like_html(head):
+        return None
+    size = path.stat().st_size
+    if size > max_html_bytes:
+        raise JobError(ErrorCode.DOCUMENT_TOO_LARGE, f"The HTML file is {size:,} bytes; HTML files are read up to {max_html_bytes:,} "
+                       "bytes. Split it, or print it to PDF.")
+    return NativeFile(path, "html", "document", 1)
+
+
+def head_refusal(head: bytes) -> JobError | None:
+    """The ``unsupported_type`` of the GPU route for a file whose first bytes say it is an Office (a ZIP or OLE
+    container) or HTML file, before any GPU is asked for; ``None`` for any other file."""
+    from ocr_platform.document.html_input import looks_like_html
+
+    if head.startswith((ZIP_MAGIC, OLE_MAGIC)):
+        return route_refusal("Office")
+    return route_refusal("HTML") if looks_like_html(head) else None
+
+
+def route_refusal(kind: str) -> JobError:
+    """The ``unsupported_type`` of a route that does not read ``kind`` (``docx``, ``pptx``, ``xlsx``, ``html``) files."""
+    label = kind if kind == "Office" else kind.upper()
+    return JobError(
+        ErrorCode.UNSUPPORTED_TYPE,
+        f"This {label} file is read from its own content on the CPU routes ({', '.join(NATIVE_ROUTES)}), not by paddleocr-vl, "
+        "which reads PDFs and images; resubmit it with one of those models.",
+    )

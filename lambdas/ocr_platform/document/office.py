@@ -1,0 +1,194 @@
+"""Office files (DOCX, PPTX, XLSX) told from their bytes and read from their own content, never rendered.
+
+An Office Open XML file is a ZIP whose parts say what it is: ``word/document.xml`` (DOCX), ``ppt/presentation.xml``
+(PPTX), ``xl/workbook.xml`` (XLSX). The ZIP is checked first (``ocr_platform.document.zip_safety``). The text,
+headings, lists and tables come from PaddleOCR's own converter (``paddleocr.doc2md_convert``, which reads the file
+with python-docx, python-pptx and openpyxl), its embedded pictures separately; ``read_office`` cuts that into the
+file's natural units (``ocr_platform.document.native_pages``): the whole DOCX as one page, one page per slide, one
+per sheet.
+
+Refused with a ``JobError`` (nothing is ever run, no macro, no link fetched):
+
+- ``encrypted_document``: a password-protected Office file (an OLE container holding ``EncryptionInfo`` and
+  ``EncryptedPackage`` in place of the ZIP);
+- ``unsupported_type``: a legacy binary ``.doc``/``.xls``/``.ppt`` (OLE) file, or a ZIP that is no Office file;
+- ``corrupt_document``: a ZIP the libraries cannot read (parts missing or damaged);
+- ``archive_too_large``: see ``zip_safety``.
+
+A macro-enabled file (``.docm``, ``.pptm``, ``.xlsm``) is read like its plain twin: its content is read, its
+``vbaProject.bin`` is left as it is and never executed, and ``macro_enabled`` says so (a result warning).
+
+>>> OFFICE_EXTENSIONS["pptx"]
+'pptx'
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.document.native_pages import PICTURE, NativePage, Unit
+from ocr_platform.document.zip_safety import ZipLimits, checked_names
+
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+ZIP_MAGIC = b"PK\x03\x04"
+#: The part that tells each Office type, and the file extension PaddleOCR's converter expects.
+_MAIN_PARTS = {"word/document.xml": "docx", "ppt/presentation.xml": "pptx", "xl/workbook.xml": "xlsx"}
+OFFICE_EXTENSIONS = {"docx": "docx", "pptx": "pptx", "xlsx": "xlsx"}
+_UNITS: dict[str, Unit] = {"docx": "document", "pptx": "slide", "xlsx": "sheet"}
+_LEGACY = {"WordDocument": "Word 97-2003 (.doc)", "Workbook": "Excel 97-2003 (.xls)", "Book": "Excel 5 (.xls)",
+           "PowerPoint Document": "PowerPoint 97-2003 (.ppt)"}
+_SLIDE_SEPARATOR = "\n\n---\n\n"
+_MACRO_CONTENT_TYPE = re.compile(rb"application/vnd\.ms-(word\.document|powerpoint\.presentation|excel\.sheet)\.macroEnabled\.main\+xml")
+_PLAIN_CONTENT_TYPES = {
+    b"word.document": b"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+    b"powerpoint.presentation": b"application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml",
+    b"excel.sheet": b"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml",
+}
+
+
+@dataclass(frozen=True)
+class OfficeFile:
+    """An Office file whose ZIP passed the checks: its type (``docx``, ``pptx``, ``xlsx``) and whether it carries macros."""
+
+    kind: str
+    macro_enabled: bool
+    unit_count: int
+
+    @property
+    def unit(self) -> Unit:
+        return _UNITS[self.kind]
+
+
+def office_kind(path: Path, limits: ZipLimits) -> OfficeFile:
+    """Check the ZIP at ``path`` and tell which Office file it is; ``JobError`` when it is none or unsafe."""
+    names = checked_names(path, limits)
+    kind = next((k for part, k in _MAIN_PARTS.items() if part in names), None)
+    if kind is None:
+        raise JobError(ErrorCode.UNSUPPORTED_TYPE, "The file is a ZIP archive but not a DOCX, PPTX or XLSX file (no Word, "
+                       "PowerPoint or Excel main part); send the document itself.")
+    with zipfile.ZipFile(path) as archive:
+        types = _read_part(archive, "[Content_Types].xml")
+        macro = bool(_MACRO_CONTENT_TYPE.search(types)) or any(name.lower().endswith("vbaproject.bin") for name in names)
+        count = _unit_count(archive, kind)
+    return OfficeFile(kind, macro, count)
+
+
+def _read_part(archive: zipfile.ZipFile, name: str) -> bytes:
+    try:
+        return archive.read(name)
+    except KeyError:
+        return b""
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as err:  # a bad CRC, a truncated part
+        raise JobError(ErrorCode.CORRUPT_DOCUMENT, f"The part {name!r} of the Office file is damaged: {err}") from None
+
+
+def _unit_count(archive: zipfile.ZipFile, kind: str) -> int:
+    if kind == "pptx":
+        return len(re.findall(rb"<(?:\w+:)?sldId\b", _read_part(archive, "ppt/presentation.xml")))
+    if kind == "xlsx":
+        return len(re.findall(rb"<(?:\w+:)?sheet\b", _read_part(archive, "xl/workbook.xml")))
+    return 1
+
+
+def refuse_ole(path: Path) -> JobError:
+    """The error for an OLE compound file: a password-protected Office file, or a legacy binary one."""
+    import olefile
+
+    try:
+        with olefile.OleFileIO(str(path)) as ole:
+            streams = {"/".join(entry) for entry in ole.listdir(streams=True, storages=False)}
+    except (OSError, ValueError, EOFError, olefile.olefile.OleFileError) as err:
+        return JobError(ErrorCode.CORRUPT_DOCUMENT, f"The file looks like an Office file but cannot be read: {err}")
+    if "EncryptionInfo" in streams or "EncryptedPackage" in streams:
+        return JobError(ErrorCode.ENCRYPTED_DOCUMENT, "The Office file is password protected; remove the password "
+                        "(save it without one) and resubmit.")
+    legacy = next((name for stream, name in _LEGACY.items() if stream in streams), "a legacy binary Office file")
+    return JobError(ErrorCode.UNSUPPORTED_TYPE, f"The file is {legacy}; save it as .docx, .pptx or .xlsx (or as PDF) and resubmit.")
+
+
+def read_office(path: Path, office: OfficeFile, pages: list[int]) -> list[NativePage]:
+    """The ``pages`` (1-based units) of the Office file at ``path``, read from its content by PaddleOCR's converter."""
+    with tempfile.TemporaryDirectory(prefix="office-") as tmp:
+        named = Path(tmp) / f"document.{OFFICE_EXTENSIONS[office.kind]}"
+        if office.macro_enabled:
+            _without_macro_type(path, named)
+        else:
+            shutil.copyfile(path, named)
+        converted = _convert(named, office.kind)
+    units = _split(office, converted.markdown, converted.metadata)
+    wanted = set(pages)
+    result = []
+    for number, (name, markdown) in enumerate(units, start=1):
+        if number in wanted:
+            pictures = {ref: converted.images[ref] for ref in PICTURE.findall(markdown) if ref in converted.images}
+            result.append(NativePage(number, office.unit, markdown, name, pictures))
+    return result
+
+
+def _convert(named: Path, kind: str) -> Any:
+    from paddleocr import doc2md_convert
+
+    if kind == "pptx":
+        _give_pptx_font_strike()
+    try:
+        return doc2md_convert(named)
+    except JobError:
+        raise
+    except Exception as err:  # python-docx, python-pptx and openpyxl raise many kinds for a damaged part
+        raise JobError(ErrorCode.CORRUPT_DOCUMENT, f"The {kind.upper()} file cannot be read: {type(err).__name__}: {err}") from None
+
+
+def _without_macro_type(source: Path, target: Path) -> None:
+    """Copy the macro-enabled file at ``source`` as its plain twin: only ``[Content_Types].xml`` changes, so the
+    libraries accept it; ``vbaProject.bin`` stays an opaque part that nothing reads or runs."""
+    with zipfile.ZipFile(source) as original, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as copy:
+        for info in original.infolist():
+            data = _read_part(original, info.filename)
+            if info.filename == "[Content_Types].xml":
+                data = _MACRO_CONTENT_TYPE.sub(lambda m: _PLAIN_CONTENT_TYPES[m.group(1)], data)
+            copy.writestr(info, data)
+
+
+def _split(office: OfficeFile, markdown: str, metadata: dict[str, Any]) -> list[tuple[str | None, str]]:
+    """The converter's Markdown cut into the file's units: ``(name, markdown)`` per slide, sheet or document."""
+    if office.kind == "pptx":
+        slides: list[tuple[str | None, str]] = [(None, slide) for slide in markdown.split(_SLIDE_SEPARATOR)]
+        if len(slides) == office.unit_count:
+            return slides
+        whole: list[tuple[str | None, str]] = [(None, markdown)]
+        return whole + [(None, "")] * (office.unit_count - 1)  # a slide's own "---": kept whole on page 1
+    if office.kind == "xlsx":
+        names = list(metadata.get("sheet_names") or [])
+        starts = []
+        position = 0
+        for name in names:
+            found = markdown.find(f"## {name}\n\n<table>", position)
+            starts.append(found)
+            if found >= 0:
+                position = found + 1
+        units = []
+        for index, (name, start) in enumerate(zip(names, starts, strict=True)):
+            if start < 0:
+                units.append((name, ""))  # an empty sheet
+                continue
+            end = min([s for s in starts[index + 1:] if s >= 0] or [len(markdown)])
+            units.append((name, markdown[start:end].strip()))
+        return units or [(None, markdown)]
+    return [(None, markdown)]
+
+
+def _give_pptx_font_strike() -> None:
+    """paddleocr 3.7's PPTX converter reads ``run.font.strike`` in table cells, which python-pptx 1.0's ``Font`` lacks,
+    so every slide table with text failed (``AttributeError``). ``Font`` gets that property, read from the run's
+    XML as the converter reads strikethrough outside tables (``sngStrike``/``dblStrike``)."""
+    from pptx.text.text import Font
+
+    if not hasattr(Font, "strike"):
+        Font.strike = property(lambda font: font._rPr is not None and font._rPr.get("strike") in ("sngStrike", "dblStrike"))  # type: ignore[attr-defined]
