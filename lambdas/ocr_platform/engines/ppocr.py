@@ -210,6 +210,7 @@ class PPOCREngine:
             engine=self.engine_info(pair, chosen, text_layer=used_layer(read.pages)),
             timings=read.timings,
             warnings=[language_mismatch_warning(language=language, script=script, pages=pages) for script, pages in mismatched.items()],
+            pages_failed=read.pages_failed,
         )
 
     def scripts_for(self, pair: ModelPair) -> frozenset[str]:
