@@ -1,27 +1,25 @@
 """A document with a bad page still comes back: the real PP-OCRv5 engine on a public four-page PDF
-(tests/documents/public/pikepdf-fourpages.pdf) whose page objects are damaged byte by byte here.
-
-Each test damages the pages it names the way a broken writer or a bad transfer does: the page object's
-``/Type /Page`` becomes ``/Type /Junk`` in place (same length, so the cross-reference table still points
-right). pdfium then refuses to load that page ("Failed to load page.") while it reads the others.
-(A damaged content or image stream is no such failure: pdfium draws what it can and the page comes back
-with less on it.)
+(tests/documents/public/pikepdf-fourpages.pdf) whose page objects are damaged byte by byte here
+(``tests.documents.with_corrupt_pages``: pdfium refuses to load such a page and reads the others).
 """
 
 from __future__ import annotations
 
 import io
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
-import pypdf
 import pytest
 
 from ocr_platform.cli import commands as cli
+from ocr_platform.core.results import validate_result
+from ocr_platform.gpu.model_server import EndpointApp
 from ocr_platform.handlers import _services
 from ocr_platform.jobs.store import NewJob
 from tests.conftest import BUCKET, TABLE, Platform
+from tests.documents import with_corrupt_pages
 from tests.handlers.test_fan_out import RecordedInvokes
 from tests.handlers.test_fan_out import invokes as invokes  # noqa: F401 - the fixture
 
@@ -29,24 +27,10 @@ FOUR_PAGES = Path(__file__).parents[1] / "documents/public/pikepdf-fourpages.pdf
 PAGE_TEXT = {1: "First page", 2: "Second page", 3: "Third page", 4: "Last page"}
 
 
-def with_corrupt_pages(source: Path, pages: list[int]) -> bytes:
-    """``source`` with the page objects of ``pages`` (1-based) damaged in place, byte for byte."""
-    data = bytearray(source.read_bytes())
-    reader = pypdf.PdfReader(io.BytesIO(bytes(data)))
-    for page in pages:
-        number = reader.pages[page - 1].indirect_reference.idnum  # type: ignore[union-attr]
-        start = data.index(f"\n{number} 0 obj".encode()) + 1
-        end = data.index(b"endobj", start)
-        body = bytes(data[start:end])
-        assert body.count(b"/Type /Page ") == 1, body
-        data[start:end] = body.replace(b"/Type /Page ", b"/Type /Junk ")
-    return bytes(data)
-
-
-def _job(platform: Platform, job_id: str, document: bytes) -> dict[str, Any]:
-    # text_layer: ignore, so the engine reads every page (the file has a text layer).
+def _job(platform: Platform, job_id: str, document: bytes, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    # text_layer: ignore by default, so the engine reads every page (the file has a text layer).
     message = {"job_id": job_id, "model": "pp-ocrv5", "input": platform.put_document(job_id, "four.pdf", document),
-               "language": "en", "options": {"text_layer": "ignore"}}
+               "language": "en", "options": {"text_layer": "ignore"} if options is None else options}
     platform.store.create(NewJob(job_id, "pp-ocrv5", message["input"], options=message["options"]))
     platform.store.mark_processing(job_id, "lambda")
     return message
@@ -59,7 +43,7 @@ def _texts(result: dict[str, Any]) -> dict[int, str]:
 def test_a_document_with_one_corrupt_page_completes_with_the_others_and_status_says_so(
     platform: Platform, ppocr: object, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    message = _job(platform, "job-pf1", with_corrupt_pages(FOUR_PAGES, [3]))
+    message = _job(platform, "job-pf1", with_corrupt_pages(FOUR_PAGES.read_bytes(), [3]))
 
     assert platform.run_processor(message)["outcome"] == "completed"
 
@@ -82,8 +66,21 @@ def test_a_document_with_one_corrupt_page_completes_with_the_others_and_status_s
     assert captured.err.splitlines()[-1] == f"warning: pages_failed: {warning}"
 
 
+def test_with_the_default_text_layer_auto_the_corrupt_page_fails_alone(platform: Platform, ppocr: object) -> None:
+    """The processor prices each page's text layer before it splits a job: a page it cannot load is priced as
+    an OCR page, and the page loop fails it alone."""
+    message = _job(platform, "job-pf7", with_corrupt_pages(FOUR_PAGES.read_bytes(), [1]), options={})
+
+    assert platform.run_processor(message)["outcome"] == "completed"
+
+    result = platform.read_json("results/job-pf7/result.json")
+    assert [f["page"] for f in result["pages_failed"]] == [1]
+    assert _texts(result) == {2: PAGE_TEXT[2], 3: PAGE_TEXT[3], 4: PAGE_TEXT[4]}
+    assert {page["text_source"] for page in result["pages"]} == {"text_layer"}
+
+
 def test_past_the_share_of_failed_pages_the_job_fails_naming_them(platform: Platform, ppocr: object) -> None:
-    message = _job(platform, "job-pf2", with_corrupt_pages(FOUR_PAGES, [2, 3]))
+    message = _job(platform, "job-pf2", with_corrupt_pages(FOUR_PAGES.read_bytes(), [2, 3]))
 
     assert platform.run_processor(message)["outcome"] == "failed"
 
@@ -101,7 +98,7 @@ def test_past_the_share_of_failed_pages_the_job_fails_naming_them(platform: Plat
 def test_the_share_is_the_stages_setting(platform: Platform, ppocr: object, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OCR_MAX_FAILED_PAGE_PERCENT", "0")
     _services.reset()
-    message = _job(platform, "job-pf3", with_corrupt_pages(FOUR_PAGES, [4]))
+    message = _job(platform, "job-pf3", with_corrupt_pages(FOUR_PAGES.read_bytes(), [4]))
 
     assert platform.run_processor(message)["outcome"] == "failed"
 
@@ -113,7 +110,7 @@ def test_a_chunk_with_a_corrupt_page_returns_its_other_pages_and_the_merge_names
 ) -> None:
     monkeypatch.setenv("OCR_CPU_PAGES_PER_CHUNK", "2")
     _services.reset()
-    message = _job(platform, "job-pf4", with_corrupt_pages(FOUR_PAGES, [3]))
+    message = _job(platform, "job-pf4", with_corrupt_pages(FOUR_PAGES.read_bytes(), [3]))
 
     assert platform.run_processor(message)["outcome"] == "fanned_out"
     assert [event["chunk"]["pages"] for event in invokes.events] == ["1-2", "3-4"]
@@ -134,7 +131,7 @@ def test_a_split_job_past_the_share_fails_at_the_merge_naming_the_pages(
 ) -> None:
     monkeypatch.setenv("OCR_CPU_PAGES_PER_CHUNK", "2")
     _services.reset()
-    message = _job(platform, "job-pf5", with_corrupt_pages(FOUR_PAGES, [1, 4]))
+    message = _job(platform, "job-pf5", with_corrupt_pages(FOUR_PAGES.read_bytes(), [1, 4]))
 
     assert platform.run_processor(message)["outcome"] == "fanned_out"
     assert [platform.run_processor(event)["outcome"] for event in invokes.events] == ["chunk_done", "failed"]
@@ -144,3 +141,19 @@ def test_a_split_job_past_the_share_fails_at_the_merge_naming_the_pages(
     assert "2 of 4 pages could not be read (50%" in job["error"]["message"]
     assert "page 1: " in job["error"]["message"] and "page 4: " in job["error"]["message"]
     assert platform.keys("chunks/") == [] and "results/job-pf5/result.json" not in platform.keys("results/job-pf5/")
+
+
+def test_the_gpu_endpoint_answers_with_the_pages_it_read_and_names_the_failed_one(ppocr: object) -> None:
+    """The endpoint reads a request's pages with the same page loop (here its engine is the real PP-OCRv5,
+    the VL weights are not on this machine); the completion function checks the share (test_completion)."""
+    app = EndpointApp(lambda: ppocr)  # type: ignore[arg-type, return-value]
+    app.load()
+    parameters = {"job_id": "job-pf6", "model": "paddleocr-vl", "language": "en", "options": {"text_layer": "ignore"}}
+
+    response = app.invoke(with_corrupt_pages(FOUR_PAGES.read_bytes(), [2]), json.dumps(parameters))
+
+    assert response.status == 200
+    with zipfile.ZipFile(io.BytesIO(response.body)) as answer:
+        result = validate_result(json.loads(answer.read("result.json")), job_id="job-pf6")
+    assert [(f["page"], f["code"]) for f in result["pages_failed"]] == [(2, "corrupt_document")]
+    assert _texts(result) == {1: PAGE_TEXT[1], 3: PAGE_TEXT[3], 4: PAGE_TEXT[4]}
