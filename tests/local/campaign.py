@@ -6,9 +6,10 @@ code, and faulted jobs end the way the fault must make them end: FAILED ``proces
 SQS delivery, one message handed to two invocations at once, a notification delivered twice, a refused
 scale-out, a completion handler that is down: its environment crashes on every attempt for a job's success
 notification, Lambda parks the notification on the parked-events queue, and the sweeper settles the job
-from the output SageMaker wrote, ``settle_grace_seconds`` later). Afterwards nothing may be in flight, no terminal state may have changed, and no job may have
-had more than one backend run (processor invocations and endpoint requests, counted per job and
-reported): a double hand-over is a problem, not a silent cost.
+from the output SageMaker wrote, ``settle_grace_seconds`` later), or COMPLETED without the one corrupt page
+of a document, naming it in ``pages_failed`` (FAILED ``corrupt_document`` past the share, two bad pages of
+four). Afterwards nothing may be in flight, no terminal state may have changed, and no job may have had more
+than one backend run (processor invocations and endpoint requests, counted per job and reported): a double hand-over is a problem, not a silent cost.
 
 Most jobs carry a ``callback_url`` to one of four webhook receivers on 127.0.0.1: one that answers, one that
 answers after a second, one that fails each event's first two POSTs, and one that is down. Every job must have its
@@ -28,7 +29,7 @@ Lambda's init phase (``OCR_PRELOAD_MODELS``, as the image sets it), and the cloc
 function's init phase has ended. The campaign's short timeouts scale the waits it controls, not the CPU
 work of a cold start.
 
-``tests/local/test_fault_campaign.py`` runs it with 54 jobs; ``scripts/fault_campaign.py`` runs any
+``tests/local/test_fault_campaign.py`` runs it with 70 jobs; ``scripts/fault_campaign.py`` runs any
 number and prints the counts, or submits at a steady rate for a while (a soak) and reports throughput,
 latency and the stack's memory and open files over time.
 """
