@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import pypdf
 import pytest
 
 from ocr_platform.cli import commands as cli
@@ -43,7 +44,7 @@ def _texts(result: dict[str, Any]) -> dict[int, str]:
 def test_a_document_with_one_corrupt_page_completes_with_the_others_and_status_says_so(
     platform: Platform, ppocr: object, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    message = _job(platform, "job-pf1", with_corrupt_pages(FOUR_PAGES.read_bytes(), [3]))
+    message = _job(platform, "job-pf1", with_corrupt_pages(FOUR_PAGES.read_bytes(), [3]), options={"text_layer": "ignore", "outputs": ["pdf"]})
 
     assert platform.run_processor(message)["outcome"] == "completed"
 
@@ -56,6 +57,10 @@ def test_a_document_with_one_corrupt_page_completes_with_the_others_and_status_s
     warning = "1 of 4 pages could not be read (page 3); the result holds the other 3."
     assert [(w["code"], w["message"]) for w in result["warnings"]] == [("pages_failed", warning)]
     assert job["warnings"] == result["warnings"]
+    # The searchable PDF holds the pages of the result, each its own page of the source (page 4 is not shifted
+    # onto the damaged page 3, which pypdf's page list leaves out) with the OCR text over its own text.
+    searchable = pypdf.PdfReader(io.BytesIO(platform.s3.get_object(Bucket=BUCKET, Key="results/job-pf1/result.pdf")["Body"].read()))
+    assert [page.extract_text().split("\n") for page in searchable.pages] == [[PAGE_TEXT[n]] * 2 for n in (1, 2, 4)]
 
     for name, value in {"OCR_BUCKET_NAME": BUCKET, "OCR_QUEUE_URL": platform.queue_url, "OCR_TABLE_NAME": TABLE}.items():
         monkeypatch.setenv(name, value)
