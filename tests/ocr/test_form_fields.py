@@ -104,3 +104,17 @@ def test_a_rotated_page_has_its_field_boxes_on_the_page_as_displayed(platform: P
     # The text runs down the page: a label's field is below it, in the same column.
     assert _beside(labels["First Name"], fields["First Name"]["bbox"], across=0, gap=30), (labels["First Name"], fields["First Name"])
     assert _beside(labels["Last Name"], fields["Last Name"]["bbox"], across=0, gap=30)
+
+
+def test_the_layout_route_carries_the_same_fields(ppocr: object) -> None:
+    """``pp-structurev3`` (here its local substitute) reads through the same page loop as every route, the GPU
+    endpoint's ``paddleocr-vl`` engine included."""
+    from ocr_platform.engines.local_structure import LocalStructureEngine
+
+    engine = LocalStructureEngine(ppocr, reason="PP-StructureV3 weights are not installed here")  # type: ignore[arg-type]
+
+    [page] = engine.predict(BUTTONS, options={"text_layer": "ignore"}).pages
+
+    assert page["form_fields"] == [{**field, "bbox": [round(v * page["scale"], 2) for v in field["bbox"]]}
+                                   for field in read_form_fields(BUTTONS, [1])[1]]
+    assert page["blocks"]
