@@ -77,13 +77,22 @@ def page_list(failed: list[PageFailure]) -> str:
 
 def check_failed_share(failed: list[PageFailure], *, read: int, max_percent: int) -> None:
     """Raise the job's ``JobError`` when the ``failed`` pages are more than ``max_percent`` of all its pages
-    (``read`` + failed), or when no page was read at all; its code is the first failed page's."""
+    (``read`` + failed), or when no page was read at all; its code is the first failed page's. A job of one
+    page that failed fails with that page's own error, as it always did.
+
+    >>> check_failed_share([PageFailure(page=1, code="page_too_large", message="Page 1 is too large.")], read=0, max_percent=25)
+    Traceback (most recent call last):
+    ...
+    ocr_platform.core.errors.JobError: page_too_large: Page 1 is too large.
+    """
     if not failed:
         return
     total = read + len(failed)
     share = 100 * len(failed) / total
     if read and share <= max_percent:
         return
+    if total == 1:
+        raise JobError(failed[0]["code"], failed[0]["message"])
     details = "; ".join(f"page {f['page']}: {f['message']}" for f in failed[:_NAMED])
     more = f"; and {len(failed) - _NAMED} more" if len(failed) > _NAMED else ""
     raise JobError(failed[0]["code"], f"{len(failed)} of {total} pages could not be read ({share:.0f}%, more than the "
