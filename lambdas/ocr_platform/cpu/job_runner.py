@@ -147,7 +147,8 @@ def process_job(
     The document is opened first: its selected pages are checked against ``limits`` and counted into the
     item's ``page_count``. With ``fan_out``, a job of more than ``fan_out.pages_per_chunk`` pages is split:
     the chunks are recorded on the item and launched, and this run ends ``fanned_out``; the chunks finish the
-    job (:func:`process_chunk`).
+    job (:func:`process_chunk`). Pages that fail are left out (``pages_failed``) up to ``max_failed_percent``
+    of the job's pages (``ocr_platform.core.page_failures``); past it the job fails naming them.
     """
     result = _run_job(
         message, store=store, s3=s3, layout=layout, engine_for=engine_for, attempt_id=attempt_id,
