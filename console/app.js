@@ -293,6 +293,13 @@ function jobRow(job) {
   const status = document.createElement("td");
   status.className = `status status-${job.status}`;
   status.textContent = job.status + (job.error ? ` — ${job.error.code}: ${job.error.message}` : "");
+  // A COMPLETED job's warnings (pages_failed: the pages that could not be read and were left out, ...).
+  for (const warning of job.warnings || []) {
+    const note = document.createElement("div");
+    note.className = `warning warning-${warning.code}`;
+    note.textContent = `⚠ ${warning.message}`;
+    status.append(note);
+  }
   const progress = document.createElement("td");
   if (job.page_count) {
     const bar = document.createElement("progress");
@@ -313,7 +320,8 @@ async function showResult(jobId) {
   $("result-title").textContent = "Loading…";
   const links = await api("GET", `/jobs/${jobId}/result`);
   const result = await (await fetch(links.result)).json();
-  $("result-title").textContent = `${result.page_count} page(s), ${result.engine.name}`;
+  $("result-title").textContent = `${result.page_count} page(s), ${result.engine.name}`
+    + (result.warnings || []).map((warning) => ` — ⚠ ${warning.message}`).join("");
   const downloads = $("result-downloads");
   downloads.replaceChildren(
     download("result.json", JSON.stringify(result, null, 2), "application/json"),

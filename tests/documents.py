@@ -109,6 +109,31 @@ def write_vector_pdf(path: Path, pages: list[list[str]], *, password: str | None
     return path
 
 
+def with_corrupt_pages(data: bytes, pages: list[int]) -> bytes:
+    """The PDF ``data`` with the page objects of ``pages`` (1-based) damaged in place, byte for byte.
+
+    Each page object's ``/Type /Page`` becomes ``/Type /Junk`` (same length: the cross-reference table still
+    points right), as a broken writer or a bad transfer leaves it: pdfium refuses to load that page ("Failed
+    to load page.") and reads the others. (A damaged content or image stream is no such failure: pdfium draws
+    what it can, and the page comes back with less on it.)
+    """
+    import io
+    import re
+
+    import pypdf
+
+    damaged = bytearray(data)
+    reader = pypdf.PdfReader(io.BytesIO(data))
+    for page in pages:
+        number = reader.pages[page - 1].indirect_reference.idnum  # type: ignore[union-attr]
+        start = re.search(rb"(?<![0-9])%d 0 obj" % number, damaged).start()  # type: ignore[union-attr]
+        end = damaged.index(b"endobj", start)
+        body, count = re.subn(rb"/Type\s*/Page(?![A-Za-z])", lambda m: m.group(0)[:-4] + b"Junk", bytes(damaged[start:end]))
+        assert count == 1, body
+        damaged[start:end] = body
+    return bytes(damaged)
+
+
 def blank_pdf(page_count: int) -> bytes:
     """A PDF of ``page_count`` empty A4 pages (pypdfium2), for plumbing tests that only count pages."""
     import io

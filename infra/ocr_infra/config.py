@@ -114,6 +114,7 @@ class PlatformConfig(PlatformFields):
         within("processor_max_event_age_hours", 1, 6)
         within("max_pages", 1, 100_000)
         within("cpu_pages_per_chunk", 1, self.max_pages)
+        within("max_failed_page_percent", 0, 100)
         if not problems and (worst := self.worst_chunk_seconds) > self.processor_timeout_seconds:
             problems.append(
                 f"a chunk of cpu_pages_per_chunk={self.cpu_pages_per_chunk} worst-case pages at processor_memory_mb="

@@ -86,6 +86,11 @@ class PlatformFields:
             chunk, with the merge of the largest job (``defaults.worst_chunk_seconds``), must fit in
             ``processor_timeout_seconds``.
         max_pages: the most pages one job may read, on either route (at least 1; 2000 by default).
+        max_failed_page_percent: a job whose pages fail (one that cannot be rendered or decoded, an engine error
+            on one page) completes with the others, naming the failed ones in ``pages_failed``, as long as they are
+            at most this share of its pages, in percent (0..100; 25 by default, see
+            ``defaults.MAX_FAILED_PAGE_PERCENT``); past it the job fails naming them. 0: any failed page fails
+            the job. Set on every function that finishes jobs as ``OCR_MAX_FAILED_PAGE_PERCENT``.
         gpu_pages_per_chunk: the endpoint answers a job of more selected pages than this with a split plan,
             and each chunk of at most this many pages becomes its own async request, run
             ``max_instance_count`` x ``max_concurrent_invocations_per_instance`` at a time (10: 20 s of GPU
@@ -196,6 +201,7 @@ class PlatformFields:
     processor_bake_models: str = defaults.PROCESSOR_BAKE_MODELS
     cpu_pages_per_chunk: int = defaults.CPU_PAGES_PER_CHUNK
     max_pages: int = defaults.MAX_PAGES
+    max_failed_page_percent: int = defaults.MAX_FAILED_PAGE_PERCENT
     gpu_pages_per_chunk: int = defaults.GPU_PAGES_PER_CHUNK
 
     processor_max_concurrency: int = defaults.PROCESSOR_MAX_CONCURRENCY

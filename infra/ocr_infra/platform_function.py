@@ -140,6 +140,8 @@ class CommonFunctionProps:
         code: the zip asset of the zip functions (:func:`lambdas_code`); an image function has its own.
         layers: layers of the zip functions (:func:`powertools_layer`); an image brings its libraries.
         job_ttl_days: ``OCR_JOB_TTL_DAYS`` of every function (``defaults.JOB_TTL_DAYS``: 30).
+        max_failed_page_percent: ``OCR_MAX_FAILED_PAGE_PERCENT`` of the functions that finish jobs
+            (``PlatformConfig.max_failed_page_percent``).
         log_retention: retention of every function's log group (``defaults.LOG_RETENTION_DAYS``: a month).
         metrics_namespace: ``POWERTOOLS_METRICS_NAMESPACE`` of the functions that finish jobs
             (``settings.metrics_namespace(stage)``), read by the failed-job-rate alarm.
@@ -166,6 +168,7 @@ class CommonFunctionProps:
     code: lambda_.Code
     layers: Sequence[lambda_.ILayerVersion] = field(default_factory=tuple)
     job_ttl_days: int = defaults.JOB_TTL_DAYS
+    max_failed_page_percent: int = defaults.MAX_FAILED_PAGE_PERCENT
     log_retention: logs.RetentionDays = RETENTION_BY_DAYS[defaults.LOG_RETENTION_DAYS]
     metrics_namespace: str = metrics_namespace(defaults.STAGE)
     parked_events: sqs.IQueue | None = None
@@ -174,7 +177,8 @@ class CommonFunctionProps:
     network: FunctionNetwork | None = None
 
     def environment(self, *, finishes_jobs: bool) -> dict[str, str]:
-        """The variables every function gets; a function that finishes jobs also gets the metrics namespace."""
+        """The variables every function gets; a function that finishes jobs also gets the metrics namespace and
+        the share of failed pages a job may have."""
         environment = {
             ENV.TABLE_NAME: self.table.table_name,
             ENV.BUCKET_NAME: self.bucket.bucket_name,
@@ -182,6 +186,7 @@ class CommonFunctionProps:
         }
         if finishes_jobs:
             environment[ENV.METRICS_NAMESPACE] = self.metrics_namespace
+            environment[ENV.MAX_FAILED_PAGE_PERCENT] = str(self.max_failed_page_percent)
         return environment
 
 

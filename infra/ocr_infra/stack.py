@@ -175,6 +175,7 @@ class OcrPlatformStack(Stack):
             code=lambdas_code(),
             layers=[powertools_layer(self, cfg.powertools_layer_version)],
             job_ttl_days=cfg.job_ttl_days,
+            max_failed_page_percent=cfg.max_failed_page_percent,
             log_retention=RETENTION_BY_DAYS[cfg.log_retention_days],
             metrics_namespace=metrics_namespace(cfg.stage),
             parked_events=self.parked_events.queue,

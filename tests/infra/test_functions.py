@@ -39,8 +39,10 @@ def _env(props: dict[str, Any]) -> dict[str, Any]:
 
 
 def _publishing(synthesis: Synthesis) -> dict[str, Any]:
-    """What every function that finishes jobs is told: the bus of the completion events, the webhook queue."""
-    return {ENV.EVENT_BUS_NAME: "default", ENV.WEBHOOK_QUEUE_URL: {"Ref": synthesis.logical_id(synthesis.stack.webhooks.queue)}}
+    """What every function that finishes jobs is told: the bus of the completion events, the webhook queue, and the
+    share of a job's pages that may fail while it completes with the others (25%)."""
+    return {ENV.EVENT_BUS_NAME: "default", ENV.WEBHOOK_QUEUE_URL: {"Ref": synthesis.logical_id(synthesis.stack.webhooks.queue)},
+            ENV.MAX_FAILED_PAGE_PERCENT: "25"}
 
 
 def test_nine_functions(template: Template) -> None:

@@ -6,9 +6,10 @@ code, and faulted jobs end the way the fault must make them end: FAILED ``proces
 SQS delivery, one message handed to two invocations at once, a notification delivered twice, a refused
 scale-out, a completion handler that is down: its environment crashes on every attempt for a job's success
 notification, Lambda parks the notification on the parked-events queue, and the sweeper settles the job
-from the output SageMaker wrote, ``settle_grace_seconds`` later). Afterwards nothing may be in flight, no terminal state may have changed, and no job may have
-had more than one backend run (processor invocations and endpoint requests, counted per job and
-reported): a double hand-over is a problem, not a silent cost.
+from the output SageMaker wrote, ``settle_grace_seconds`` later), or COMPLETED without the one corrupt page
+of a document, naming it in ``pages_failed`` (FAILED ``corrupt_document`` past the share, two bad pages of
+four). Afterwards nothing may be in flight, no terminal state may have changed, and no job may have had more
+than one backend run (processor invocations and endpoint requests, counted per job and reported): a double hand-over is a problem, not a silent cost.
 
 Most jobs carry a ``callback_url`` to one of four webhook receivers on 127.0.0.1: one that answers, one that
 answers after a second, one that fails each event's first two POSTs, and one that is down. Every job must have its
@@ -28,7 +29,7 @@ Lambda's init phase (``OCR_PRELOAD_MODELS``, as the image sets it), and the cloc
 function's init phase has ended. The campaign's short timeouts scale the waits it controls, not the CPU
 work of a cold start.
 
-``tests/local/test_fault_campaign.py`` runs it with 54 jobs; ``scripts/fault_campaign.py`` runs any
+``tests/local/test_fault_campaign.py`` runs it with 70 jobs; ``scripts/fault_campaign.py`` runs any
 number and prints the counts, or submits at a steady rate for a while (a soak) and reports throughput,
 latency and the stack's memory and open files over time.
 """
@@ -101,6 +102,14 @@ GOOD_DOCUMENTS: dict[str, tuple[str, list[list[str]]]] = {
     "long7": ("long.pdf", [ENGLISH_PAGES[n % 3] for n in range(7)]),
     "even6": ("even.pdf", ENGLISH_PAGES * 2),
 }
+#: Documents with corrupt pages (``tests.documents.with_corrupt_pages``): file name, the text of each page, and
+#: the pages whose object is damaged. One bad page of four (25%, the default share) or seven leaves the job
+#: COMPLETED with the other pages and ``pages_failed``; two of four (50%) fail it ``corrupt_document``.
+DAMAGED_DOCUMENTS: dict[str, tuple[str, list[list[str]], tuple[int, ...]]] = {
+    "bad-page4": ("damaged.pdf", [ENGLISH_PAGES[n % 3] for n in range(4)], (2,)),
+    "bad-page7": ("damaged-long.pdf", [ENGLISH_PAGES[n % 3] for n in range(7)], (5,)),
+    "bad-pages4": ("mostly-damaged.pdf", [ENGLISH_PAGES[n % 3] for n in range(4)], (2, 3)),
+}
 
 
 @dataclass(frozen=True)
@@ -121,7 +130,20 @@ class PlannedJob:
 
     @property
     def expected_text(self) -> list[list[str]]:
-        return GOOD_DOCUMENTS[self.document][1] if self.status == JobStatus.COMPLETED and self.document else []
+        """The text of each page of a COMPLETED job's result, in order (the pages that must fail left out)."""
+        if self.status != JobStatus.COMPLETED or not self.document:
+            return []
+        if self.document in DAMAGED_DOCUMENTS:
+            _, pages, bad = DAMAGED_DOCUMENTS[self.document]
+            return [lines for number, lines in enumerate(pages, start=1) if number not in bad]
+        return GOOD_DOCUMENTS[self.document][1]
+
+    @property
+    def pages_failed(self) -> list[int]:
+        """The pages a COMPLETED job's ``pages_failed`` must name."""
+        if self.status != JobStatus.COMPLETED or self.document not in DAMAGED_DOCUMENTS:
+            return []
+        return list(DAMAGED_DOCUMENTS[self.document][2])
 
 
 @dataclass
@@ -221,6 +243,9 @@ def write_documents(root: Path) -> dict[str, Path]:
     paths["truncated"].write_bytes(paths["pdf2"].read_bytes()[:2000])
     paths["empty"] = root / "empty.png"
     paths["empty"].write_bytes(b"")
+    for key, (name, pages, bad) in DAMAGED_DOCUMENTS.items():
+        paths[key] = root / name
+        paths[key].write_bytes(documents.with_corrupt_pages(documents.write_image_pdf(root / f"whole-{name}", pages).read_bytes(), list(bad)))
     return paths
 
 
@@ -254,6 +279,14 @@ def plan(total: int = 54) -> tuple[list[PlannedJob], tuple[Fault, ...]]:
     add("unknown-model", "tesseract", None, failed, "unknown_model", raw_message={"model": "tesseract", "document": "png"})
     add("no-input", "pp-ocrv5", None, failed, "invalid_message", raw_message={"model": "pp-ocrv5"})
     add("missing-object", "pp-ocrv5", None, failed, "input_not_found", raw_message={"model": "pp-ocrv5", "key": "documents/nowhere/a.png"})
+    # One page of a document is corrupt: the job completes with the others and names it in pages_failed, on
+    # both routes, in a chunk (pages 1-3 of 4: chunk 1 returns pages 1 and 3; page 5 of 7: chunk 2 returns 4
+    # and 6); past the share (two of four) the job fails, naming the pages.
+    for model in MODELS:
+        add("bad-page", model, "bad-page4", done, fault="one page of a document is corrupt")
+    add("bad-page-long", "pp-ocrv5", "bad-page7", done, fault="one page of a document is corrupt")
+    for model in ("pp-ocrv5", "paddleocr-vl"):
+        add("bad-pages", model, "bad-pages4", failed, "corrupt_document", fault="two pages of four are corrupt")
     # Faults, each as a job that must still end right.
     def crash(model: str) -> None:
         job = add("crash", model, "pdf3", failed, "processor_crashed", fault="processor crash mid-job")
@@ -570,6 +603,10 @@ def _check(stack: LocalStack, info: Any, client: OcrClient, jobs: list[PlannedJo
             message = (item.get("error") or {}).get("message", "")
             report.problems.append(f"{job.job_id}: {status} {code or ''} ({message}), expected {job.status} {job.code or ''} {tag}")
             continue
+        if job.document in DAMAGED_DOCUMENTS and status == JobStatus.FAILED and not all(
+            f"page {n}: " in (item.get("error") or {}).get("message", "") for n in DAMAGED_DOCUMENTS[job.document][2]
+        ):
+            report.problems.append(f"{job.job_id}: its error does not name the failed pages: {item.get('error')} {tag}")
         if job.fault in FAILING_CHUNK_FAULTS and not (item.get("error") or {}).get("message", "").startswith("chunk 2 of 3 (pages 4-6): "):
             report.problems.append(f"{job.job_id}: its error does not name the failed chunk: {item.get('error')} {tag}")
         if job.job_id in first and {k: first[job.job_id].get(k) for k in ("status", "finished_at", "error", "result")} != {
@@ -583,6 +620,11 @@ def _check(stack: LocalStack, info: Any, client: OcrClient, jobs: list[PlannedJo
             if chunk_objects[job.job_id]:
                 report.problems.append(f"{job.job_id}: {chunk_objects[job.job_id]} chunk result(s) left under chunks/ {tag}")
             result = client.result(job.job_id)
+            failed = [failure["page"] for failure in item.get("pages_failed") or []]
+            if failed != job.pages_failed or [f["page"] for f in result.get("pages_failed", [])] != job.pages_failed:
+                report.problems.append(f"{job.job_id}: pages_failed {failed}, expected {job.pages_failed} {tag}")
+            if len(result["pages"]) != len(job.expected_text):
+                report.problems.append(f"{job.job_id}: {len(result['pages'])} pages in the result, expected {len(job.expected_text)} {tag}")
             for index, lines in enumerate(job.expected_text):
                 recognised = "\n".join(line["text"] for line in result["pages"][index]["lines"])
                 if (cer := character_error_rate(recognised, "\n".join(lines))) > MAX_CER:

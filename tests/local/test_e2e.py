@@ -298,6 +298,26 @@ def test_cli_run_exits_non_zero_with_the_jobs_error(local: stack.StackInfo, docs
     assert not (tmp_path / "r.json").exists()
 
 
+def test_cli_run_completes_a_document_with_a_corrupt_page_and_warns_about_it(
+    local: stack.StackInfo, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Page 3 of pikepdf's public four-page PDF damaged (``tests.documents.with_corrupt_pages``): the other
+    three come back, and ``run`` says which page did not, after the result."""
+    from ocr_platform.cli import commands as cli
+
+    damaged = tmp_path / "damaged.pdf"
+    damaged.write_bytes(documents.with_corrupt_pages((REPO / "tests/documents/public/pikepdf-fourpages.pdf").read_bytes(), [3]))
+    output = tmp_path / "result.json"
+
+    assert cli.main(["run", str(damaged), "--model", "pp-ocrv5", "--output", str(output)]) == 0
+
+    err = capsys.readouterr().err
+    assert "COMPLETED in" in err and "3 page(s)" in err
+    assert err.splitlines()[-1] == "warning: pages_failed: 1 of 4 pages could not be read (page 3); the result holds the other 3."
+    result = json.loads(output.read_text())
+    assert [page["page"] for page in result["pages"]] == [1, 2, 4] and [f["page"] for f in result["pages_failed"]] == [3]
+
+
 def _pdf_text(path: Path) -> str:
     """The text pdfium extracts from ``path``, pages joined by form feeds (as result.json's ``text``)."""
     import pypdfium2 as pdfium

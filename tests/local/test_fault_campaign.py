@@ -1,4 +1,4 @@
-"""The fault campaign: every scenario once (60 jobs) and a few more, over the three models, good and bad
+"""The fault campaign: every scenario once (69 jobs) and a few more, over the three models, good and bad
 files, short and split documents, injected faults.
 
 One local stack of its own (in this process, so the check can read its runtimes' invocation records);
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.local.campaign import MODELS, plan, run_campaign
 
-JOBS = 64
+JOBS = 70
 
 
 def test_every_job_ends_as_it_must_while_faults_are_injected(tmp_path: Path) -> None:

@@ -40,3 +40,32 @@ def test_a_refused_document_fails_with_its_code_before_any_page_is_read(docs: di
         read_pages(docs["encrypted"], pages=None, limits=IntakeLimits(), read_page=lambda image: read.append(image.page))  # type: ignore[arg-type, func-returns-value]
 
     assert info.value.code == "encrypted_pdf" and read == []
+
+
+def test_a_page_the_engine_raises_on_is_left_out_and_named_and_the_next_page_is_read(docs: dict[str, Path]) -> None:
+    progress: list[tuple[int, int]] = []
+
+    def read_page(image: PageImage) -> PageReading:
+        if image.page == 2:
+            raise RuntimeError("tensor shape mismatch")
+        return PageReading(content={"lines": []})
+
+    read = read_pages(docs["vector_pdf"], pages=None, limits=IntakeLimits(), read_page=read_page,
+                      on_page=lambda done, total: progress.append((done, total)))
+
+    assert [page["page"] for page in read.pages] == [1, 3] and [raw["page"] for raw in read.raw_pages] == [1, 3]
+    assert read.pages_failed == [{"page": 2, "code": "engine_failed", "message": "OCR failed on page 2: RuntimeError: tensor shape mismatch"}]
+    assert progress == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_an_error_about_the_whole_job_still_ends_the_loop(docs: dict[str, Path]) -> None:
+    read: list[int] = []
+
+    def read_page(image: PageImage) -> PageReading:
+        read.append(image.page)
+        raise JobError("model_unavailable", "The recognition model korean_PP-OCRv5_mobile_rec is not on this machine.")
+
+    with pytest.raises(JobError) as info:
+        read_pages(docs["vector_pdf"], pages=None, limits=IntakeLimits(), read_page=read_page)
+
+    assert info.value.code == "model_unavailable" and read == [1]

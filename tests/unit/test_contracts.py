@@ -218,7 +218,8 @@ def test_every_attribute_the_job_store_writes_is_typed_and_documented(platform: 
     assert store.claim_chunk("full", 1, attempt_id="chunk-1", lease_seconds=900).acquired
     assert store.mark_chunk_done("full", 1) == 1
     assert store.record_chunk_requests("full", [{"output_location": "s3://b/async/outputs/c.out", "failure_location": None}])
-    assert store.mark_completed("full", result_uri="s3://b/results/full/result.json", page_count=2, warnings=[warning], result_pdf="s3://b/results/full/result.pdf")
+    assert store.mark_completed("full", result_uri="s3://b/results/full/result.json", page_count=2, warnings=[warning], result_pdf="s3://b/results/full/result.pdf",
+                                pages_failed=[{"page": 2, "code": "corrupt_document", "message": "Page 2 cannot be rendered."}])
     assert store.claim_webhook("full", attempt_id="hook-1", lease_seconds=30)
     attempt: CallbackAttempt = {"attempt": 1, "at": "2026-11-24T05:00:00.000Z", "status_code": 200, "duration_ms": 12}
     assert store.record_callback_attempt("full", attempt, status="delivered", attempt_id="hook-1")
@@ -247,7 +248,10 @@ def test_the_state_machine_lists_every_status_and_conditional_write(contracts: d
 def test_result_documents_carry_exactly_the_typed_fields() -> None:
     page: Page = {"page": 1, "width": 10, "height": 10, "scale": 1.0, "lines": []}
     document = build_result("j", "pp-ocrv5", {"name": "e", "models": [], "version": "1"}, [page], {"predict": 0.1})
-    assert set(document) | {"document_type"} == set(OcrResult.__annotations__)  # document_type: only on Office and HTML results
+    assert set(document) | {"document_type"} == set(OcrResult.__annotations__) - {"pages_failed"}  # document_type: Office/HTML; pages_failed: when pages failed
+    failed = [{"page": 2, "code": "corrupt_document", "message": "Page 2 cannot be rendered."}]
+    document = build_result("j", "pp-ocrv5", {"name": "e", "models": [], "version": "1"}, [page], pages_failed=failed)  # type: ignore[list-item]
+    assert set(document) | {"document_type"} == set(OcrResult.__annotations__)
     assert set(engine_fallback_warning(requested="a", ran="b", reason="c")) == set(ResultWarning.__annotations__)
 
 

@@ -189,7 +189,7 @@ def merge_chunk_results(job_id: str, chunk_results: Sequence[OcrResult]) -> OcrR
 
     Pages keep their order; each warning appears once; timings add up (``ocr`` is then the sum of the
     chunks' reading time, not the wall time), and the engine is the first chunk's (every chunk ran the same
-    model).
+    model). The chunks' ``pages_failed`` join into the job's, with one ``pages_failed`` warning for all of them.
     """
     if not chunk_results:
         raise ValueError("a merge needs at least one chunk result")
@@ -202,7 +202,8 @@ def merge_chunk_results(job_id: str, chunk_results: Sequence[OcrResult]) -> OcrR
     for result in chunk_results:
         for name, seconds in result["timings"].items():
             timings[name] = timings.get(name, 0.0) + seconds
-    return build_result(job_id, first["model"], first["engine"], pages, timings, warnings)
+    failed = [failure for result in chunk_results for failure in result.get("pages_failed", [])]
+    return build_result(job_id, first["model"], first["engine"], pages, timings, warnings, failed)
 
 
 def merge_raw_outputs(raw_outputs: Sequence[Any]) -> Any:

@@ -231,6 +231,14 @@ QUEUE_RETENTION_DAYS = 4
 DLQ_RETENTION_DAYS = 14
 #: 0 would keep job items forever.
 JOB_TTL_DAYS = 30
+#: A job whose pages fail (a page that cannot be rendered or decoded, an engine error on that page) still
+#: completes with the pages that were read, up to this share of its selected pages, in percent; past it the
+#: job fails naming the pages. A quarter: one bad page in four is still a document worth returning (a
+#: scanned appendix, a damaged insert), while a document that loses more than a quarter is more likely broken
+#: as a whole (a damaged file, an engine that cannot read its pages), and a result missing that much misleads
+#: more than it helps. A one-page job whose page fails still fails (100%). 0 fails a job on any bad page, as
+#: before; 100 completes it as long as one page was read.
+MAX_FAILED_PAGE_PERCENT = 25
 ASYNC_IO_EXPIRY_DAYS = 7
 ACCESS_LOG_RETENTION_DAYS = 90
 LOG_RETENTION_DAYS = 30

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any, NotRequired, TypedDict
 
 from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.page_failures import PageFailure, page_list
 
 PAGE_SEPARATOR = "\f"
 
@@ -38,6 +39,16 @@ class Block(TypedDict, total=False):
     image: str
 
 
+class FormField(TypedDict):
+    """One widget of a PDF form field on its page (``ocr_platform.document.form_fields``)."""
+
+    name: str
+    type: str
+    value: str
+    selected: NotRequired[bool]
+    bbox: list[float]
+
+
 class Page(TypedDict):
     page: int
     width: int
@@ -54,6 +65,7 @@ class Page(TypedDict):
     # whole flowing DOCX or HTML), ``slide`` or ``sheet``; a sheet's name; no geometry (width, height, scale 0).
     unit: NotRequired[str]
     name: NotRequired[str]
+    form_fields: NotRequired[list[FormField]]
 
 
 class EngineInfo(TypedDict):
@@ -66,6 +78,8 @@ class EngineInfo(TypedDict):
 ENGINE_FALLBACK = "engine_fallback"
 #: A warning's ``code`` when a file the job asked for in ``outputs`` was not written (result.json was).
 OUTPUT_UNAVAILABLE = "output_unavailable"
+#: A warning's ``code`` when some pages could not be read and were left out (``pages_failed`` names them).
+PAGES_FAILED = "pages_failed"
 
 
 class ResultWarning(TypedDict):
@@ -73,7 +87,7 @@ class ResultWarning(TypedDict):
 
     Attributes:
         code: machine code: ``engine_fallback`` (another model ran), ``output_unavailable`` (a file the job
-            asked for in ``outputs`` was not written).
+            asked for in ``outputs`` was not written), ``pages_failed`` (pages left out, ``core.page_failures``).
         requested: the model or pipeline the job asked for (for ``output_unavailable``, the file).
         ran: what really produced the result (for ``output_unavailable``, what was written instead).
         reason: why (the technical cause, e.g. the error that stopped the requested pipeline loading).
@@ -102,6 +116,22 @@ def engine_fallback_warning(*, requested: str, ran: str, reason: str) -> ResultW
     }
 
 
+def pages_failed_warning(failed: list[PageFailure], *, read: int) -> ResultWarning:
+    """The ``pages_failed`` warning of a result that holds ``read`` pages and lacks the ``failed`` ones.
+
+    >>> pages_failed_warning([{"page": 2, "code": "corrupt_document", "message": "Failed to load page."}], read=3)["message"]
+    '1 of 4 pages could not be read (page 2); the result holds the other 3.'
+    """
+    total = read + len(failed)
+    return {
+        "code": PAGES_FAILED,
+        "requested": f"{total} pages",
+        "ran": f"{read} pages",
+        "reason": "; ".join(f"page {f['page']}: {f['code']}" for f in failed[:10]),
+        "message": f"{len(failed)} of {total} pages could not be read ({page_list(failed)}); the result holds the other {read}.",
+    }
+
+
 class OcrResult(TypedDict):
     job_id: str
     model: str
@@ -113,6 +143,7 @@ class OcrResult(TypedDict):
     timings: dict[str, float]
     #: The file's type, told from its bytes, where it was read from its own content: docx, pptx, xlsx, html.
     document_type: NotRequired[str]
+    pages_failed: NotRequired[list[PageFailure]]
 
 
 def page_text(page: Page) -> str:
@@ -130,17 +161,24 @@ def build_result(
     pages: list[Page],
     timings: dict[str, float] | None = None,
     warnings: list[ResultWarning] | None = None,
+    pages_failed: list[PageFailure] | None = None,
 ) -> OcrResult:
-    return {
+    """The result document; with ``pages_failed``, it names them and carries one ``pages_failed`` warning."""
+    kept = [w for w in warnings or [] if w.get("code") != PAGES_FAILED]
+    failed = sorted(pages_failed or [], key=lambda f: f["page"])
+    result: OcrResult = {
         "job_id": job_id,
         "model": model,
         "engine": engine,
         "page_count": len(pages),
         "text": PAGE_SEPARATOR.join(page_text(p) for p in pages),
         "pages": pages,
-        "warnings": list(warnings or []),
+        "warnings": kept + ([pages_failed_warning(failed, read=len(pages))] if failed else []),
         "timings": {k: round(float(v), 4) for k, v in (timings or {}).items()},
     }
+    if failed:
+        result["pages_failed"] = failed
+    return result
 
 
 def validate_result(doc: Any, *, job_id: str | None = None) -> OcrResult:
@@ -180,5 +218,10 @@ def validate_result(doc: Any, *, job_id: str | None = None) -> OcrResult:
     for warning in warnings:
         if not isinstance(warning, dict) or not all(isinstance(warning.get(key), str) for key in ResultWarning.__annotations__):
             raise bad(f"a warning needs string fields {', '.join(ResultWarning.__annotations__)}")
+    failed = doc.get("pages_failed", [])
+    if not isinstance(failed, list) or not all(
+        isinstance(f, dict) and isinstance(f.get("page"), int) and isinstance(f.get("code"), str) for f in failed
+    ):
+        raise bad("'pages_failed' is not a list of {page, code, message}")
     doc.setdefault("timings", {})
     return doc  # type: ignore[return-value]

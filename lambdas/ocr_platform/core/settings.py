@@ -42,6 +42,9 @@ class ENV:
     SETTLE_GRACE_SECONDS = "OCR_SETTLE_GRACE_SECONDS"
     MAX_CONCURRENT_INVOCATIONS = "OCR_MAX_CONCURRENT_INVOCATIONS"
     CPU_PAGES_PER_CHUNK = "OCR_CPU_PAGES_PER_CHUNK"
+    #: Every function that finishes jobs: the share of a job's pages, in percent, that may fail while the job
+    #: still completes with the others (``ocr_platform.core.page_failures``).
+    MAX_FAILED_PAGE_PERCENT = "OCR_MAX_FAILED_PAGE_PERCENT"
     #: Processor invocations that may run at once under the stage's own admission control; 0: none (the
     #: processor's reserved concurrency bounds it instead).
     PROCESSOR_SLOTS = "OCR_PROCESSOR_SLOTS"
@@ -167,6 +170,8 @@ class RuntimeSettings:
         settle_grace_seconds: how long after SageMaker wrote a GPU job's outcome the sweeper settles the job
             from S3 (its notification had that long to finish it).
         cpu_pages_per_chunk: the processor splits a job of more pages than this into chunks (processor only).
+        max_failed_page_percent: a job completes without its failed pages up to this share of them, in percent;
+            past it, it fails naming them (every function that finishes jobs).
         processor_slots: processor invocations that may hold a slot of the stage's semaphore at once
             (``ocr_platform.jobs.admission``; invoker and processor); 0: no semaphore (reserved concurrency instead).
         admission_lease_seconds: how long a processor slot holds unreleased.
@@ -206,6 +211,7 @@ class RuntimeSettings:
     sagemaker_deadline_seconds: int = _setting(ENV.SAGEMAKER_DEADLINE_SECONDS, defaults.sagemaker_deadline_seconds())
     settle_grace_seconds: int = _setting(ENV.SETTLE_GRACE_SECONDS, defaults.SETTLE_GRACE_SECONDS)
     cpu_pages_per_chunk: int = _setting(ENV.CPU_PAGES_PER_CHUNK, defaults.CPU_PAGES_PER_CHUNK)
+    max_failed_page_percent: int = _setting(ENV.MAX_FAILED_PAGE_PERCENT, defaults.MAX_FAILED_PAGE_PERCENT)
     processor_slots: int = _setting(ENV.PROCESSOR_SLOTS, defaults.PROCESSOR_MAX_CONCURRENCY)
     admission_lease_seconds: int = _setting(ENV.ADMISSION_LEASE_SECONDS, defaults.processor_admission_lease_seconds())
     admission_retry_seconds: int = _setting(ENV.ADMISSION_RETRY_SECONDS, defaults.ADMISSION_RETRY_SECONDS)

@@ -132,6 +132,7 @@ def process_job(
     limits: IntakeLimits | None = None,
     fan_out: FanOut | None = None,
     held: HeldSlot | None = None,
+    max_failed_percent: int = defaults.MAX_FAILED_PAGE_PERCENT,
 ) -> ProcessResult:
     """Process ``message`` end to end and leave the job COMPLETED or FAILED, or split it into chunks.
 
@@ -146,11 +147,12 @@ def process_job(
     The document is opened first: its selected pages are checked against ``limits`` and counted into the
     item's ``page_count``. With ``fan_out``, a job of more than ``fan_out.pages_per_chunk`` pages is split:
     the chunks are recorded on the item and launched, and this run ends ``fanned_out``; the chunks finish the
-    job (:func:`process_chunk`).
+    job (:func:`process_chunk`). Pages that fail are left out (``pages_failed``) up to ``max_failed_percent``
+    of the job's pages (``ocr_platform.core.page_failures``); past it the job fails naming them.
     """
     result = _run_job(
         message, store=store, s3=s3, layout=layout, engine_for=engine_for, attempt_id=attempt_id,
-        lease_seconds=lease_seconds, limits=limits, fan_out=fan_out, held=held,
+        lease_seconds=lease_seconds, limits=limits, fan_out=fan_out, held=held, max_failed_percent=max_failed_percent,
     )
     _give_back_slot(held, result, store, message.job_id)
     return result
@@ -168,6 +170,7 @@ def _run_job(
     limits: IntakeLimits | None,
     fan_out: FanOut | None,
     held: HeldSlot | None,
+    max_failed_percent: int,
 ) -> ProcessResult:
     job = store.get(message.job_id)
     if job and job.get("status") in TERMINAL_STATUSES:
@@ -202,7 +205,7 @@ def _run_job(
             result, raw = ocr_document(
                 path, job_id=message.job_id, model=message.model, engine=engine,
                 language=message.language, pages=message.pages, options=message.options,
-                on_page=_count_pages(store, message.job_id),
+                on_page=_count_pages(store, message.job_id), max_failed_percent=max_failed_percent,
             )
             add_page_images(s3, layout, result, path, limits or IntakeLimits())
             add_figures(s3, layout, result, path, limits or IntakeLimits())
@@ -216,7 +219,8 @@ def _run_job(
         return _fail(store, message, JobError(ErrorCode.ENGINE_FAILED, f"OCR failed: {type(err).__name__}: {err}"))
 
     if store.mark_completed(
-        message.job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"], result_pdf=result_pdf
+        message.job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"], result_pdf=result_pdf,
+        pages_failed=result.get("pages_failed"),
     ):
         return ProcessResult("completed", result_uri=result_uri)
     return ProcessResult("skipped", result_uri=result_uri)
@@ -323,6 +327,7 @@ def process_chunk(
     limits: IntakeLimits | None = None,
     fan_out: FanOut | None = None,
     held: HeldSlot | None = None,
+    max_failed_percent: int = defaults.MAX_FAILED_PAGE_PERCENT,
 ) -> ProcessResult:
     """Read one chunk of a split job; the chunk that completes the set merges the job's result.
 
@@ -335,7 +340,7 @@ def process_chunk(
     found the job ended.
     """
     result = _run_chunk(message, chunk, store=store, s3=s3, layout=layout, engine_for=engine_for,
-                        attempt_id=attempt_id, lease_seconds=lease_seconds, limits=limits)
+                        attempt_id=attempt_id, lease_seconds=lease_seconds, limits=limits, max_failed_percent=max_failed_percent)
     if result.outcome == "chunk_done" and fan_out is not None:
         try:
             launch_waiting_chunks(message, store=store, fan_out=fan_out, held=held)
@@ -370,6 +375,7 @@ def _run_chunk(
     attempt_id: str | None,
     lease_seconds: float,
     limits: IntakeLimits | None,
+    max_failed_percent: int,
 ) -> ProcessResult:
     claim = store.claim_chunk(message.job_id, chunk.index, attempt_id=attempt_id or uuid.uuid4().hex, lease_seconds=lease_seconds)
     if not claim.acquired:
@@ -403,7 +409,8 @@ def _run_chunk(
             return write_requested_pdf(s3, layout, message, path, merged)
 
         outcome, result_uri = record_chunk_result(chunk, result, store=store, s3=s3, layout=layout, raw=raw,
-                                                  write_pdf=write_pdf if wants_pdf(message) else None)
+                                                  write_pdf=write_pdf if wants_pdf(message) else None,
+                                                  max_failed_percent=max_failed_percent)
     return ProcessResult(outcome, result_uri=result_uri)
 
 

@@ -194,10 +194,13 @@ class Document:
     def pages(self) -> Iterator[PageImage]:
         """Render the selected pages one by one."""
         for number in self.selected_pages:
-            if self.type is DocumentType.PDF:
-                yield self._render_pdf_page(number)
-            else:
-                yield self._image_frame(number)
+            yield self.render(number)
+
+    def render(self, number: int) -> PageImage:
+        """Render page ``number`` (1-based); a page that cannot be is its own error (the page loop goes on)."""
+        if self.type is DocumentType.PDF:
+            return self._render_pdf_page(number)
+        return self._image_frame(number)
 
     def _render_pdf_page(self, number: int) -> PageImage:
         import pypdfium2 as pdfium

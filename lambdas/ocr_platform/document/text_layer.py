@@ -163,7 +163,8 @@ MIN_LAYER_CHARS = 20
 
 def layered_pages(path: Path, pages: Sequence[int]) -> set[int]:
     """The ``pages`` of the PDF at ``path`` that carry a text layer (``MIN_LAYER_CHARS`` characters), for
-    pricing a job before it is split: about 2 ms a page, no rendering. Not a PDF: none."""
+    pricing a job before it is split: about 2 ms a page, no rendering. Not a PDF: none. A page pdfium cannot
+    load has none (the page loop fails that page alone, ``core.page_failures``)."""
     import pypdfium2 as pdfium
     import pypdfium2.raw as pdfium_c
 
@@ -174,7 +175,10 @@ def layered_pages(path: Path, pages: Sequence[int]) -> set[int]:
     layered = set()
     try:
         for number in pages:
-            page = pdf[number - 1]
+            try:
+                page = pdf[number - 1]
+            except pdfium.PdfiumError:
+                continue
             textpage = page.get_textpage()
             if pdfium_c.FPDFText_CountChars(textpage.raw) >= MIN_LAYER_CHARS:
                 layered.add(number)

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.page_failures import PageFailure
 from ocr_platform.core.results import EngineInfo, Page, ResultWarning
 
 
@@ -56,6 +57,8 @@ class EngineOutput:
         warnings: what the caller must know about this output, copied to result.json and the job item;
             an engine that ran in place of the requested one says so with an ``engine_fallback`` warning
             (``ocr_platform.core.results.engine_fallback_warning``).
+        pages_failed: the pages that could not be read (``page_loop.ReadPages.pages_failed``); the result names
+            them and the job completes without them, up to a share (``ocr_platform.core.page_failures``).
     """
 
     pages: list[Page]
@@ -63,6 +66,7 @@ class EngineOutput:
     engine: EngineInfo | None = None
     timings: dict[str, float] = field(default_factory=dict)
     warnings: list[ResultWarning] = field(default_factory=list)
+    pages_failed: list[PageFailure] = field(default_factory=list)
 
 
 class Engine(Protocol):

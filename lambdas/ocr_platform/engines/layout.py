@@ -203,6 +203,7 @@ class LayoutPipelineEngine:
         return EngineOutput(
             pages=read.pages, raw={"pipeline": self.name, "pages": read.raw_pages},
             engine=self._engine_info(chosen, text_layer=used_layer(read.pages)), timings=read.timings,
+            pages_failed=read.pages_failed,
         )
 
     def _predict_with(self, fallback: Engine, path: Path, **kwargs: Any) -> EngineOutput:

@@ -243,6 +243,7 @@ class LocalStructureEngine:
             engine=info,
             timings={**read.timings, **stages},
             warnings=[engine_fallback_warning(requested=REQUESTED, ran=info["name"], reason=self.reason)],
+            pages_failed=read.pages_failed,
         )
 
     def _recognizer(self, language: str, options: EngineOptions) -> Recognize:

@@ -6,7 +6,8 @@ upright when the engine passes an ``orientation`` classifier (and mapping what i
 page as submitted), a PDF page's own text layer where the engine passes a ``TextLayerChoice``
 (``text_layer: auto``; OCR then reads only what the layer lacks), the page number, size, scale,
 ``rotation`` and ``text_source`` of each result page, the raw output per page for raw.json,
-``render``/``orientation``/``predict`` timings and ``on_page(done, total)`` after each page.
+``render``/``orientation``/``predict`` timings, ``on_page(done, total)`` after each page, a PDF page's form
+fields, and the pages that failed (``pages_failed``) while the others are read.
 
 >>> from ocr_platform.document.intake import PageImage
 >>> def blank(image: PageImage) -> PageReading:
@@ -18,19 +19,24 @@ page as submitted), a PDF page's own text layer where the engine passes a ``Text
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from ocr_platform.core.page_failures import PageFailure, is_page_error, page_failure
 from ocr_platform.core.results import Page
-from ocr_platform.document.intake import IntakeLimits, PageImage, open_document
+from ocr_platform.document.form_fields import at_scale, page_form_fields
+from ocr_platform.document.intake import DocumentType, IntakeLimits, PageImage, open_document
 from ocr_platform.engines.conversion import PageContent
 from ocr_platform.engines.orientation import OrientedPage, PageOrientation, to_submitted
 from ocr_platform.engines.text_layer_choice import TextLayerChoice
 
 ProgressCallback = Callable[[int, int], None]
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -59,11 +65,13 @@ class ReadPages:
         timings: ``render`` (intake: decoding and rendering pages, reading text layers), ``orientation``
             (classifying and turning pages; 0 when off), ``predict`` (the engine's ``read_page`` on whole
             pages) and, with a text layer choice, ``layer_check`` and ``layer_ocr``, in seconds.
+        pages_failed: the pages that could not be rendered or read (``ocr_platform.core.page_failures``).
     """
 
     pages: list[Page]
     raw_pages: list[dict[str, Any]]
     timings: dict[str, float]
+    pages_failed: list[PageFailure] = field(default_factory=list)
 
 
 def read_pages(
@@ -87,43 +95,78 @@ def read_pages(
     in the blocks it covers. Every page says where its text came from in ``text_source``.
 
     Intake refusals (unsupported type, encrypted PDF, limits, page selection) raise the intake's
-    ``JobError`` before any page is read.
+    ``JobError`` before any page is read. A page that cannot be rendered or decoded, or that ``read_page``
+    raises on (``core.page_failures.is_page_error``), is left out and named in ``pages_failed``; the loop
+    goes on with the next page. Any other error (a ``JobError`` about the whole job) ends the loop.
+
+    A PDF page with form fields carries them in ``form_fields`` (``document.form_fields``), their boxes in
+    the page's pixels like the lines.
     """
     result_pages: list[Page] = []
     raw_pages: list[dict[str, Any]] = []
-    render_s = orientation_s = predict_s = 0.0
+    failed: list[PageFailure] = []
+    timings = {"render": 0.0, "orientation": 0.0, "predict": 0.0}
     with open_document(path, pages=pages, limits=limits, text_layers=text_layer is not None) as doc:
         total = len(doc.selected_pages)
-        rendering = time.perf_counter()
-        for done, image in enumerate(doc.pages(), start=1):
-            orienting = time.perf_counter()
-            render_s += orienting - rendering
-            layered = None
-            if text_layer is not None and not text_layer.layout and image.text_layer is not None:
-                layered = text_layer.read(image, image.text_layer, read_region=lambda region: read_page(region).content)
-                orienting = time.perf_counter()
-            if layered is not None and layered.content is not None:
-                rotation, content, source, raw = 0, layered.content, layered.source, {"text_layer": layered.raw}
-            else:
-                oriented = orientation.upright(image) if orientation else OrientedPage(image=image, rotation=0)
-                reading = time.perf_counter()
-                orientation_s += reading - orienting
-                page = read_page(oriented.image)
-                predict_s += time.perf_counter() - reading
-                rotation, source = oriented.rotation, "ocr"
-                content = to_submitted(page.content, rotation, width=image.width, height=image.height)
-                if text_layer is not None and text_layer.layout and image.text_layer is not None:
-                    layered = text_layer.read_layout(image, image.text_layer, content)
-                    if layered.content is not None:
-                        content, source = layered.content, layered.source
-                raw = {**page.raw, **({"text_layer": layered.raw} if layered is not None else {})}
-            result_pages.append({**_page_header(image), "rotation": rotation, "text_source": source, **content})  # type: ignore[typeddict-item]
-            raw_pages.append({"page": image.page, "rotation": rotation, **raw})
+        fields = page_form_fields(path, doc.selected_pages) if doc.type is DocumentType.PDF else {}
+        for done, number in enumerate(doc.selected_pages, start=1):
+            rendering = time.perf_counter()
+            image = _unless_page_fails(partial(doc.render, number), number, failed, rendering=True)
+            timings["render"] += time.perf_counter() - rendering
+            read = image and _unless_page_fails(partial(_read, image, read_page, orientation, text_layer, timings), number, failed)
+            if image and read:
+                content, rotation, source, raw = read
+                header = {**_page_header(image), "rotation": rotation, "text_source": source}
+                if number in fields:
+                    header["form_fields"] = at_scale(fields[number], image.scale)
+                result_pages.append({**header, **content})  # type: ignore[typeddict-item]
+                raw_pages.append({"page": number, "rotation": rotation, **raw})
             if on_page:
                 on_page(done, total)
-            rendering = time.perf_counter()
-    timings = {"render": render_s, "orientation": orientation_s, "predict": predict_s, **(text_layer.timings if text_layer else {})}
-    return ReadPages(pages=result_pages, raw_pages=raw_pages, timings=timings)
+    timings.update(text_layer.timings if text_layer else {})
+    return ReadPages(pages=result_pages, raw_pages=raw_pages, timings=timings, pages_failed=failed)
+
+
+T = TypeVar("T")
+
+
+def _unless_page_fails(step: Callable[[], T], number: int, failed: list[PageFailure], *, rendering: bool = False) -> T | None:
+    """``step()``; ``None`` when it raised a page's error (``is_page_error``), recorded in ``failed``."""
+    try:
+        return step()
+    except Exception as err:
+        if not is_page_error(err):
+            raise
+        failure = page_failure(number, err, rendering=rendering)
+        logger.warning("Page %d failed; the job goes on without it: %s", number, failure["message"], exc_info=True)
+        failed.append(failure)
+        return None
+
+
+def _read(
+    image: PageImage, read_page: ReadPage, orientation: PageOrientation | None, text_layer: TextLayerChoice | None,
+    timings: dict[str, float],
+) -> tuple[PageContent, int, str, dict[str, Any]]:
+    """Read one rendered page: its content on the page as submitted, rotation, text source and raw output."""
+    orienting = time.perf_counter()
+    layered = None
+    if text_layer is not None and not text_layer.layout and image.text_layer is not None:
+        layered = text_layer.read(image, image.text_layer, read_region=lambda region: read_page(region).content)
+        orienting = time.perf_counter()
+    if layered is not None and layered.content is not None:
+        return layered.content, 0, layered.source, {"text_layer": layered.raw}
+    oriented = orientation.upright(image) if orientation else OrientedPage(image=image, rotation=0)
+    reading = time.perf_counter()
+    timings["orientation"] += reading - orienting
+    page = read_page(oriented.image)
+    timings["predict"] += time.perf_counter() - reading
+    rotation, source = oriented.rotation, "ocr"
+    content = to_submitted(page.content, rotation, width=image.width, height=image.height)
+    if text_layer is not None and text_layer.layout and image.text_layer is not None:
+        layered = text_layer.read_layout(image, image.text_layer, content)
+        if layered.content is not None:
+            content, source = layered.content, layered.source
+    return content, rotation, source, {**page.raw, **({"text_layer": layered.raw} if layered is not None else {})}
 
 
 def _page_header(image: PageImage) -> dict[str, Any]:

@@ -229,6 +229,7 @@ class PPOCREngine:
             warnings=scripts.warnings(
                 choice.mismatched if choice is not None else {}, scanned={page["page"] for page in read.pages if page.get("text_source") == "ocr"}
             ),
+            pages_failed=read.pages_failed,
         )
 
     def auto_candidates(self, pair: ModelPair) -> dict[str, Callable[[], Recognize]]:

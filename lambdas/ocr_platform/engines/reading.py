@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ocr_platform.core.page_failures import check_failed_share
 from ocr_platform.core.results import OcrResult, build_result
 from ocr_platform.engines import Engine
 
@@ -26,10 +27,14 @@ def ocr_document(
     pages: str | None = None,
     options: dict[str, Any] | None = None,
     on_page: Callable[[int, int], None] | None = None,
+    max_failed_percent: int | None = None,
 ) -> tuple[OcrResult, Any]:
     """Run ``engine`` on a local file and build the result document; returns ``(result, raw_output)``.
 
     The one code path from a file to result.json, used by the processor, the endpoint and ``ocr-platform ocr``.
+    Pages the engine could not read are left out and named in ``pages_failed``; with ``max_failed_percent``
+    (a whole job; a chunk's share is the merge's to check), more of them than that share raises the job's
+    ``JobError`` (``ocr_platform.core.page_failures.check_failed_share``).
     """
     from ocr_platform.engines.native_reading import native_result
 
@@ -42,7 +47,9 @@ def ocr_document(
         kwargs["on_page"] = on_page
     output = engine.predict(path, **kwargs)
     timings = {**output.timings, "ocr": time.perf_counter() - started}
-    result = build_result(job_id, model, output.engine or engine.info, output.pages, timings, output.warnings)
+    result = build_result(job_id, model, output.engine or engine.info, output.pages, timings, output.warnings, output.pages_failed)
+    if max_failed_percent is not None:
+        check_failed_share(output.pages_failed, read=len(output.pages), max_percent=max_failed_percent)
     return result, output.raw
 
 

@@ -41,6 +41,7 @@ from botocore.exceptions import ClientError
 from ocr_platform.core import defaults
 from ocr_platform.core.chunks import Chunk, InvalidChunkError, read_split_plan
 from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.page_failures import check_failed_share
 from ocr_platform.core.results import validate_result
 from ocr_platform.core.s3_layout import S3Uri, StorageLayout
 from ocr_platform.gpu.endpoint_payloads import EndpointAnswer, is_answer_archive
@@ -116,6 +117,7 @@ def finish_async_inference(
     attempt_id: str | None = None,
     lease_seconds: float = defaults.COMPLETION_TIMEOUT_SECONDS,
     inference: AsyncInference | None = None,
+    max_failed_percent: int = defaults.MAX_FAILED_PAGE_PERCENT,
 ) -> Outcome:
     """Act on one inference's outcome: finish the job, split it, or record one chunk of it.
 
@@ -129,6 +131,9 @@ def finish_async_inference(
     - A chunk request (see the module's docstring for how it is recognised): the chunk's claim is taken, its
       partial result and page images recorded; the chunk that completes the set merges the job's result
       (``ocr_platform.outputs.fan_in``). A failed chunk fails the job once, naming the chunk and its pages.
+
+    A result whose ``pages_failed`` are more than ``max_failed_percent`` of the job's pages fails the job
+    naming them (``ocr_platform.core.page_failures``); below that share the job completes without them.
     """
     job_id = notification.inference_id
     job = store.get(job_id)
@@ -156,9 +161,9 @@ def finish_async_inference(
                 return _fail_unnamed_chunk(notification, job_id, store=store, s3=s3)
         if index is not None:
             return _finish_chunk(notification, index, job, output, store=store, s3=s3, layout=layout,
-                                 attempt_id=attempt_id, lease_seconds=lease_seconds)
+                                 attempt_id=attempt_id, lease_seconds=lease_seconds, max_failed_percent=max_failed_percent)
         return _finish_job(notification, job, store=store, s3=s3, layout=layout, attempt_id=attempt_id,
-                           lease_seconds=lease_seconds, inference=inference)
+                           lease_seconds=lease_seconds, inference=inference, max_failed_percent=max_failed_percent)
     except JobError as err:  # the output of a split job's request could not be read: which chunk is unknown
         store.mark_failed(job_id, err)
         return "failed"
@@ -169,7 +174,7 @@ def finish_async_inference(
 
 def _finish_job(
     notification: AsyncInferenceNotification, job: JobItem, *, store: JobStore, s3: Any, layout: StorageLayout,
-    attempt_id: str, lease_seconds: float, inference: AsyncInference | None,
+    attempt_id: str, lease_seconds: float, inference: AsyncInference | None, max_failed_percent: int,
 ) -> Outcome:
     job_id = job["job_id"]
     claim = store.claim_step(job_id, "finish", attempt_id=attempt_id, lease_seconds=lease_seconds)
@@ -190,6 +195,7 @@ def _finish_job(
             return _send_chunk_requests(job_id, chunks, message, store=store, inference=inference, attempt_id=attempt_id)
         result_pdf = _reported_pdf(output.document, job_id, layout)
         result = validate_result(output.document, job_id=job_id)
+        check_failed_share(result.get("pages_failed", []), read=result["page_count"], max_percent=max_failed_percent)
         if output.answer is not None:
             result_pdf = store_answer_files(s3, layout, job_id, output.answer)
     except JobError as err:
@@ -203,7 +209,7 @@ def _finish_job(
             output.close()
     result_uri = publish_result(s3, layout, result)
     store.mark_completed(job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"],
-                         result_pdf=result_pdf)
+                         result_pdf=result_pdf, pages_failed=result.get("pages_failed"))
     return "completed"
 
 
@@ -283,7 +289,7 @@ def _send_chunk_requests(
 
 def _finish_chunk(
     notification: AsyncInferenceNotification, index: int, job: JobItem, output: EndpointOutput | None, *,
-    store: JobStore, s3: Any, layout: StorageLayout, attempt_id: str, lease_seconds: float,
+    store: JobStore, s3: Any, layout: StorageLayout, attempt_id: str, lease_seconds: float, max_failed_percent: int,
 ) -> Outcome:
     job_id = job["job_id"]
     try:
@@ -308,7 +314,7 @@ def _finish_chunk(
         store.mark_failed(job_id, JobError(err.code, f"{chunk.label}: {err.message}"))
         return "failed"
     store.add_pages_done(job_id, len(chunk.pages))
-    outcome, _ = record_chunk_result(chunk, result, store=store, s3=s3, layout=layout)
+    outcome, _ = record_chunk_result(chunk, result, store=store, s3=s3, layout=layout, max_failed_percent=max_failed_percent)
     return "ignored" if outcome == "skipped" else outcome
 
 

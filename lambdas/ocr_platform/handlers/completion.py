@@ -49,7 +49,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         outcome = finish_async_inference(
             notification, store=svc.store, s3=svc.s3, layout=svc.layout,
             attempt_id=context.aws_request_id, lease_seconds=context.get_remaining_time_in_millis() / 1000,
-            inference=svc.inference,
+            inference=svc.inference, max_failed_percent=svc.settings.max_failed_page_percent,
         )
         logger.info("Async inference finished", outcome=outcome, succeeded=notification.succeeded)
         outcomes.append(outcome)

@@ -60,13 +60,13 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         result = process_chunk(
             message, chunk, store=svc.store, s3=svc.s3, layout=svc.layout, engine_for=get_engine,
             attempt_id=attempt_id, lease_seconds=lease_seconds, limits=PaddleSettings.from_env().intake,
-            fan_out=fan_out, held=held,
+            fan_out=fan_out, held=held, max_failed_percent=svc.settings.max_failed_page_percent,
         )
     else:
         result = process_job(
             message, store=svc.store, s3=svc.s3, layout=svc.layout, engine_for=get_engine,
             limits=PaddleSettings.from_env().intake, fan_out=fan_out, attempt_id=attempt_id, lease_seconds=lease_seconds,
-            held=held,
+            held=held, max_failed_percent=svc.settings.max_failed_page_percent,
         )
     logger.info("Job processed", outcome=result.outcome, result=result.result_uri)
     return {"job_id": message.job_id, "outcome": result.outcome, "result": result.result_uri}

@@ -27,7 +27,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     settings = svc.settings
     deadlines = Deadlines(settings.queued_deadline_seconds, settings.lambda_deadline_seconds, settings.sagemaker_deadline_seconds)
     settled = settle_finished_inferences(
-        svc.store, svc.s3, svc.layout, grace_seconds=settings.settle_grace_seconds, inference=svc.inference
+        svc.store, svc.s3, svc.layout, grace_seconds=settings.settle_grace_seconds, inference=svc.inference,
+        max_failed_percent=settings.max_failed_page_percent,
     )
     failed = sweep_stuck_jobs(svc.store, deadlines)
     republished = svc.notifier.republish_pending(grace_seconds=defaults.NOTIFICATION_GRACE_SECONDS)

@@ -51,7 +51,7 @@ UPLOAD_CONTENT_TYPES = {
 #: Job item attributes a user sees; claims, leases and S3 locations of the backends stay internal.
 PUBLIC_ATTRIBUTES = (
     "job_id", "status", "model", "language", "pages", "file_name", "created_at", "updated_at", "started_at",
-    "finished_at", "page_count", "pages_done", "chunk_count", "warnings", "error", "input_url", "callback_url",
+    "finished_at", "page_count", "pages_done", "chunk_count", "warnings", "pages_failed", "error", "input_url", "callback_url",
     "callback_status", "callback_attempts", "document_type",
 )
 

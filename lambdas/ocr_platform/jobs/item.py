@@ -22,6 +22,7 @@ from enum import StrEnum
 from typing import Any, Literal, TypedDict
 
 from ocr_platform.core.errors import JobErrorDict
+from ocr_platform.core.page_failures import PageFailure
 from ocr_platform.core.results import ResultWarning
 from ocr_platform.core.routing import Backend
 
@@ -146,6 +147,8 @@ class JobItem(TypedDict, total=False):
     chunks_launched: int
     chunk_requests: list[ChunkRequest]
     warnings: list[ResultWarning]
+    #: COMPLETED with some pages left out: the pages that could not be read (``core.page_failures``).
+    pages_failed: list[PageFailure]
     error: JobErrorDict
     expires_at: int
 

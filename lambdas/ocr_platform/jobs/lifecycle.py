@@ -24,6 +24,7 @@ from boto3.dynamodb.conditions import Attr, ConditionBase
 from botocore.exceptions import ClientError
 
 from ocr_platform.core.errors import JobError
+from ocr_platform.core.page_failures import PageFailure
 from ocr_platform.core.results import ResultWarning
 from ocr_platform.core.routing import Backend
 from ocr_platform.jobs.item import (
@@ -132,9 +133,11 @@ class JobLifecycle(JobTable):
 
     def mark_completed(
         self, job_id: str, *, result_uri: str, page_count: int, warnings: list[ResultWarning] | None = None, result_pdf: str | None = None,
+        pages_failed: list[PageFailure] | None = None,
     ) -> bool:
-        """PROCESSING -> COMPLETED with the result location, page count, the result's warnings (if any) and the
-        searchable PDF's location (``result_pdf``, when the job asked for one)."""
+        """PROCESSING -> COMPLETED with the result location, page count, the result's warnings (if any), the
+        searchable PDF's location (``result_pdf``, when the job asked for one) and the pages that could not be
+        read (``pages_failed``, if any)."""
         now = iso(self.clock())
         values: dict[str, Any] = {
             "status": JobStatus.COMPLETED,
@@ -149,6 +152,8 @@ class JobLifecycle(JobTable):
             values["warnings"] = list(warnings)
         if result_pdf:
             values["result_pdf"] = result_pdf
+        if pages_failed:
+            values["pages_failed"] = [dict(failure) for failure in pages_failed]
         return self._finish(job_id, values, Attr("status").eq(JobStatus.PROCESSING))
 
     def mark_failed(

@@ -109,7 +109,8 @@ def function_specs(
     common: dict[str, Any] = {"table_name": names["table"], "bucket_name": names["bucket"], "job_ttl_days": cfg.job_ttl_days,
                               "url_policy": "local"}
     # What every function that finishes jobs gets: where the completion events and the webhooks go.
-    finishes: dict[str, Any] = {"event_bus_name": cfg.event_bus_name, "webhook_queue_url": found.get("webhook_queue_url", "")}
+    finishes: dict[str, Any] = {"event_bus_name": cfg.event_bus_name, "webhook_queue_url": found.get("webhook_queue_url", ""),
+                                "max_failed_page_percent": cfg.max_failed_page_percent}
     first, longest, window = webhook_retry_seconds or (
         cfg.webhook_first_retry_seconds, cfg.webhook_max_retry_interval_seconds, cfg.webhook_retry_window_seconds
     )

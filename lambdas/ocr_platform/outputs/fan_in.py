@@ -20,8 +20,10 @@ import logging
 from collections.abc import Callable
 from typing import Any, Literal
 
+from ocr_platform.core import defaults
 from ocr_platform.core.chunks import Chunk
 from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.page_failures import check_failed_share
 from ocr_platform.core.results import OcrResult
 from ocr_platform.core.s3_layout import StorageLayout
 from ocr_platform.jobs.store import JobStore
@@ -37,7 +39,7 @@ WritePdf = Callable[[OcrResult], str | None]
 
 def record_chunk_result(
     chunk: Chunk, result: OcrResult, *, store: JobStore, s3: Any, layout: StorageLayout, raw: Any = None,
-    write_pdf: WritePdf | None = None,
+    write_pdf: WritePdf | None = None, max_failed_percent: int = defaults.MAX_FAILED_PAGE_PERCENT,
 ) -> tuple[FanInOutcome, str | None]:
     """Record one chunk's partial result; merge and complete the job when it is the last one.
 
@@ -52,22 +54,33 @@ def record_chunk_result(
         return "skipped", None
     if done < chunk.count:
         return "chunk_done", None
-    return merge_split_job(job_id, chunk.count, store=store, s3=s3, layout=layout, write_pdf=write_pdf)
+    return merge_split_job(job_id, chunk.count, store=store, s3=s3, layout=layout, write_pdf=write_pdf,
+                           max_failed_percent=max_failed_percent)
 
 
 def merge_split_job(
-    job_id: str, chunk_count: int, *, store: JobStore, s3: Any, layout: StorageLayout, write_pdf: WritePdf | None = None
+    job_id: str, chunk_count: int, *, store: JobStore, s3: Any, layout: StorageLayout, write_pdf: WritePdf | None = None,
+    max_failed_percent: int = defaults.MAX_FAILED_PAGE_PERCENT,
 ) -> tuple[FanInOutcome, str | None]:
     """Join the chunks' partial results in page order into the job's result.json, then complete the job.
 
     With ``write_pdf``, the searchable result.pdf is written from the merged result first and the job
     completes with its ``result_pdf``; if it cannot be written the job fails ``engine_failed`` (as an
     unsplit job's does), with no result.json.
+
+    The chunks' failed pages are checked against ``max_failed_percent`` of the whole job: past it the job
+    fails naming them (``core.page_failures.check_failed_share``), else it completes with ``pages_failed``.
     """
     try:
         result, raw = read_merged_result(s3, layout, job_id, chunk_count)
     except Exception as err:
         return _merge_failed(store, job_id, chunk_count, err)
+    try:
+        check_failed_share(result.get("pages_failed", []), read=result["page_count"], max_percent=max_failed_percent)
+    except JobError as err:
+        store.mark_failed(job_id, err)
+        delete_chunk_results(s3, layout, job_id, chunk_count)
+        return "failed", None
     try:
         result_pdf = write_pdf(result) if write_pdf is not None else None
     except Exception as err:
@@ -81,7 +94,8 @@ def merge_split_job(
     except Exception as err:
         return _merge_failed(store, job_id, chunk_count, err)
     completed = store.mark_completed(
-        job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"], result_pdf=result_pdf
+        job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"], result_pdf=result_pdf,
+        pages_failed=result.get("pages_failed"),
     )
     delete_chunk_results(s3, layout, job_id, chunk_count)
     return ("completed" if completed else "skipped"), result_uri

@@ -26,6 +26,7 @@ from datetime import timedelta
 from typing import Any, TypedDict, cast
 
 from ocr_platform.core.errors import JobErrorDict
+from ocr_platform.core.page_failures import PageFailure
 from ocr_platform.core.results import ResultWarning
 from ocr_platform.jobs.store import JobItem, JobStatus, JobStore, iso
 
@@ -60,12 +61,13 @@ class JobEventDetail(TypedDict, total=False):
     result_pdf: str
     error: JobErrorDict
     warnings: list[ResultWarning]
+    pages_failed: list[PageFailure]
 
 
 #: The job item attributes an event carries; claims, leases, owners and callback URLs stay internal.
 EVENT_FIELDS = (
     "job_id", "status", "model", "language", "pages", "file_name", "input", "input_url", "created_at", "finished_at",
-    "page_count", "pages_done", "result", "result_pdf", "error", "warnings",
+    "page_count", "pages_done", "result", "result_pdf", "error", "warnings", "pages_failed",
 )
 
 

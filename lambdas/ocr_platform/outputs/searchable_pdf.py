@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from ocr_platform.core.results import Line, OcrResult, Page
 from ocr_platform.document.intake import DocumentType, detect_type
+from ocr_platform.outputs.pdf_pages import numbered_pages, pdfium_page_count
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -109,11 +110,12 @@ def _write_pdf(source: Path, pages: Sequence[Page], target: Path) -> None:
 
     with source.open("rb") as handle, _own_text(source, pages) as own_text:
         reader = PdfReader(handle)
-        _check_pages(pages, len(reader.pages), source)
+        source_pages = numbered_pages(reader, pdfium_page_count(source))  # the page loop's numbers
+        _check_pages(pages, len(source_pages), source)
         writer = PdfWriter()
         _copy_metadata(reader, writer)
         for result_page in pages:
-            page = writer.add_page(reader.pages[result_page["page"] - 1])
+            page = writer.add_page(source_pages[result_page["page"] - 1])
             box = _crop_box(page)
             to_point = _pdf_pixel_to_point(page, result_page["scale"])
             overlay = _text_overlay(_new_lines(result_page, to_point, own_text), box, to_point)

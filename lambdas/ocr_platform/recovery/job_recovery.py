@@ -114,7 +114,7 @@ def sweep_stuck_jobs(store: JobStore, deadlines: Deadlines, *, now: datetime | N
 
 def settle_finished_inferences(
     store: JobStore, s3: Any, layout: StorageLayout, *, grace_seconds: int = defaults.SETTLE_GRACE_SECONDS,
-    now: datetime | None = None, inference: AsyncInference | None = None,
+    now: datetime | None = None, inference: AsyncInference | None = None, max_failed_percent: int = defaults.MAX_FAILED_PAGE_PERCENT,
 ) -> dict[str, str]:
     """Finish GPU jobs whose outcome is in S3 but whose notification never finished them.
 
@@ -146,7 +146,7 @@ def settle_finished_inferences(
             if notification is not None:
                 settled[job_id] = finish_async_inference(
                     notification, store=store, s3=s3, layout=layout, attempt_id=f"settle-{uuid.uuid4().hex}",
-                    inference=inference,
+                    inference=inference, max_failed_percent=max_failed_percent,
                 )
     if settled:
         logger.warning("Settled %d GPU job(s) from S3 whose notification never finished them: %s", len(settled), settled)
