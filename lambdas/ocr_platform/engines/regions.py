@@ -199,7 +199,9 @@ def ordered_regions(regions: list[Region]) -> list[Region]:
 def page_markdown(blocks: list[Block]) -> str:
     """Markdown for blocks in reading order: the first block, when it is a title, as ``#``, later titles
     as ``##``, tables as their HTML, a picture as a link to its crop (its ``image``) followed by the text
-    read inside it, other text (headers and footers too) as paragraphs: no text of the page is left out.
+    read inside it, other text (headers and footers too) as paragraphs: no text of the page is left out, but
+    for a table's part that continues a table of an earlier page (``continued_from``), which that page's
+    Markdown holds whole (``core.tables``).
 
     >>> figure = {"label": "figure", "text": "Q1 Q2", "image": "figures/00001-01.png"}
     >>> page_markdown([{"label": "title", "text": "Report"}, figure, {"label": "footer", "text": "3"}])
@@ -208,6 +210,8 @@ def page_markdown(blocks: list[Block]) -> str:
     parts = []
     for index, block in enumerate(blocks):
         label, text = block.get("label", "text"), block.get("text", "").strip()
+        if "continued_from" in block:
+            continue
         if label in FIGURE_LABELS and block.get("image"):
             parts.append(f"![{label}]({block['image']})")
         if label == "table" and block.get("html"):

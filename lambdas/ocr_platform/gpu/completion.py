@@ -42,6 +42,7 @@ from ocr_platform.core import defaults
 from ocr_platform.core.chunks import Chunk, InvalidChunkError, read_split_plan
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.results import validate_result
+from ocr_platform.core.tables import merge_continued_tables
 from ocr_platform.core.s3_layout import S3Uri, StorageLayout
 from ocr_platform.gpu.endpoint_payloads import EndpointAnswer, is_answer_archive
 from ocr_platform.gpu.sagemaker_async import AsyncInference
@@ -190,6 +191,7 @@ def _finish_job(
             return _send_chunk_requests(job_id, chunks, message, store=store, inference=inference, attempt_id=attempt_id)
         result_pdf = _reported_pdf(output.document, job_id, layout)
         result = validate_result(output.document, job_id=job_id)
+        merge_continued_tables(result["pages"])  # the whole document: an endpoint of an earlier image did not
         if output.answer is not None:
             result_pdf = store_answer_files(s3, layout, job_id, output.answer)
     except JobError as err:
