@@ -270,7 +270,7 @@ def merge_continued_tables(pages: list[Page]) -> int:
         a_index, b_index = _last_table(prev), _first_table(nxt)
         if a_index is None or b_index is None:
             continue
-        a, b = prev["blocks"][a_index], nxt["blocks"][b_index]  # type: ignore[typeddict-item]
+        a, b = prev["blocks"][a_index], nxt["blocks"][b_index]
         if "continued_from" in b:
             continue  # merged already
         source = a.get("continued_from")
@@ -278,7 +278,7 @@ def merge_continued_tables(pages: list[Page]) -> int:
         head_holder = by_number.get(head_page)
         if head_holder is None or head_index >= len(head_holder.get("blocks", [])):
             continue
-        head = head_holder["blocks"][head_index]  # type: ignore[typeddict-item]
+        head = head_holder["blocks"][head_index]
         head_rows, a_rows, b_rows = table_rows(head["html"]), table_rows(a["html"]), table_rows(b["html"])
         if not a_rows or not b_rows or column_count(a_rows) != column_count(b_rows) or not _widths_match(prev, a, nxt, b):
             continue

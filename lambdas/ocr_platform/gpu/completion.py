@@ -42,8 +42,8 @@ from ocr_platform.core import defaults
 from ocr_platform.core.chunks import Chunk, InvalidChunkError, read_split_plan
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.results import validate_result
-from ocr_platform.core.tables import merge_continued_tables
 from ocr_platform.core.s3_layout import S3Uri, StorageLayout
+from ocr_platform.core.tables import merge_continued_tables
 from ocr_platform.gpu.endpoint_payloads import EndpointAnswer, is_answer_archive
 from ocr_platform.gpu.sagemaker_async import AsyncInference
 from ocr_platform.jobs.messages import InvalidMessageError, JobMessage, parse_job_message
