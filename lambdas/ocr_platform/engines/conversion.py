@@ -16,13 +16,13 @@ from typing import Any, TypedDict
 
 from ocr_platform.core.results import Block, Line
 from ocr_platform.core.tables import html_table_text
-from ocr_platform.engines.regions import FIGURE_LABELS, Region, assign_lines, lines_text
+from ocr_platform.engines.regions import FIGURE_LABELS, MARKDOWN_IGNORED_LABELS, Region, assign_lines, lines_text
 
 #: Labels whose region PP-StructureV3 writes as a picture: its block gets no text and its Markdown an ``<img>``.
 PICTURE_LABELS = FIGURE_LABELS | {"seal", "header_image", "footer_image"}
 #: Pictures that are page furniture: their text goes into the block only, as PP-StructureV3's Markdown leaves
 #: them out (its ``markdown_ignore_labels``).
-FURNITURE_PICTURES = frozenset({"header_image", "footer_image"})
+FURNITURE_PICTURES = PICTURE_LABELS & MARKDOWN_IGNORED_LABELS
 #: The crop PaddleX names in a picture's Markdown: ``imgs/img_in_{label}_box_{x0}_{y0}_{x1}_{y1}.jpg``.
 _PICTURE_SRC = re.compile(r"img_in_(\w+?)_box_(\d+)_(\d+)_(\d+)_(\d+)\.\w+")
 
