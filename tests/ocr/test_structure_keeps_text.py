@@ -11,8 +11,8 @@ import pytest
 
 from ocr_platform.core.text_metrics import words
 from ocr_platform.engines.local_structure import LocalStructureEngine
-from ocr_platform.engines.regions import MARKDOWN_IGNORED_LABELS
 from ocr_platform.engines.reading import ocr_document
+from ocr_platform.engines.regions import MARKDOWN_IGNORED_LABELS
 
 FORM_PAGE = Path(__file__).parents[1] / "documents" / "public" / "SF424_page2.pdf"
 

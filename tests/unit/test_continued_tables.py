@@ -84,6 +84,19 @@ def test_a_header_read_a_little_differently_by_ocr_still_counts_as_the_header() 
     assert html_table_text(pages[0]["blocks"][0]["html"]).count("Notice Date") == 1
 
 
+def test_data_rows_that_differ_only_in_their_numbers_are_never_taken_for_a_repeated_header() -> None:
+    """As a split job's chunk sees a table: its first page continues a table whose header is in another chunk."""
+    def notices(first: int, count: int) -> list[list[str]]:
+        return [[f"07/{n:02d}/2015", f"Boeing Company {n}", "Long Beach", str(n), "Layoff Permanent"] for n in range(first, first + count)]
+
+    pages = [page(1, table_block(table(notices(10, 3), header=None))), page(2, table_block(table(notices(13, 3), header=None)))]
+
+    merge_continued_tables(pages)
+
+    assert html_table_text(pages[0]["blocks"][0]["html"]).split("\n") == ["\t".join(row) for row in notices(10, 6)]
+    assert pages[1]["blocks"][0]["continued_from"]["header_rows"] == 0
+
+
 def test_three_pages_chain_into_the_first() -> None:
     pages = [page(1, table_block(table(rows(1, 3)))), page(2, table_block(table(rows(4, 3)))),
              page(3, table_block(table(rows(7, 2))), text_block("text", "End of report"))]
@@ -107,6 +120,8 @@ def test_what_is_not_a_continuation_stays_apart() -> None:
                           page(2, table_block(table([["a", "b"]], header=["Name", "Age"])))],
         "a header of its own": [page(1, table_block(table(rows(1, 2)))),
                                 page(2, table_block(table(rows(3, 2), header=["Code", "Unit", "Cost"], th=True)))],
+        "a row group header of its own": [page(1, table_block(table(rows(1, 2)))), page(2, table_block(
+            table(rows(3, 2), header=["Code", "Unit", "Cost"]).replace("<table><tr>", "<table><thead><tr>", 1).replace("</tr>", "</tr></thead>", 1)))],
         "another width": [page(1, table_block(table(rows(1, 2)))),
                           page(2, table_block(table(rows(3, 2), header=None), bbox=(50, 100, 500, 1300)))],
         "not the next page": [page(1, table_block(table(rows(1, 2)))), page(3, table_block(table(rows(3, 2), header=None)))],
