@@ -155,4 +155,5 @@ def test_a_table_pp_structurev3_reads_over_three_pages_is_one_table_with_its_hea
     markdown = "\n\n".join(page["markdown"] for page in result["pages"])
     assert markdown.count("<table") == 1 and markdown.count("Notice Date") == 1
     assert all(f"Company {n}" in markdown for n in range(10, 40))
-    assert second["markdown"] == third["markdown"] == ""  # no empty centring div left behind
+    # No empty centring div left behind: a comment says where the table is.
+    assert second["markdown"] == third["markdown"] == "<!-- table continued from page 1 -->"

@@ -143,7 +143,7 @@ def test_markdown_in_paddlex_form_keeps_one_table_and_no_empty_wrapper() -> None
 
     assert pages[0]["markdown"].startswith('## Stock\n\n<div style="text-align: center;"><html><body><table>')
     assert "item 4" in pages[0]["markdown"]
-    assert pages[1]["markdown"] == "After"
+    assert pages[1]["markdown"] == "<!-- table continued from page 1 -->\n\nAfter"
 
 
 def test_merging_chunk_by_chunk_then_the_whole_gives_what_merging_the_whole_gives() -> None:

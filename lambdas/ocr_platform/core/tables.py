@@ -12,8 +12,8 @@ table with its header once (docs/contracts.md, "Block"):
   the head's page number and index in that page's blocks, and how many of its own first rows repeat the
   header (left out of the merged table);
 - the pages' ``markdown`` shows the table once: the head's page writes the whole table where its part was,
-  and each continuation's page leaves its part out. Read in page order, the Markdown has the table once,
-  with its header once.
+  and each continuation's page has only a comment there (:func:`continuation_note`). Read in page order, the
+  Markdown has the table once, with its header once.
 
 A table continues on the next page when (the rules of PaddleX 3.7's ``merge_table``, adapted from MinerU):
 the next page is the next page of the document; the table is the last block of its page, but for footers,
@@ -37,7 +37,7 @@ that a chunk merged goes on into the previous chunk's table when the chunks are 
 >>> html_table_text(head["html"])
 'Item\\tQty\\nTea\\t4\\nJam\\t2'
 >>> part["continued_from"], pages[1]["markdown"]
-({'page': 1, 'block': 0, 'header_rows': 1}, '2')
+({'page': 1, 'block': 0, 'header_rows': 1}, '2\\n\\n<!-- table continued from page 1 -->')
 >>> merge_continued_tables(pages)
 0
 """
@@ -289,9 +289,20 @@ def _first_rows(html: str, count: int = MAX_HEADER_ROWS) -> list[list[_Cell]]:
     return table_rows(html[:end])
 
 
-def _replace_table(markdown: str, table_html: str, *, last: bool) -> str | None:
-    """``markdown`` with its last (or first) ``<table>`` replaced by ``table_html``'s table (removed when it is
-    empty, with an element left empty around it); ``None`` when it has no table."""
+def continuation_note(page: int) -> str:
+    """What a page's Markdown says in place of a table's part whose whole table is on page ``page``: an HTML
+    comment, so the Markdown shows nothing there and a reader (or a client that falls back to a page's text where
+    its Markdown is empty) still knows where the table went.
+
+    >>> continuation_note(3)
+    '<!-- table continued from page 3 -->'
+    """
+    return f"<!-- table continued from page {page} -->"
+
+
+def _replace_table(markdown: str, table_html: str, *, last: bool, note: str = "") -> str | None:
+    """``markdown`` with its last (or first) ``<table>`` replaced by ``table_html``'s table, or where that has none
+    by ``note`` (with an element left empty around the table removed); ``None`` when it has no table."""
     found = list(_TABLE.finditer(markdown))
     if not found:
         return None
@@ -302,8 +313,7 @@ def _replace_table(markdown: str, table_html: str, *, last: bool) -> str | None:
     before, after = markdown[:start], markdown[end:]
     while (opening := _OPEN_TAG.search(before)) and (closing := re.match(rf"\s*</{opening.group(1)}\s*>", after, re.IGNORECASE)):
         before, after = before[: opening.start()], after[closing.end():]
-    before, after = before.rstrip(), after.lstrip()
-    return f"{before}\n\n{after}" if before and after else before or after
+    return "\n\n".join(part for part in (before.rstrip(), note, after.lstrip()) if part)
 
 
 @dataclass
@@ -326,11 +336,11 @@ def merge_continued_tables(pages: list[Page]) -> int:
     and each head's HTML is written once at the end, so a table over 2,000 pages costs what its rows cost.
     """
     by_number = {page["page"]: page for page in pages}
-    parts: dict[tuple[int, int], list[Block]] = {}  # the parts merged before, by the head they continue
+    parts: dict[tuple[int, int], list[tuple[Page, Block]]] = {}  # the parts merged before, by the head they continue
     for page in pages:
         for block in page.get("blocks", []):
             if "continued_from" in block:
-                parts.setdefault((block["continued_from"]["page"], block["continued_from"]["block"]), []).append(block)
+                parts.setdefault((block["continued_from"]["page"], block["continued_from"]["block"]), []).append((page, block))
     heads: dict[tuple[int, int], _Head] = {}
     counted: dict[int, int] = {}  # column counts by block: the part after one join is the part before the next
 
@@ -365,14 +375,17 @@ def merge_continued_tables(pages: list[Page]) -> int:
         heads[key] = head
         b_html, b_parts = b["html"], parts.pop((nxt["page"], b_index), [])
         rows = [match.group(0) for match in _ROW.finditer(b_html)]
-        own = len(rows) - sum(len(_ROW.findall(part["html"])) - part["continued_from"]["header_rows"] for part in b_parts)
+        own = len(rows) - sum(len(_ROW.findall(part["html"])) - part["continued_from"]["header_rows"] for _, part in b_parts)
         head.added.extend(rows[header_rows:])  # its own rows and, where b was a head itself, its parts' rows
         if own < len(rows):
             b["html"] = b_html[: _row_start(b_html, own)] + b_html[_rows_end(b_html):]
         b["continued_from"] = ContinuedFrom(page=key[0], block=key[1], header_rows=header_rows)
-        for part in b_parts:
+        for part_page, part in b_parts:  # b's own parts now continue the head, and their pages' notes say so
             part["continued_from"] = ContinuedFrom(page=key[0], block=key[1], header_rows=part["continued_from"]["header_rows"])
-        part_markdown = _replace_table(nxt.get("markdown", ""), "", last=False) if head.in_markdown else None
+            if head.in_markdown and "markdown" in part_page:
+                part_page["markdown"] = part_page["markdown"].replace(continuation_note(nxt["page"]), continuation_note(key[0]), 1)
+        note = continuation_note(key[0])
+        part_markdown = _replace_table(nxt.get("markdown", ""), "", last=False, note=note) if head.in_markdown else None
         if part_markdown is not None:
             nxt["markdown"] = part_markdown
         merged += 1

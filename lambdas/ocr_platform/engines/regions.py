@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ocr_platform.core.results import Block, Line
+from ocr_platform.core.tables import continuation_note
 
 BBox = tuple[float, float, float, float]  # x0, y0, x1, y1 in page pixels
 
@@ -205,7 +206,7 @@ def page_markdown(blocks: list[Block]) -> str:
     read inside it, other text as paragraphs. Left out, as PP-StructureV3's Markdown leaves them out: page
     furniture (``MARKDOWN_IGNORED_LABELS``: headers, footers, page numbers), whose text only its block keeps,
     and a table's part that continues a table of an earlier page (``continued_from``), which that page's
-    Markdown holds whole (``core.tables``). No other text of the page is left out.
+    Markdown holds whole (``core.tables``; a comment says so here). No other text of the page is left out.
 
     >>> figure = {"label": "figure", "text": "Q1 Q2", "image": "figures/00001-01.png"}
     >>> page_markdown([{"label": "header", "text": "ACME"}, {"label": "title", "text": "Report"}, figure, {"label": "footer", "text": "3"}])
@@ -216,6 +217,7 @@ def page_markdown(blocks: list[Block]) -> str:
     for index, block in enumerate(blocks):
         label, text = block.get("label", "text"), block.get("text", "").strip()
         if "continued_from" in block:
+            parts.append(continuation_note(block["continued_from"]["page"]))
             continue
         if label in FIGURE_LABELS and block.get("image"):
             parts.append(f"![{label}]({block['image']})")
