@@ -1,7 +1,7 @@
 """A real table printed over three pages comes back from the ``pp-structurev3`` route (its local substitute, on real
 weights) as one table with its header once, and no cell's text is lost: through the CPU processor against moto for a
-whole job, and chunk by chunk as a split job's chunks read and merge it (``tests/documents/public/README.md`` has
-the document)."""
+whole job and for a split job whose chunks each read one page (the chunk that completes the set merges them), and
+chunk by chunk as the merge of any split joins them (``tests/documents/public/README.md`` has the document)."""
 
 from __future__ import annotations
 
@@ -15,12 +15,16 @@ import pytest
 
 from ocr_platform import engines
 from ocr_platform.core.chunks import merge_chunk_results
+from ocr_platform.core.settings import ENV
 from ocr_platform.core.tables import html_table_text
 from ocr_platform.core.text_metrics import words
 from ocr_platform.engines.local_structure import LocalStructureEngine
 from ocr_platform.engines.reading import ocr_document
+from ocr_platform.handlers import _services
 from ocr_platform.jobs.store import NewJob
 from tests.conftest import Platform
+from tests.handlers.test_fan_out import RecordedInvokes
+from tests.handlers.test_fan_out import invokes as invokes  # noqa: F401 - the fixture
 
 REPORT = Path(__file__).parents[1] / "documents" / "public" / "warn-report-3-pages.pdf"
 HEADER = ("Notice Date", "Effective", "Received", "Company", "City", "No. Of", "Layoff/Closure")
@@ -93,6 +97,35 @@ def test_a_table_over_three_pages_is_one_table_with_its_header_once_through_the_
     platform.store.mark_processing(job_id, "lambda")
 
     assert platform.run_processor(message)["outcome"] == "completed"
+
+    assert_one_table_over_three_pages(platform.read_json(f"results/{job_id}/result.json"))
+
+
+@pytest.fixture
+def one_page_chunks(platform: Platform, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The processor splits a job into chunks of one page (the planner prices a page with a text layer at a tenth
+    of a page, so it would not split these three)."""
+    monkeypatch.setenv(ENV.CPU_PAGES_PER_CHUNK, "1")
+    monkeypatch.setattr("ocr_platform.cpu.job_runner.page_costs", lambda *args: None)
+    _services.reset()
+    yield
+    _services.reset()
+
+
+@pytest.mark.usefixtures("one_page_chunks")
+def test_a_split_job_whose_chunks_each_read_one_page_merges_them_into_one_table_through_the_processor(
+    platform: Platform, registered: LocalStructureEngine, invokes: RecordedInvokes,
+) -> None:
+    job_id = "job-warn-split"
+    message = {"job_id": job_id, "model": "pp-structurev3", "input": platform.put_document(job_id, "warn.pdf", REPORT.read_bytes()),
+               "language": "en"}
+    platform.store.create(NewJob(job_id, "pp-structurev3", message["input"], language="en"))
+    platform.store.mark_processing(job_id, "lambda")
+
+    assert platform.run_processor(message)["outcome"] == "fanned_out"
+    assert [event["chunk"]["pages"] for event in invokes.events] == ["1", "2", "3"]
+    third, first, second = invokes.events[2], invokes.events[0], invokes.events[1]
+    assert [platform.run_processor(event)["outcome"] for event in (third, first, second)] == ["chunk_done", "chunk_done", "completed"]
 
     assert_one_table_over_three_pages(platform.read_json(f"results/{job_id}/result.json"))
 
