@@ -46,7 +46,7 @@ def paddlex_page(image: np.ndarray, blocks: list[tuple[str, Box, str]], lines: l
     for index, (label, box, content) in enumerate(blocks):
         block = LayoutBlock(label=label, bbox=list(box))
         block.content, block.index, block.order_index = content, index, index + 1
-        if label in ("table", "seal", "chart", "image", "header_image", "footer_image"):
+        if label in ("table", "seal", "formula", "chart", "image", "figure", "header_image", "footer_image"):  # as PaddleX crops them
             x0, y0, x1, y1 = box
             block.image = {"path": f"imgs/img_in_{label}_box_{x0}_{y0}_{x1}_{y1}.jpg", "img": Image.fromarray(image[y0:y1, x0:x1])}
         parsed.append(block)
@@ -80,6 +80,7 @@ def test_the_text_in_picture_regions_is_kept_in_their_blocks_and_after_them_in_t
         ("Q1 120", (150, 250, 300, 280)), ("Q4 180", (600, 250, 750, 280)),  # in the image
         ("North 40%", (150, 600, 350, 630)),  # in the chart
         ("APPROVED", (700, 1000, 880, 1040)),  # in the seal
+        ("E = mc2", (100, 1200, 300, 1240)),  # in the formula, whose recognition is off
         ("ACME Corp", (820, 10, 980, 30)),  # in the header logo
         ("Figure 1. Sales by quarter.", (100, 470, 700, 500)),
     ]
@@ -91,9 +92,11 @@ def test_the_text_in_picture_regions_is_kept_in_their_blocks_and_after_them_in_t
         ("figure_title", (100, 470, 700, 500), "Figure 1. Sales by quarter."),
         ("chart", (100, 550, 900, 900), ""),
         ("seal", (650, 950, 950, 1100), ""),
+        ("formula", (80, 1180, 320, 1260), "E = mc2"),  # PaddleX puts the OCR text of some regions in the block
     ]
     result = paddlex_page(image, blocks, lines)
-    assert "Q1 120" not in result.markdown["markdown_texts"]  # the premise: PaddleX's Markdown has no picture text
+    # The premise: PaddleX's Markdown has no picture text, not even where the block has it.
+    assert "Q1 120" not in result.markdown["markdown_texts"] and "mc2" not in result.markdown["markdown_texts"]
 
     content = layout_page_content(result)
 
@@ -106,7 +109,7 @@ def test_the_text_in_picture_regions_is_kept_in_their_blocks_and_after_them_in_t
     markdown = content["markdown"]
     assert all(text in markdown for text, _ in lines if text != "ACME Corp")  # a header picture: its block only
     assert "ACME Corp" not in markdown
-    for label, text in (("image", "Q1 120 Q4 180"), ("chart", "North 40%"), ("seal", "APPROVED")):
+    for label, text in (("image", "Q1 120 Q4 180"), ("chart", "North 40%"), ("seal", "APPROVED"), ("formula", "E = mc2")):
         assert markdown.index(f"img_in_{label}_box") < markdown.index(text), label
     assert markdown.index("Q4 180") < markdown.index("Figure 1.")
 

@@ -18,8 +18,9 @@ from ocr_platform.core.results import Block, Line
 from ocr_platform.core.tables import html_table_text
 from ocr_platform.engines.regions import FIGURE_LABELS, MARKDOWN_IGNORED_LABELS, Region, assign_lines, lines_text
 
-#: Labels whose region PP-StructureV3 writes as a picture: its block gets no text and its Markdown an ``<img>``.
-PICTURE_LABELS = FIGURE_LABELS | {"seal", "header_image", "footer_image"}
+#: Labels whose region PP-StructureV3 writes as a picture, an ``<img>`` in its Markdown with no text (a formula and a
+#: seal too, as their recognition is off); its block's content is empty or the OCR text in it.
+PICTURE_LABELS = FIGURE_LABELS | {"seal", "formula", "header_image", "footer_image"}
 #: Pictures that are page furniture: their text goes into the block only, as PP-StructureV3's Markdown leaves
 #: them out (its ``markdown_ignore_labels``).
 FURNITURE_PICTURES = PICTURE_LABELS & MARKDOWN_IGNORED_LABELS
@@ -112,8 +113,9 @@ def layout_page_content(res: Any) -> PageContent:
 
 
 def keep_picture_text(blocks: list[Block], lines: list[Line], markdown: str) -> str:
-    """Give each picture block without text (PP-StructureV3 reads none in an ``image``, ``chart`` or ``seal``
-    region) the OCR lines that fall in it, and put that text in ``markdown`` after the picture; the Markdown.
+    """Give each picture block without text (PP-StructureV3 may read none in an ``image``, ``chart`` or ``seal``
+    region) the OCR lines that fall in it, and put a picture's text in ``markdown`` after the picture where the
+    Markdown lacks it (PP-StructureV3 writes a picture as an ``<img>`` alone); the Markdown.
 
     Each of the page's OCR lines (``overall_ocr_res``, which holds every line) goes to the block that covers most
     of it (``regions.assign_lines``), so a line of a text block beside the picture stays there. The text follows
@@ -131,10 +133,11 @@ def keep_picture_text(blocks: list[Block], lines: list[Line], markdown: str) -> 
     regions = [Region(block.get("label", "text"), tuple(block["bbox"])) if len(block.get("bbox", [])) == 4 else None for block in blocks]  # type: ignore[arg-type]
     assign_lines([region for region in regions if region is not None], lines)
     for block, region in zip(blocks, regions, strict=True):
-        if region is None or block.get("label") not in PICTURE_LABELS or block.get("text", "").strip() or not region.lines:
+        if region is None or block.get("label") not in PICTURE_LABELS:
             continue
-        block["text"] = lines_text(region.lines)
-        if block["label"] in FURNITURE_PICTURES:
+        if not block.get("text", "").strip() and region.lines:
+            block["text"] = lines_text(region.lines)
+        if not block.get("text", "").strip() or block["label"] in FURNITURE_PICTURES or block["text"] in markdown:
             continue
         at = _after_picture(markdown, block)
         markdown = f"{markdown}\n\n{block['text']}" if at is None else f"{markdown[:at]}\n\n{block['text']}{markdown[at:]}"
