@@ -160,3 +160,17 @@ def test_a_table_pp_structurev3_reads_over_three_pages_is_one_table_with_its_hea
     assert all(f"Company {n}" in markdown for n in range(10, 40))
     # No empty centring div left behind: a comment says where the table is.
     assert second["markdown"] == third["markdown"] == "<!-- table continued from page 1 -->"
+
+
+def test_a_picture_the_markdown_has_no_img_of_gets_the_text_read_in_it_and_a_blocks_own_text_is_left_alone() -> None:
+    """As PaddleOCR-VL writes a formula (LaTeX, no ``<img>``), its block's own text stays where the pipeline put it;
+    text read here for a picture the Markdown does not show ends the Markdown, so it is not lost."""
+    from ocr_platform.engines.conversion import keep_picture_text
+
+    line = {"text": "Q1 120", "polygon": [[10, 150], [90, 150], [90, 170], [10, 170]], "score": 0.9}
+    formula = {"label": "formula", "bbox": [0.0, 400.0, 200.0, 450.0], "text": "E=mc^{2}"}
+    image = {"label": "image", "bbox": [0.0, 100.0, 200.0, 300.0], "text": ""}
+    markdown = "# Physics\n\n$$E = mc^{2}$$"
+
+    assert keep_picture_text([formula, image], [line], markdown) == markdown + "\n\nQ1 120"
+    assert (formula["text"], image["text"]) == ("E=mc^{2}", "Q1 120")

@@ -119,8 +119,9 @@ def keep_picture_text(blocks: list[Block], lines: list[Line], markdown: str) -> 
 
     Each of the page's OCR lines (``overall_ocr_res``, which holds every line) goes to the block that covers most
     of it (``regions.assign_lines``), so a line of a text block beside the picture stays there. The text follows
-    the picture's ``<img>`` (found by the crop PaddleX names after the block's box), or ends the Markdown where the
-    picture has none; a header or footer picture keeps its text in its block only.
+    the picture's ``<img>`` (found by the crop PaddleX names after the block's box). Where the Markdown has no
+    ``<img>`` of it, text read here ends the Markdown, and a block's own text is left as the pipeline wrote it (a
+    formula PaddleOCR-VL writes as LaTeX, say); a header or footer picture keeps its text in its block only.
 
     >>> image = {"label": "image", "bbox": [0.0, 100.0, 200.0, 300.0], "text": ""}
     >>> lines = [{"text": "Q1 sales", "polygon": [[10, 150], [90, 150], [90, 170], [10, 170]], "score": 0.9}]
@@ -135,12 +136,16 @@ def keep_picture_text(blocks: list[Block], lines: list[Line], markdown: str) -> 
     for block, region in zip(blocks, regions, strict=True):
         if region is None or block.get("label") not in PICTURE_LABELS:
             continue
-        if not block.get("text", "").strip() and region.lines:
+        read_here = not block.get("text", "").strip() and bool(region.lines)
+        if read_here:
             block["text"] = lines_text(region.lines)
         if not block.get("text", "").strip() or block["label"] in FURNITURE_PICTURES or block["text"] in markdown:
             continue
         at = _after_picture(markdown, block)
-        markdown = f"{markdown}\n\n{block['text']}" if at is None else f"{markdown[:at]}\n\n{block['text']}{markdown[at:]}"
+        if at is not None:
+            markdown = f"{markdown[:at]}\n\n{block['text']}{markdown[at:]}"
+        elif read_here:
+            markdown = f"{markdown}\n\n{block['text']}"
     return markdown
 
 
