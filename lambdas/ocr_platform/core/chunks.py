@@ -28,6 +28,7 @@ from typing import Any, TypedDict
 
 from ocr_platform.core import defaults
 from ocr_platform.core.results import OcrResult, ResultWarning, build_result
+from ocr_platform.core.tables import merge_continued_tables
 
 #: A page selection as a job gives it (``"1-3,7"``): the one pattern the message, the intake and the chunk plan check.
 PAGES_PATTERN = re.compile(r"^\s*\d+\s*(-\s*\d+\s*)?(,\s*\d+\s*(-\s*\d+\s*)?)*$")
@@ -190,11 +191,14 @@ def merge_chunk_results(job_id: str, chunk_results: Sequence[OcrResult]) -> OcrR
     Pages keep their order; each warning appears once; timings add up (``ocr`` is then the sum of the
     chunks' reading time, not the wall time), and the engine is the first chunk's (every chunk ran the same
     model). The chunks' ``pages_failed`` join into the job's, with one ``pages_failed`` warning for all of them.
+    A table that one chunk's last page ends and the next chunk's first page goes on with becomes one table
+    (``core.tables.merge_continued_tables``, on the whole document).
     """
     if not chunk_results:
         raise ValueError("a merge needs at least one chunk result")
     first = chunk_results[0]
     pages = [page for result in chunk_results for page in result["pages"]]
+    merge_continued_tables(pages)
     warnings: list[ResultWarning] = []
     for result in chunk_results:
         warnings.extend(w for w in result["warnings"] if w not in warnings)

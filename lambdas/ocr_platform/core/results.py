@@ -30,6 +30,15 @@ class Line(TypedDict):
     score: float
 
 
+class ContinuedFrom(TypedDict):
+    """Where the table a block continues starts (``ocr_platform.core.tables``): that block's page number and index
+    in the page's blocks, and how many of this part's first rows repeat the header (left out of the merged table)."""
+
+    page: int
+    block: int
+    header_rows: int
+
+
 class Block(TypedDict, total=False):
     label: str
     bbox: list[float]
@@ -37,6 +46,8 @@ class Block(TypedDict, total=False):
     html: str
     #: A picture's crop, relative to the job's result folder (``figures/00001-01.png``).
     image: str
+    #: A table's part on this page that continues a table started on an earlier page (its ``html`` there is whole).
+    continued_from: ContinuedFrom
 
 
 class FormField(TypedDict):

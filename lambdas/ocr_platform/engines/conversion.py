@@ -11,10 +11,21 @@ those documented keys, so they run on plain dicts too.
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
+import re
 from typing import Any, TypedDict
 
 from ocr_platform.core.results import Block, Line
+from ocr_platform.core.tables import html_table_text
+from ocr_platform.engines.regions import FIGURE_LABELS, MARKDOWN_IGNORED_LABELS, Region, assign_lines, lines_text
+
+#: Labels whose region PP-StructureV3 writes as a picture, an ``<img>`` in its Markdown with no text (a formula and a
+#: seal too, as their recognition is off); its block's content is empty or the OCR text in it.
+PICTURE_LABELS = FIGURE_LABELS | {"seal", "formula", "header_image", "footer_image"}
+#: Pictures that are page furniture: their text goes into the block only, as PP-StructureV3's Markdown leaves
+#: them out (its ``markdown_ignore_labels``).
+FURNITURE_PICTURES = PICTURE_LABELS & MARKDOWN_IGNORED_LABELS
+#: The crop PaddleX names in a picture's Markdown: ``imgs/img_in_{label}_box_{x0}_{y0}_{x1}_{y1}.jpg``.
+_PICTURE_SRC = re.compile(r"img_in_(\w+?)_box_(\d+)_(\d+)_(\d+)_(\d+)\.\w+")
 
 
 class PageContent(TypedDict, total=False):
@@ -91,40 +102,59 @@ def layout_page_content(res: Any) -> PageContent:
     """
     data = raw_result(res)
     blocks = layout_blocks(list(data.get("parsing_res_list", []) or []))
+    lines = ocr_lines(data.get("overall_ocr_res", {}) or {})
     markdown = getattr(res, "markdown", None)
     text = markdown.get("markdown_texts", "") if isinstance(markdown, dict) else ""
     return {
-        "lines": ocr_lines(data.get("overall_ocr_res", {}) or {}),
+        "lines": lines,
         "blocks": blocks,
-        "markdown": text or "\n\n".join(b.get("html") or b.get("text", "") for b in blocks),
+        "markdown": keep_picture_text(blocks, lines, text) if text else "\n\n".join(b.get("html") or b.get("text", "") for b in blocks),
     }
 
 
-class _TableCells(HTMLParser):
-    """Collects the text of each ``<td>``/``<th>`` cell, row by row."""
+def keep_picture_text(blocks: list[Block], lines: list[Line], markdown: str) -> str:
+    """Give each picture block without text (PP-StructureV3 may read none in an ``image``, ``chart`` or ``seal``
+    region) the OCR lines that fall in it, and put a picture's text in ``markdown`` after the picture where the
+    Markdown lacks it (PP-StructureV3 writes a picture as an ``<img>`` alone); the Markdown.
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.rows: list[list[str]] = []
+    Each of the page's OCR lines (``overall_ocr_res``, which holds every line) goes to the block that covers most
+    of it (``regions.assign_lines``), so a line of a text block beside the picture stays there. The text follows
+    the picture's ``<img>`` (found by the crop PaddleX names after the block's box). Where the Markdown has no
+    ``<img>`` of it, text read here ends the Markdown, and a block's own text is left as the pipeline wrote it (a
+    formula PaddleOCR-VL writes as LaTeX, say); a header or footer picture keeps its text in its block only.
 
-    def handle_starttag(self, tag: str, attrs: Any) -> None:
-        if tag == "tr":
-            self.rows.append([])
-        elif tag in ("td", "th") and self.rows:
-            self.rows[-1].append("")
-
-    def handle_data(self, data: str) -> None:
-        if self.rows and self.rows[-1]:
-            self.rows[-1][-1] += data
-
-
-def html_table_text(html: str) -> str:
-    """A table's text: cells joined by tabs, rows by newlines.
-
-    >>> html_table_text("<table><tr><th>Item</th><th>Price</th></tr><tr><td> Tea </td><td>4.50</td></tr></table>")
-    'Item\\tPrice\\nTea\\t4.50'
+    >>> image = {"label": "image", "bbox": [0.0, 100.0, 200.0, 300.0], "text": ""}
+    >>> lines = [{"text": "Q1 sales", "polygon": [[10, 150], [90, 150], [90, 170], [10, 170]], "score": 0.9}]
+    >>> picture = '<div><img src="imgs/img_in_image_box_0_100_200_300.jpg" /></div>'
+    >>> keep_picture_text([image], lines, picture + "\\n\\nNext") == picture + "\\n\\nQ1 sales\\n\\nNext"
+    True
+    >>> image["text"]
+    'Q1 sales'
     """
-    parser = _TableCells()
-    parser.feed(html)
-    parser.close()
-    return "\n".join("\t".join(cell.strip() for cell in row) for row in parser.rows)
+    regions = [Region(block.get("label", "text"), tuple(block["bbox"])) if len(block.get("bbox", [])) == 4 else None for block in blocks]  # type: ignore[arg-type]
+    assign_lines([region for region in regions if region is not None], lines)
+    for block, region in zip(blocks, regions, strict=True):
+        if region is None or block.get("label") not in PICTURE_LABELS:
+            continue
+        read_here = not block.get("text", "").strip() and bool(region.lines)
+        if read_here:
+            block["text"] = lines_text(region.lines)
+        if not block.get("text", "").strip() or block["label"] in FURNITURE_PICTURES or block["text"] in markdown:
+            continue
+        at = _after_picture(markdown, block)
+        if at is not None:
+            markdown = f"{markdown[:at]}\n\n{block['text']}{markdown[at:]}"
+        elif read_here:
+            markdown = f"{markdown}\n\n{block['text']}"
+    return markdown
+
+
+def _after_picture(markdown: str, block: Block) -> int | None:
+    """Where the picture of ``block`` ends in ``markdown`` (after its ``<img>`` tag, or its ``</div>``), or ``None``."""
+    bbox = block["bbox"]
+    for match in _PICTURE_SRC.finditer(markdown):
+        coords = [int(v) for v in match.groups()[1:]]
+        if match.group(1) == block["label"] and all(abs(c - v) <= 1.5 for c, v in zip(coords, bbox, strict=True)):
+            end = markdown.find(">", match.end()) + 1 or match.end()
+            return end + len("</div>") if markdown.startswith("</div>", end) else end
+    return None

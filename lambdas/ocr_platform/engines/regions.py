@@ -14,11 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ocr_platform.core.results import Block, Line
+from ocr_platform.core.tables import continuation_note
 
 BBox = tuple[float, float, float, float]  # x0, y0, x1, y1 in page pixels
 
 HEADER_LABELS = frozenset({"header"})
 FOOTER_LABELS = frozenset({"footer"})
+#: Page furniture that a page's Markdown leaves out, as PP-StructureV3's does (the ``markdown_ignore_labels`` of
+#: PaddleX's PP-StructureV3 config); the blocks keep their text.
+MARKDOWN_IGNORED_LABELS = frozenset({"header", "header_image", "footer", "footer_image", "number", "footnote", "aside_text"})
 #: Labels of pictures: their block links the picture's crop (``image``) and keeps the text read inside it.
 FIGURE_LABELS = frozenset({"figure", "image", "chart"})
 #: The share of a picture region that its text lines cover from which it is read as text, not a picture
@@ -199,15 +203,22 @@ def ordered_regions(regions: list[Region]) -> list[Region]:
 def page_markdown(blocks: list[Block]) -> str:
     """Markdown for blocks in reading order: the first block, when it is a title, as ``#``, later titles
     as ``##``, tables as their HTML, a picture as a link to its crop (its ``image``) followed by the text
-    read inside it, other text (headers and footers too) as paragraphs: no text of the page is left out.
+    read inside it, other text as paragraphs. Left out, as PP-StructureV3's Markdown leaves them out: page
+    furniture (``MARKDOWN_IGNORED_LABELS``: headers, footers, page numbers), whose text only its block keeps,
+    and a table's part that continues a table of an earlier page (``continued_from``), which that page's
+    Markdown holds whole (``core.tables``; a comment says so here). No other text of the page is left out.
 
     >>> figure = {"label": "figure", "text": "Q1 Q2", "image": "figures/00001-01.png"}
-    >>> page_markdown([{"label": "title", "text": "Report"}, figure, {"label": "footer", "text": "3"}])
-    '# Report\\n\\n![figure](figures/00001-01.png)\\n\\nQ1 Q2\\n\\n3'
+    >>> page_markdown([{"label": "header", "text": "ACME"}, {"label": "title", "text": "Report"}, figure, {"label": "footer", "text": "3"}])
+    '# Report\\n\\n![figure](figures/00001-01.png)\\n\\nQ1 Q2'
     """
+    blocks = [block for block in blocks if block.get("label") not in MARKDOWN_IGNORED_LABELS]
     parts = []
     for index, block in enumerate(blocks):
         label, text = block.get("label", "text"), block.get("text", "").strip()
+        if "continued_from" in block:
+            parts.append(continuation_note(block["continued_from"]["page"]))
+            continue
         if label in FIGURE_LABELS and block.get("image"):
             parts.append(f"![{label}]({block['image']})")
         if label == "table" and block.get("html"):

@@ -44,6 +44,7 @@ from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.page_failures import check_failed_share
 from ocr_platform.core.results import validate_result
 from ocr_platform.core.s3_layout import S3Uri, StorageLayout
+from ocr_platform.core.tables import merge_continued_tables
 from ocr_platform.gpu.endpoint_payloads import EndpointAnswer, is_answer_archive
 from ocr_platform.gpu.sagemaker_async import AsyncInference
 from ocr_platform.jobs.messages import InvalidMessageError, JobMessage, parse_job_message
@@ -196,6 +197,7 @@ def _finish_job(
         result_pdf = _reported_pdf(output.document, job_id, layout)
         result = validate_result(output.document, job_id=job_id)
         check_failed_share(result.get("pages_failed", []), read=result["page_count"], max_percent=max_failed_percent)
+        merge_continued_tables(result["pages"])  # tables over pages as one, whatever the endpoint's image did (core.tables)
         if output.answer is not None:
             result_pdf = store_answer_files(s3, layout, job_id, output.answer)
     except JobError as err:
