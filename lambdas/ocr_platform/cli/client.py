@@ -26,6 +26,7 @@ from typing import Any
 import boto3
 import botocore.exceptions
 
+from ocr_platform.core import defaults
 from ocr_platform.core.client_errors import ExitStatus, PlatformClientError, describe_aws_error
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.results import OcrResult
@@ -168,7 +169,7 @@ class OcrClient:
         path: str | Path,
         *,
         model: str,
-        language: str = "en",
+        language: str = defaults.LANGUAGE,
         pages: str | None = None,
         options: dict[str, Any] | None = None,
         job_id: str | None = None,

@@ -33,9 +33,12 @@ from botocore.exceptions import ClientError as AwsClientError
 
 from ocr_platform.cli.local_commands import run_local_ocr, run_local_stack_command, run_pipeline
 from ocr_platform.cli.platform_commands import run_console_command, run_doctor, run_platform_command
+from ocr_platform.core import defaults
 from ocr_platform.core.client_errors import PlatformClientError, describe_aws_error
 from ocr_platform.core.routing import MODEL_TABLE
 from ocr_platform.engines.options import MODEL_VARIANTS, TEXT_LAYER_MODES
+
+LANG_HELP = f"PaddleOCR language code, or auto to pick the recogniser per page (default: {defaults.LANGUAGE})"
 
 __all__ = [
     "main",
@@ -82,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     ocr = commands.add_parser("ocr", help="run the OCR engine on a local file in this process (no AWS)")
     ocr.add_argument("file", type=Path)
     ocr.add_argument("--model", required=True, choices=sorted(MODEL_TABLE))
-    ocr.add_argument("--lang", default="en", help="PaddleOCR language code, or auto to pick the recogniser per page (default: en)")
+    ocr.add_argument("--lang", default=defaults.LANGUAGE, help=LANG_HELP)
     ocr.add_argument("--pages", help='page selection, e.g. "1-3,7"')
     ocr.add_argument("--output", "-o", type=Path, help="write result.json here instead of stdout")
     ocr.add_argument("--raw-output", type=Path, help="also write the engine's raw output here")
@@ -92,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run the whole pipeline on this machine's local stack (started if needed)")
     with_job_inputs(run)
     run.add_argument("--model", required=True, choices=sorted(MODEL_TABLE))
-    run.add_argument("--lang", default="en", help="PaddleOCR language code, or auto to pick the recogniser per page (default: en)")
+    run.add_argument("--lang", default=defaults.LANGUAGE, help=LANG_HELP)
     run.add_argument("--pages", help='page selection, e.g. "1-3,7"')
     run.add_argument("--output", "-o", type=Path, default=Path("result.json"), help="where to write result.json (default: ./result.json)")
     run.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for the job")
@@ -113,7 +116,7 @@ def _parser() -> argparse.ArgumentParser:
     submit = with_stack(commands.add_parser("submit", help="upload a file and enqueue an OCR job"))
     with_job_inputs(submit)
     submit.add_argument("--model", required=True, choices=sorted(MODEL_TABLE))
-    submit.add_argument("--lang", default="en", help="PaddleOCR language code, or auto to pick the recogniser per page (default: en)")
+    submit.add_argument("--lang", default=defaults.LANGUAGE, help=LANG_HELP)
     submit.add_argument("--pages", help='page selection, e.g. "1-3,7"')
     with_engine_options(submit)
     submit.add_argument("--pdf", action="store_true", help="also have the job write a searchable result.pdf beside result.json")

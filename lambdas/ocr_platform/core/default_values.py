@@ -16,6 +16,9 @@ STAGE = "dev"
 MODELS: tuple[str, ...] = tuple(MODEL_TABLE)
 #: Fail closed: a layout model whose pipeline cannot be built fails ``engine_unavailable``.
 ENGINE_FALLBACK = False
+#: A job's ``language`` when it names none: PaddleOCR's code for English, read by the multilingual PP-OCRv5
+#: recogniser (Chinese, English, Japanese). Not ``auto``: docs/using-it/languages.md has the measurements.
+LANGUAGE = "en"
 
 # ----- SageMaker async endpoint (PaddleOCR-VL) ----------------------------------------------------
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ocr_platform.core import defaults
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.page_failures import PageFailure
 from ocr_platform.core.results import EngineInfo, Page, ResultWarning
@@ -76,7 +77,7 @@ class Engine(Protocol):
         self,
         path: Path,
         *,
-        language: str = "en",
+        language: str = defaults.LANGUAGE,
         pages: str | None = None,
         options: dict[str, Any] | None = None,
         on_page: Callable[[int, int], None] | None = None,

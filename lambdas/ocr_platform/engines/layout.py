@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ocr_platform.core import defaults
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.results import ENGINE_FALLBACK, EngineInfo, engine_fallback_warning
 from ocr_platform.core.tables import merge_continued_tables
@@ -181,7 +182,7 @@ class LayoutPipelineEngine:
         self,
         path: Path,
         *,
-        language: str = "en",
+        language: str = defaults.LANGUAGE,
         pages: str | None = None,
         options: dict[str, Any] | None = None,
         on_page: ProgressCallback | None = None,

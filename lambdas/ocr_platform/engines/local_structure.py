@@ -42,6 +42,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ocr_platform.core import defaults
 from ocr_platform.core.results import Block, EngineInfo, Line, engine_fallback_warning
 from ocr_platform.core.tables import merge_continued_tables
 from ocr_platform.document.intake import PageImage
@@ -88,7 +89,7 @@ class TextLineReader(Protocol):
 
     def orientation_models(self) -> list[str]: ...
 
-    def read_image(self, image_bgr: Any, language: str = "en", *, orientation: bool = True) -> tuple[list[Line], Any]: ...
+    def read_image(self, image_bgr: Any, language: str = defaults.LANGUAGE, *, orientation: bool = True) -> tuple[list[Line], Any]: ...
 
 
 @dataclass
@@ -196,7 +197,7 @@ class LocalStructureEngine:
         self.table_structure = TableStructurer({"model_path": str(table_path)})
         self.table_matcher = TableMatch()
         self.load_seconds = time.perf_counter() - started
-        self.info = self._info(recognition_model_for("en"), EngineOptions())
+        self.info = self._info(recognition_model_for(defaults.LANGUAGE), EngineOptions())
 
     def _info(self, rec_model: str, options: EngineOptions, *, text_layer: bool = False) -> EngineInfo:
         orientation = self.ocr.orientation_models() if options.orientation else []
@@ -211,7 +212,7 @@ class LocalStructureEngine:
         self,
         path: Path,
         *,
-        language: str = "en",
+        language: str = defaults.LANGUAGE,
         pages: str | None = None,
         options: dict[str, Any] | None = None,
         on_page: ProgressCallback | None = None,

@@ -25,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ocr_platform.core import defaults
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.results import EngineInfo, Line
 from ocr_platform.document.intake import PageImage
@@ -178,7 +179,7 @@ class PPOCREngine:
         [res] = list(pipeline.predict(image_bgr))
         return res
 
-    def read_image(self, image_bgr: Any, language: str = "en", *, orientation: bool = True) -> tuple[list[Line], Any]:
+    def read_image(self, image_bgr: Any, language: str = defaults.LANGUAGE, *, orientation: bool = True) -> tuple[list[Line], Any]:
         """The lines of one upright page image (a BGR ``numpy`` array) and PaddleOCR's raw result for it."""
         res = self._run(self.models_for(language, EngineOptions(orientation=orientation)), image_bgr, orientation)
         return ocr_lines(res), raw_result(res)
@@ -187,7 +188,7 @@ class PPOCREngine:
         self,
         path: Path,
         *,
-        language: str = "en",
+        language: str = defaults.LANGUAGE,
         pages: str | None = None,
         options: dict[str, Any] | None = None,
         on_page: ProgressCallback | None = None,

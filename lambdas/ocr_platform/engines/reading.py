@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ocr_platform.core import defaults
 from ocr_platform.core.page_failures import check_failed_share
 from ocr_platform.core.results import OcrResult, build_result
 from ocr_platform.engines import Engine
@@ -23,7 +24,7 @@ def ocr_document(
     job_id: str,
     model: str,
     engine: Engine,
-    language: str = "en",
+    language: str = defaults.LANGUAGE,
     pages: str | None = None,
     options: dict[str, Any] | None = None,
     on_page: Callable[[int, int], None] | None = None,

@@ -24,6 +24,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
+from ocr_platform.core import defaults
 from ocr_platform.core.safe_http import UrlPolicy
 from ocr_platform.core.settings import ENV
 from ocr_platform.core.tracing import annotate_job, tracer
@@ -50,7 +51,7 @@ class CreateJobRequest(BaseModel):
     filename: str | None = Field(default=None, min_length=1, max_length=200)
     url: str | None = Field(default=None, min_length=8, max_length=2048)
     model: str = Field(min_length=1, max_length=64)
-    language: str = Field(default="en", min_length=2, max_length=20)
+    language: str = Field(default=defaults.LANGUAGE, min_length=2, max_length=20)
     pages: str | None = Field(default=None, max_length=200)
     callback_url: str | None = Field(default=None, min_length=8, max_length=2048)
     #: Engine options, as the job message's ``options`` (docs/contracts.md, "Engine options").

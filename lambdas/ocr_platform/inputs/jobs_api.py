@@ -101,7 +101,7 @@ class JobsApi:
     inline_result_max_bytes: int = defaults.INLINE_RESULT_MAX_BYTES
 
     def create(
-        self, owner: str, *, file_name: str | None = None, url: str | None = None, model: str, language: str = "en",
+        self, owner: str, *, file_name: str | None = None, url: str | None = None, model: str, language: str = defaults.LANGUAGE,
         pages: str | None = None, callback_url: str | None = None, options: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """A new ``QUEUED`` job of ``owner``: with ``file_name``, the presigned POST that uploads its file (and

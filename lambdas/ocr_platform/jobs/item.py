@@ -21,6 +21,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Literal, TypedDict
 
+from ocr_platform.core import defaults
 from ocr_platform.core.errors import JobErrorDict
 from ocr_platform.core.page_failures import PageFailure
 from ocr_platform.core.results import ResultWarning
@@ -160,7 +161,7 @@ class NewJob:
     job_id: str
     model: str
     input: str
-    language: str = "en"
+    language: str = defaults.LANGUAGE
     pages: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     file_name: str | None = None

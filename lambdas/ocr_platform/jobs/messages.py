@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
+from ocr_platform.core import defaults
 from ocr_platform.core.chunks import PAGES_PATTERN
 from ocr_platform.core.routing import MODEL_TABLE
 from ocr_platform.core.s3_layout import JOB_ID_MAX_LENGTH, S3Uri, is_key_safe_id, is_valid_job_id
@@ -63,7 +64,7 @@ class JobMessage:
     job_id: str
     model: str
     input: str
-    language: str = "en"
+    language: str = defaults.LANGUAGE
     pages: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     callback_url: str | None = None
@@ -145,7 +146,7 @@ def parse_job_message(body: str | bytes | Mapping[str, Any]) -> JobMessage:
     callback_url = data.get("callback_url")
     if callback_url is not None and not _is_message_url(callback_url):
         raise invalid(f"'callback_url' must be an https:// URL of at most {MAX_URL_LENGTH} characters, got {callback_url!r}")
-    language = data.get("language", "en")
+    language = data.get("language", defaults.LANGUAGE)
     if not isinstance(language, str) or not LANGUAGE_PATTERN.match(language):
         raise invalid(f"'language' must be a PaddleOCR language code such as 'en', 'ch' or 'korean', got {language!r}")
     pages = data.get("pages")
