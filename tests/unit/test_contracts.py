@@ -35,6 +35,7 @@ from ocr_platform.core.results import (
 )
 from ocr_platform.core.routing import MODEL_TABLE, route
 from ocr_platform.core.s3_layout import S3Uri, StorageLayout, safe_file_name
+from ocr_platform.core.words import Word
 from ocr_platform.jobs.messages import InvalidMessageError, JobMessage, JobMessageBody, parse_job_message
 from ocr_platform.jobs.store import CHUNK_CLAIM_ATTRIBUTE_PATTERNS, CallbackAttempt, JobItem, JobStatus, JobStore, NewJob
 from ocr_platform.local.stack import StackInfo
@@ -183,6 +184,7 @@ def _undocumented(in_code: set[str], documented: set[str]) -> str:
         (EngineInfo, "Engine"),
         (Page, "Page"),
         (Line, "Line"),
+        (Word, "Word"),
         (Block, "Block"),
         (ResultWarning, "Warning"),
     ],

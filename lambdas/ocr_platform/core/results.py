@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any, NotRequired, TypedDict
 
 from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.words import Word, estimated_words
 
 PAGE_SEPARATOR = "\f"
 
@@ -26,6 +27,8 @@ class Line(TypedDict):
     text: str
     polygon: list[list[float]]
     score: float
+    #: The line's words (``core.words``): the recogniser's alignment, the PDF's character boxes, else estimated.
+    words: NotRequired[list[Word]]
 
 
 class Block(TypedDict, total=False):
@@ -116,6 +119,15 @@ def page_text(page: Page) -> str:
     return "\n".join(line["text"] for line in page["lines"])
 
 
+def with_words(pages: list[Page]) -> list[Page]:
+    """``pages`` with ``words`` on every line: a line that came without any gets them estimated (``core.words``)."""
+    for page in pages:
+        for line in page.get("lines", []):
+            if not isinstance(line.get("words"), list):
+                line["words"] = estimated_words(dict(line))
+    return pages
+
+
 def build_result(
     job_id: str,
     model: str,
@@ -130,7 +142,7 @@ def build_result(
         "engine": engine,
         "page_count": len(pages),
         "text": PAGE_SEPARATOR.join(page_text(p) for p in pages),
-        "pages": pages,
+        "pages": with_words(pages),
         "warnings": list(warnings or []),
         "timings": {k: round(float(v), 4) for k, v in (timings or {}).items()},
     }
@@ -172,4 +184,5 @@ def validate_result(doc: Any, *, job_id: str | None = None) -> OcrResult:
         if not isinstance(warning, dict) or not all(isinstance(warning.get(key), str) for key in ResultWarning.__annotations__):
             raise bad(f"a warning needs string fields {', '.join(ResultWarning.__annotations__)}")
     doc.setdefault("timings", {})
+    with_words(doc["pages"])
     return doc  # type: ignore[return-value]

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ocr_platform.core.words import word_spans
+
 #: Characters further apart than this many line heights start a new line (a column gap, a table cell).
 LINE_GAP = 1.2
 #: A character further than this (radians) from a multiple of 90 degrees is slanted text, left to OCR.
@@ -54,12 +56,15 @@ class LayerLine:
         polygon: four ``[x, y]`` points (top-left, top-right, bottom-right, bottom-left) in rendered pixels.
         font: the font of its first character (its base name), for checking a font's character map once.
         invisible: drawn in an invisible render mode.
+        words: each word's text and polygon (the union of its characters' boxes, corners as the line's;
+            words as ``core.words`` splits them).
     """
 
     text: str
     polygon: list[list[float]]
     font: str = ""
     invisible: bool = False
+    words: list[tuple[str, list[list[float]]]] = field(default_factory=list)
 
     @property
     def box(self) -> tuple[float, float, float, float]:
@@ -292,6 +297,7 @@ class _LineBuilder:
         self.lines: list[LayerLine] = []
         self.chars = 0
         self._text: list[str] = []
+        self._boxes: list[tuple[float, float, float, float] | None] = []  # each of _text's boxes (None: a space)
         self._box: list[float] | None = None
         self._last: tuple[float, float, float, float] | None = None
         self._quarter = 0
@@ -310,14 +316,20 @@ class _LineBuilder:
 
     def break_line(self) -> None:
         if self._text and self._box is not None:
-            text = "".join(self._text).strip()
+            joined = "".join(self._text)
+            text, lead = joined.strip(), len(joined) - len(joined.lstrip())
             if text:
-                x0, bottom, x1, top = self._box
-                corners = [(x0, top), (x1, top), (x1, bottom), (x0, bottom)]
-                polygon = [[round(v, 1) for v in self.geometry.to_pixels(*_turn(point, self._quarter))] for point in corners]
-                self.lines.append(LayerLine(text=text, polygon=polygon, font=self._style.font, invisible=self._style.invisible))
-                self._tops.append((self._quarter, top))
-        self._text, self._box, self._last, self._pending_space = [], None, None, False
+                polygon = self._polygon(self._box)
+                words = [(text[a:b], self._polygon(_union(self._boxes[lead + a : lead + b]))) for a, b in word_spans(text)]
+                self.lines.append(LayerLine(text=text, polygon=polygon, font=self._style.font, invisible=self._style.invisible, words=words))
+                self._tops.append((self._quarter, self._box[3]))
+        self._text, self._boxes, self._box, self._last, self._pending_space = [], [], None, None, False
+
+    def _polygon(self, box: Sequence[float]) -> list[list[float]]:
+        """A box of the text's own frame as four pixel corners, from its top-left in reading direction."""
+        x0, bottom, x1, top = box
+        corners = [(x0, top), (x1, top), (x1, bottom), (x0, bottom)]
+        return [[round(v, 1) for v in self.geometry.to_pixels(*_turn(point, self._quarter))] for point in corners]
 
     def add(self, char: str, box: tuple[float, float, float, float], quarter: int, style: _Style) -> None:
         self.chars += 1
@@ -327,8 +339,10 @@ class _LineBuilder:
             self._style, self._quarter = style, quarter
         elif self._pending_space or self._apart(box):
             self._text.append(" ")
+            self._boxes.append(None)
         self._pending_space = False
         self._text.append(char)
+        self._boxes.append(box)
         x0, y0, x1, y1 = box
         self._box = [x0, y0, x1, y1] if self._box is None else [min(self._box[0], x0), min(self._box[1], y0), max(self._box[2], x1), max(self._box[3], y1)]
         self._last = box
@@ -354,6 +368,16 @@ class _LineBuilder:
         """Characters with a gap of a quarter line height between them are separate words, spaced or not."""
         assert self._last is not None and self._box is not None
         return _gap(self._last, box) > 0.25 * max(self._box[3] - self._box[1], 1e-3)
+
+
+def _union(boxes: Sequence[tuple[float, float, float, float] | None]) -> tuple[float, float, float, float]:
+    """The box around ``boxes`` (``None``, a space, has none).
+
+    >>> _union([(0, 0, 5, 9), None, (7, 1, 12, 10)])
+    (0, 0, 12, 10)
+    """
+    real = [box for box in boxes if box is not None]
+    return min(b[0] for b in real), min(b[1] for b in real), max(b[2] for b in real), max(b[3] for b in real)
 
 
 def _gap(last: tuple[float, float, float, float], box: tuple[float, float, float, float]) -> float:
