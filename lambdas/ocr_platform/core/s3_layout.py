@@ -121,6 +121,15 @@ def figure_name(page: int, number: int) -> str:
     return f"figures/{page:05d}-{number:02d}.png"
 
 
+def page_image_name(page: int) -> str:
+    """A page image's name in the job's result folder (what hOCR's ``image`` and ALTO's ``fileName`` say).
+
+    >>> page_image_name(3)
+    'pages/00003.jpg'
+    """
+    return f"pages/{page:05d}.jpg"
+
+
 def parse_figure_name(name: object) -> tuple[int, int] | None:
     """The page and number a figure's name says; ``None`` for any other name (or a non-string).
 
@@ -165,7 +174,7 @@ class StorageLayout:
 
     def page_image_key(self, job_id: str, page: int) -> str:
         """The image of 1-based ``page`` as the engine read it, beside the result."""
-        return f"{self.page_images_prefix(job_id)}{page:05d}.jpg"
+        return f"{RESULTS_PREFIX}{self._checked(job_id)}/{page_image_name(page)}"
 
     def figures_prefix(self, job_id: str) -> str:
         """Where a job's figure crops are (``ocr_platform.outputs.figures``)."""
