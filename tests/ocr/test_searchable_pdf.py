@@ -201,11 +201,11 @@ def test_each_pdf_page_keeps_its_own_objects(scanned: Written) -> None:
         original = source.pages[index]
         assert page.mediabox == original.mediabox and page.cropbox == original.cropbox and page.rotation == original.rotation
         assert set(original["/Resources"]["/XObject"]) <= set(page["/Resources"]["/XObject"])
-        # One text object per word and per space between two words, and no visible text.
+        # One text object per line, each word (and each space between two) set at its own place; no visible text.
         operators = page.get_contents().get_data().split()  # type: ignore[union-attr]
         lines = scanned.result["pages"][index]["lines"]
-        assert len(lines) <= operators.count(b"Tr") <= sum(2 * len(line["words"]) - 1 for line in lines)
-        assert operators.count(b"Tr") >= sum(len(line["words"]) for line in lines)
+        assert operators.count(b"Tr") == operators.count(b"BT") - 1 == len(lines)  # the first BT is reportlab's own
+        assert sum(len(line["words"]) for line in lines) <= operators.count(b"Tj") <= sum(2 * len(line["words"]) - 1 for line in lines)
         assert all(operators[i - 1] == b"3" for i, operator in enumerate(operators) if operator == b"Tr")
 
 

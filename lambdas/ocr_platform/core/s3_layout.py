@@ -41,6 +41,10 @@ ASYNC_FAILURES_PREFIX = "async/failures/"
 DEAD_LETTERS_PREFIX = "dead-letters/"
 CHUNKS_PREFIX = "chunks/"
 
+#: The files a job may ask for beside result.json (``options.outputs``), by format, as named in its result folder:
+#: a searchable PDF, hOCR, ALTO XML and Textract-shaped JSON (``ocr_platform.outputs.formats``).
+OUTPUT_FILES = {"pdf": "result.pdf", "hocr": "result.hocr", "alto": "result.alto.xml", "textract": "textract.json"}
+
 #: One limit for every route: the job id is SageMaker's ``InferenceId`` on the GPU route, which allows at
 #: most 64 characters (botocore does not check the maximum, the service refuses the request).
 JOB_ID_MAX_LENGTH = 64
@@ -166,7 +170,15 @@ class StorageLayout:
 
     def result_pdf_key(self, job_id: str) -> str:
         """The searchable PDF a job asked for with ``outputs: ["pdf"]``, beside its result.json."""
-        return f"{RESULTS_PREFIX}{self._checked(job_id)}/result.pdf"
+        return self.output_key(job_id, "pdf")
+
+    def output_key(self, job_id: str, output: str) -> str:
+        """The file of format ``output`` (``OUTPUT_FILES``) beside the job's result.json.
+
+        >>> StorageLayout("b").output_key("j1", "hocr")
+        'results/j1/result.hocr'
+        """
+        return f"{RESULTS_PREFIX}{self._checked(job_id)}/{OUTPUT_FILES[output]}"
 
     def page_images_prefix(self, job_id: str) -> str:
         """Where a job's page images are (``ocr_platform.outputs.page_images``)."""

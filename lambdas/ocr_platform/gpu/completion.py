@@ -48,6 +48,7 @@ from ocr_platform.gpu.sagemaker_async import AsyncInference
 from ocr_platform.jobs.messages import InvalidMessageError, JobMessage, parse_job_message
 from ocr_platform.jobs.store import TERMINAL_STATUSES, ChunkRequest, JobItem, JobStore
 from ocr_platform.outputs.fan_in import record_chunk_result
+from ocr_platform.outputs.formats import requested_formats
 from ocr_platform.outputs.result_store import publish_result
 
 logger = logging.getLogger(__name__)
@@ -190,6 +191,7 @@ def _finish_job(
             return _send_chunk_requests(job_id, chunks, message, store=store, inference=inference, attempt_id=attempt_id)
         result_pdf = _reported_pdf(output.document, job_id, layout)
         result = validate_result(output.document, job_id=job_id)
+        formats = _requested_formats(job, output)
         if output.answer is not None:
             result_pdf = store_answer_files(s3, layout, job_id, output.answer)
     except JobError as err:
@@ -201,10 +203,19 @@ def _finish_job(
     finally:
         if output is not None:
             output.close()
-    result_uri = publish_result(s3, layout, result)
+    result_uri = publish_result(s3, layout, result, formats=formats)
     store.mark_completed(job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"],
                          result_pdf=result_pdf)
     return "completed"
+
+
+def _requested_formats(job: JobItem, output: Any) -> list[str]:
+    """The formats the job asked for beside result.json: its item's options, or, for a job sent to the queue
+    directly (whose item holds none), what the endpoint's answer says its request asked for."""
+    answer = getattr(output, "answer", None)
+    told = answer.manifest.get("outputs") if answer is not None else None
+    asked = list((job.get("options") or {}).get("outputs") or []) + (list(told) if isinstance(told, list) else [])
+    return requested_formats({"outputs": asked})
 
 
 def store_answer_files(s3: Any, layout: StorageLayout, job_id: str, answer: EndpointAnswer) -> str | None:
@@ -302,13 +313,14 @@ def _finish_chunk(
         if output.chunk_index not in (None, index):
             raise JobError(ErrorCode.INVALID_RESULT, f"The endpoint answered for chunk {output.chunk_index}, not for this one.")
         result = validate_result(output.document, job_id=job_id)
+        formats = _requested_formats(job, output)
         if output.answer is not None:
             store_answer_files(s3, layout, job_id, output.answer)
     except JobError as err:
         store.mark_failed(job_id, JobError(err.code, f"{chunk.label}: {err.message}"))
         return "failed"
     store.add_pages_done(job_id, len(chunk.pages))
-    outcome, _ = record_chunk_result(chunk, result, store=store, s3=s3, layout=layout)
+    outcome, _ = record_chunk_result(chunk, result, store=store, s3=s3, layout=layout, formats=formats)
     return "ignored" if outcome == "skipped" else outcome
 
 

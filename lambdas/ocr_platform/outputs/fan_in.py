@@ -17,7 +17,7 @@ cannot be written fails the job, it never completes without what it asked for.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from ocr_platform.core.chunks import Chunk
@@ -37,7 +37,7 @@ WritePdf = Callable[[OcrResult], str | None]
 
 def record_chunk_result(
     chunk: Chunk, result: OcrResult, *, store: JobStore, s3: Any, layout: StorageLayout, raw: Any = None,
-    write_pdf: WritePdf | None = None,
+    write_pdf: WritePdf | None = None, formats: Sequence[str] = (),
 ) -> tuple[FanInOutcome, str | None]:
     """Record one chunk's partial result; merge and complete the job when it is the last one.
 
@@ -52,11 +52,12 @@ def record_chunk_result(
         return "skipped", None
     if done < chunk.count:
         return "chunk_done", None
-    return merge_split_job(job_id, chunk.count, store=store, s3=s3, layout=layout, write_pdf=write_pdf)
+    return merge_split_job(job_id, chunk.count, store=store, s3=s3, layout=layout, write_pdf=write_pdf, formats=formats)
 
 
 def merge_split_job(
-    job_id: str, chunk_count: int, *, store: JobStore, s3: Any, layout: StorageLayout, write_pdf: WritePdf | None = None
+    job_id: str, chunk_count: int, *, store: JobStore, s3: Any, layout: StorageLayout, write_pdf: WritePdf | None = None,
+    formats: Sequence[str] = (),
 ) -> tuple[FanInOutcome, str | None]:
     """Join the chunks' partial results in page order into the job's result.json, then complete the job.
 
@@ -77,7 +78,7 @@ def merge_split_job(
         ))
         return "failed", None
     try:
-        result_uri = publish_result(s3, layout, result, raw)
+        result_uri = publish_result(s3, layout, result, raw, formats=formats)
     except Exception as err:
         return _merge_failed(store, job_id, chunk_count, err)
     completed = store.mark_completed(

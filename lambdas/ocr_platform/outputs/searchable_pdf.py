@@ -324,8 +324,11 @@ def _draw_lines(canvas: Canvas, lines: Sequence[Line], to_point: PixelToPoint) -
                 drawing.append((piece, placement))
             elif drawing:  # a gap too narrow to hold its space: the space goes at the end of the word before it
                 drawing[-1] = (drawing[-1][0] + piece, drawing[-1][1])
+        text_object = canvas.beginText()  # one text object a line: extractors read its pieces as one line
+        text_object.setTextRenderMode(3)
         for piece, placement in drawing:
-            _draw_text(canvas, piece, placement, font_name)
+            _draw_text(text_object, piece, placement, font_name)
+        canvas.drawText(text_object)
         drawn += 1
     return drawn
 
@@ -374,8 +377,8 @@ def _joined(first: Polygon, second: Polygon) -> list[list[float]]:
     return [list(first[0]), list(second[1]), list(second[2]), list(first[3])]
 
 
-def _draw_text(canvas: Canvas, text: str, placement: _Placement, font_name: str) -> None:
-    """Draw ``text`` invisibly, fitted to ``placement``: as tall as its height, exactly as long as its length."""
+def _draw_text(text_object: Any, text: str, placement: _Placement, font_name: str) -> None:
+    """Set ``text`` in ``text_object``, fitted to ``placement``: as tall as its height, exactly as long as its length."""
     from reportlab.pdfbase.pdfmetrics import getFont, stringWidth
 
     face = getFont(font_name).face
@@ -385,13 +388,10 @@ def _draw_text(canvas: Canvas, text: str, placement: _Placement, font_name: str)
         return
     (x0, y0), (dx, dy) = placement.origin, placement.direction
     rise = -face.descent * size / 1000.0
-    text_object = canvas.beginText()
-    text_object.setTextRenderMode(3)
     text_object.setFont(font_name, size)
     text_object.setHorizScale(100.0 * placement.length / natural)
     text_object.setTextTransform(dx, dy, -dy, dx, x0 - dy * rise, y0 + dx * rise)
     text_object.textOut(text)
-    canvas.drawText(text_object)
 
 
 def _place(polygon: Sequence[Sequence[float]], to_point: PixelToPoint) -> _Placement | None:

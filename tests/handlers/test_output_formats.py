@@ -1,0 +1,113 @@
+"""The formats a job asks for in ``options.outputs`` (hOCR, ALTO, Textract JSON), against moto: each route writes them
+beside result.json from the result it publishes (the CPU processor, the chunk that merges a split job, the
+completion function from the endpoint's answer); a writer that fails leaves an ``output_unavailable`` warning on a
+COMPLETED job instead of losing its result."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from lxml import etree
+
+from ocr_platform.gpu.model_server import EndpointApp
+from tests.conftest import BUCKET, Platform
+from tests.handlers.test_fan_out import RecordedInvokes, _split_job
+from tests.handlers.test_fan_out import invokes as invokes  # noqa: F401 - the fixture
+from tests.handlers.test_gpu_fan_out import _request, _serve, _vl_job
+from tests.handlers.test_processor import PlumbingEngine, _job
+from tests.handlers.test_processor import engine as engine  # noqa: F401 - the fixture
+
+FORMATS = ["hocr", "alto", "textract"]
+FILES = {"hocr": "result.hocr", "alto": "result.alto.xml", "textract": "textract.json"}
+
+
+def _texts(platform: Platform, job_id: str) -> dict[str, list[str]]:
+    """Each stored format's lines of text, read back with an XML parser or as JSON."""
+    found: dict[str, list[str]] = {}
+    hocr = etree.fromstring(platform.s3.get_object(Bucket=BUCKET, Key=f"results/{job_id}/result.hocr")["Body"].read())
+    found["hocr"] = [" ".join("".join(line.itertext()).split()) for line in hocr.iter("{*}span") if line.get("class") == "ocr_line"]
+    alto = etree.fromstring(platform.s3.get_object(Bucket=BUCKET, Key=f"results/{job_id}/result.alto.xml")["Body"].read())
+    found["alto"] = [" ".join(s.get("CONTENT") for s in line.iter("{*}String")) for line in alto.iter("{*}TextLine")]
+    textract = platform.read_json(f"results/{job_id}/textract.json")
+    found["textract"] = [block["Text"] for block in textract["Blocks"] if block["BlockType"] == "LINE"]
+    return found
+
+
+def test_an_unsplit_job_gets_each_format_it_asked_for_beside_result_json(platform: Platform, engine: PlumbingEngine) -> None:
+    message = _job(platform, "job-o1", pages="1", options={"outputs": ["hocr", "alto", "textract"]})
+
+    assert platform.run_processor(message)["outcome"] == "completed"
+
+    result = platform.read_json("results/job-o1/result.json")
+    lines = [line["text"] for page in result["pages"] for line in page["lines"]]
+    assert _texts(platform, "job-o1") == {name: lines for name in FORMATS}
+    types = {name: platform.s3.head_object(Bucket=BUCKET, Key=f"results/job-o1/{file}")["ContentType"] for name, file in FILES.items()}
+    assert types == {"hocr": "application/xhtml+xml; charset=utf-8", "alto": "application/xml; charset=utf-8", "textract": "application/json"}
+    assert platform.job("job-o1")["status"] == "COMPLETED" and not result["warnings"]
+
+
+def test_a_job_that_asks_for_none_gets_only_result_json(platform: Platform, engine: PlumbingEngine) -> None:
+    platform.run_processor(_job(platform, "job-o2", pages="1"))
+
+    assert [key for key in platform.keys("results/job-o2/") if "/pages/" not in key] == ["results/job-o2/raw.json", "results/job-o2/result.json"]
+
+
+def test_a_split_job_gets_its_formats_from_the_chunk_that_merges(
+    platform: Platform, engine: PlumbingEngine, invokes: RecordedInvokes
+) -> None:
+    message = _split_job(platform, "job-o3", page_count=12, options={"outputs": ["textract", "alto"]})
+    assert platform.run_processor(message)["outcome"] == "fanned_out"
+    first, second = invokes.events
+    assert platform.run_processor(first)["outcome"] == "chunk_done"
+    assert platform.keys("results/job-o3/textract") == []
+    assert platform.run_processor(second)["outcome"] == "completed"
+
+    textract = platform.read_json("results/job-o3/textract.json")
+    assert textract["DocumentMetadata"] == {"Pages": 12}
+    assert [b["Text"] for b in textract["Blocks"] if b["BlockType"] == "LINE"] == [f"plumbing {n}" for n in range(1, 13)]
+    assert platform.keys("results/job-o3/result.alto.xml") and not platform.keys("results/job-o3/result.hocr")
+
+
+def test_a_format_that_cannot_be_written_warns_and_the_job_still_completes(
+    platform: Platform, engine: PlumbingEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ocr_platform.outputs import formats
+
+    def broken(result: Any) -> str:
+        raise ValueError("no such thing")
+
+    monkeypatch.setitem(formats.FORMATS, "alto", formats.OutputFormat("alto", "result.alto.xml", "application/xml", broken))
+    platform.run_processor(_job(platform, "job-o4", pages="1", options={"outputs": ["alto", "hocr"]}))
+
+    job = platform.job("job-o4")
+    [warning] = job["warnings"]
+    assert job["status"] == "COMPLETED"
+    assert (warning["code"], warning["requested"], warning["reason"]) == ("output_unavailable", "result.alto.xml", "ValueError: no such thing")
+    assert platform.read_json("results/job-o4/result.json")["warnings"] == [warning]
+    assert platform.keys("results/job-o4/result.hocr") and not platform.keys("results/job-o4/result.alto.xml")
+
+
+@pytest.fixture
+def endpoint(platform: Platform) -> Iterator[EndpointApp]:
+    app = EndpointApp(PlumbingEngine, pages_per_chunk=4)
+    app.load()
+    yield app
+
+
+def test_a_gpu_job_gets_its_formats_from_the_completion_function(platform: Platform, endpoint: EndpointApp) -> None:
+    """The job was sent to the queue directly: its item holds no options, the endpoint's answer says what it asked for."""
+    message = _vl_job(platform, "job-o5", 2, options={"outputs": ["hocr"]})
+    note = _serve(platform, endpoint, _request({**message, "pages": "1-2"}), n=0)
+
+    assert platform.publish("success", note) == {"outcomes": ["completed"]}
+
+    assert _texts_of_hocr(platform, "job-o5") == ["plumbing 1", "plumbing 2"]
+    assert json.loads(platform.s3.get_object(Bucket=BUCKET, Key="results/job-o5/result.json")["Body"].read())["page_count"] == 2
+
+
+def _texts_of_hocr(platform: Platform, job_id: str) -> list[str]:
+    hocr = etree.fromstring(platform.s3.get_object(Bucket=BUCKET, Key=f"results/{job_id}/result.hocr")["Body"].read())
+    return [" ".join("".join(line.itertext()).split()) for line in hocr.iter("{*}span") if line.get("class") == "ocr_line"]
