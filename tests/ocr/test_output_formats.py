@@ -1,10 +1,12 @@
 """hOCR and ALTO from real results (PP-OCRv5 on a scan, a public form's text layer, Chinese, a page read at a turn,
 the layout route's report page): each document passes its published checker (hocr-spec's validator, the ALTO 4.4
 XSD in tests/schemas), reads back as the result's lines and words, and a tool that consumes hOCR (hocr-tools'
-hocr-pdf) puts every word where the result has it."""
+hocr-pdf) puts every word where the result has it; the Textract-shaped JSON reads in AWS's own Textract libraries
+(amazon-textract-textractor, amazon-textract-response-parser) as the same pages, lines, words, layout and tables."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -17,12 +19,13 @@ from hocr_tools_lib.tools.hocr_lines import lines as hocr_lines
 from hocr_tools_lib.tools.hocr_pdf import export_pdf
 from lxml import etree
 
-from ocr_platform.core.results import OcrResult
+from ocr_platform.core.results import EngineInfo, OcrResult, build_result
 from ocr_platform.engines.local_structure import LocalStructureEngine
 from ocr_platform.engines.reading import ocr_document
 from ocr_platform.outputs.alto import ALTO_NAMESPACE, alto_document
 from ocr_platform.outputs.hocr import hocr_document
-from tests.documents import ENGLISH_PAGES, render_mixed_orientation_page, render_report_page, write_image_pdf, write_report_png
+from ocr_platform.outputs.textract import textract_document
+from tests.documents import ENGLISH_PAGES, REPORT_TABLE, render_mixed_orientation_page, render_report_page, write_image_pdf, write_report_png
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 PUBLIC = Path(__file__).resolve().parents[1] / "documents" / "public"
@@ -138,3 +141,90 @@ def test_hocr_tools_hocr_pdf_places_every_word_where_the_result_has_it(results: 
     expected = Counter(w["text"] for line in page["lines"] for w in line["words"])
     assert sum((extracted & expected).values()) >= 0.95 * sum(expected.values()), (extracted, expected)
 
+
+
+def _result_words(result: OcrResult) -> list[str]:
+    return [word["text"] for page in result["pages"] for line in page["lines"] for word in line["words"]]
+
+
+@pytest.mark.parametrize("name", ["scan", "form", "chinese", "turned", "report"])
+def test_textract_json_reads_in_textractor_and_the_response_parser_as_the_result(results: dict[str, OcrResult], name: str) -> None:
+    """amazon-textract-textractor's ``Document.open`` and amazon-textract-response-parser's ``trp.Document`` read the
+    same pages, lines, words (with their boxes) and text as result.json."""
+    import trp
+    from textractor.entities.document import Document
+
+    result = results[name]
+    response = json.loads(json.dumps(textract_document(result)))  # as it is stored: plain JSON
+    document = Document.open(response)
+
+    assert len(document.pages) == result["page_count"]
+    # textractor orders a page's lines by where they lie; each WORD block is written in the result's order
+    word_blocks = [block["Id"] for block in response["Blocks"] if block["BlockType"] == "WORD"]
+    result_words = {block_id: (page, word) for block_id, (page, word) in zip(
+        word_blocks, [(page, word) for page in result["pages"] for line in page["lines"] for word in line["words"]], strict=True)}
+    for page, expected in zip(document.pages, result["pages"], strict=True):
+        # textractor joins a line's words with spaces, a Chinese line's characters too: compared without them
+        assert sorted(line.text.replace(" ", "") for line in page.lines) == sorted(line["text"].replace(" ", "") for line in expected["lines"])
+        words = [word for line in page.lines for word in line.words]
+        assert sorted(word.text for word in words) == sorted(word["text"] for line in expected["lines"] for word in line["words"])
+        for word in words:
+            size, mine = result_words[word.id]
+            x0, y0 = min(p[0] for p in mine["polygon"]), min(p[1] for p in mine["polygon"])
+            y1 = max(p[1] for p in mine["polygon"])
+            assert word.text == mine["text"]
+            assert word.bbox.x * size["width"] == pytest.approx(max(0, x0), abs=0.01)
+            assert (word.bbox.y + word.bbox.height) * size["height"] == pytest.approx(min(size["height"], y1), abs=0.01)
+            assert word.raw_object["Confidence"] == pytest.approx(mine["score"] * 100, abs=0.01)  # Textract's 0-100
+            assert word.confidence == pytest.approx(mine["score"], abs=1e-4)  # textractor's own 0-1
+    parsed = trp.Document(response)
+    assert [line.text for page in parsed.pages for line in page.lines] == [line["text"] for page in result["pages"] for line in page["lines"]]
+    assert [word.text for page in parsed.pages for line in page.lines for word in line.words] == _result_words(result)
+
+
+def test_textract_layout_and_table_match_the_report_page(results: dict[str, OcrResult]) -> None:
+    import trp
+    from textractor.entities.document import Document
+
+    result = results["report"]
+    response = textract_document(result)
+    document = Document.open(response)
+
+    assert [layout.layout_type for layout in document.pages[0].layouts] == ["LAYOUT_TITLE", "LAYOUT_TEXT", "LAYOUT_TABLE"]
+    [table] = document.tables
+    assert [[cell.strip() for cell in row] for row in table.to_pandas().values.tolist()] == REPORT_TABLE
+    [parsed] = trp.Document(response).pages[0].tables
+    assert [[cell.text.strip() for cell in row.cells] for row in parsed.rows] == REPORT_TABLE
+    assert "Quarterly Supply Report" in document.get_text() and "Coffee\t3\t9.20" in document.get_text()
+
+
+def test_textract_merged_cells_and_form_fields_on_a_hand_built_page() -> None:
+    """A page with a spanning table cell and PDF form fields (``form_fields``, as a PDF's AcroForm gives them)."""
+    import trp
+    from textractor.entities.document import Document
+
+    def line(text: str, x0: float, y0: float, x1: float, y1: float) -> dict[str, Any]:
+        return {"text": text, "polygon": [[x0, y0], [x1, y0], [x1, y1], [x0, y1]], "score": 0.9}
+
+    page: dict[str, Any] = {
+        "page": 1, "width": 1000, "height": 1000, "scale": 1.0,
+        "lines": [line("Name Total", 100, 100, 400, 130), line("Tea 12", 100, 150, 400, 180), line("Both", 100, 200, 400, 230)],
+        "blocks": [{"label": "table", "bbox": [90, 90, 410, 240], "text": "",
+                    "html": "<table><tr><th>Name</th><th>Total</th></tr><tr><td>Tea</td><td>12</td></tr><tr><td colspan=2>Both</td></tr></table>"}],
+        "form_fields": [
+            {"name": "Applicant", "type": "text", "value": "Kari Nordmann", "bbox": [100, 500, 400, 530]},
+            {"name": "Agree", "type": "checkbox", "value": "Yes", "selected": True, "bbox": [100, 600, 120, 620]},
+            {"name": "Decline", "type": "checkbox", "value": "Off", "selected": False, "bbox": [100, 650, 120, 670]},
+        ],
+    }
+    result = build_result("hand", "pp-structurev3", EngineInfo(name="test", models=[], version="1"), [page])  # type: ignore[list-item]
+    response = textract_document(result)
+
+    merged = [block for block in response["Blocks"] if block["BlockType"] == "MERGED_CELL"]
+    assert [(b["RowIndex"], b["ColumnIndex"], b["RowSpan"], b["ColumnSpan"], len(b["Relationships"][0]["Ids"])) for b in merged] == [(3, 1, 1, 2, 2)]
+    document = Document.open(response)
+    assert [(kv.key.text.strip(), kv.value.text.strip()) for kv in document.key_values] == [("Applicant", "Kari Nordmann")]
+    assert [(kv.key.text.strip(), kv.value.children[0].is_selected()) for kv in document.checkboxes] == [("Agree", True), ("Decline", False)]
+    assert [[cell.strip() for cell in row] for row in document.tables[0].to_pandas().values.tolist()] == [["Name", "Total"], ["Tea", "12"], ["Both", ""]]
+    fields = trp.Document(response).pages[0].form.fields
+    assert [(f.key.text, f.value.text) for f in fields] == [("Applicant", "Kari Nordmann"), ("Agree", "SELECTED"), ("Decline", "NOT_SELECTED")]
