@@ -170,8 +170,7 @@ def test_textract_json_reads_in_textractor_and_the_response_parser_as_the_result
         assert sorted(word.text for word in words) == sorted(word["text"] for line in expected["lines"] for word in line["words"])
         for word in words:
             size, mine = result_words[word.id]
-            x0, y0 = min(p[0] for p in mine["polygon"]), min(p[1] for p in mine["polygon"])
-            y1 = max(p[1] for p in mine["polygon"])
+            x0, y1 = min(p[0] for p in mine["polygon"]), max(p[1] for p in mine["polygon"])
             assert word.text == mine["text"]
             assert word.bbox.x * size["width"] == pytest.approx(max(0, x0), abs=0.01)
             assert (word.bbox.y + word.bbox.height) * size["height"] == pytest.approx(min(size["height"], y1), abs=0.01)
