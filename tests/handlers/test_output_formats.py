@@ -111,3 +111,62 @@ def test_a_gpu_job_gets_its_formats_from_the_completion_function(platform: Platf
 def _texts_of_hocr(platform: Platform, job_id: str) -> list[str]:
     hocr = etree.fromstring(platform.s3.get_object(Bucket=BUCKET, Key=f"results/{job_id}/result.hocr")["Body"].read())
     return [" ".join("".join(line.itertext()).split()) for line in hocr.iter("{*}span") if line.get("class") == "ocr_line"]
+
+
+def test_the_jobs_api_links_stored_formats_and_makes_one_asked_for_later_from_result_json(
+    platform: Platform, engine: PlumbingEngine
+) -> None:
+    """A job that asked for Textract JSON has its link; ``?format=alto`` makes the ALTO file from result.json (the
+    engine does not run again) and links it; an unknown format is refused."""
+    import requests
+
+    from ocr_platform.jobs.store import NewJob
+    from tests.handlers.test_api import ALICE, BOB, call
+
+    message = {"job_id": "job-o6", "model": "pp-ocrv5", "input": platform.put_document("job-o6", "page.png"), "language": "en",
+               "pages": "1", "options": {"outputs": ["textract"]}}
+    platform.store.create(NewJob("job-o6", "pp-ocrv5", message["input"], owner=ALICE, options=message["options"]))  # as the API writes it
+    platform.store.mark_processing("job-o6", "lambda")
+    assert platform.run_processor(message)["outcome"] == "completed"
+    runs = len(engine.calls)
+
+    status, answer = call("GET", "/jobs/job-o6/result", ALICE)
+    assert status == 200 and sorted(answer["formats"]) == ["textract"]
+    assert requests.get(answer["formats"]["textract"], timeout=30).json()["DocumentMetadata"] == {"Pages": 1}
+
+    status, answer = call("GET", "/jobs/job-o6/result", ALICE, query={"format": "alto"})
+    assert status == 200 and sorted(answer["formats"]) == ["alto", "textract"]
+    alto = etree.fromstring(requests.get(answer["formats"]["alto"], timeout=30).content)
+    assert [s.get("CONTENT") for s in alto.iter("{*}String")] == ["plumbing", "1"]
+    assert len(engine.calls) == runs
+    assert call("GET", "/jobs/job-o6/result", ALICE, query={"format": "docx"})[1]["error"]["code"] == "unknown_format"
+    assert call("GET", "/jobs/job-o6/result", BOB, query={"format": "alto"})[0] == 404
+
+
+def test_cli_result_format_serves_the_stored_file_or_makes_one_from_result_json(
+    platform: Platform, engine: PlumbingEngine, tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ocr_platform.cli import commands as cli
+    from ocr_platform.jobs.store import NewJob
+    from tests.conftest import TABLE
+
+    for name, value in {"OCR_BUCKET_NAME": BUCKET, "OCR_QUEUE_URL": platform.queue_url, "OCR_TABLE_NAME": TABLE}.items():
+        monkeypatch.setenv(name, value)
+    message = {"job_id": "job-o7", "model": "pp-ocrv5", "input": platform.put_document("job-o7", "page.png"), "language": "en",
+               "pages": "1", "options": {"outputs": ["textract"]}}
+    platform.store.create(NewJob("job-o7", "pp-ocrv5", message["input"], options=message["options"]))
+    platform.store.mark_processing("job-o7", "lambda")
+    platform.run_processor(message)
+    stored = platform.s3.get_object(Bucket=BUCKET, Key="results/job-o7/textract.json")["Body"].read()
+
+    assert cli.main(["result", "job-o7", "--format", "textract", "--output", str(tmp_path / "t.json")]) == 0
+    assert (tmp_path / "t.json").read_bytes() == stored
+    capsys.readouterr()
+    assert cli.main(["result", "job-o7", "--format", "hocr"]) == 0
+    hocr = etree.fromstring(capsys.readouterr().out.encode())
+    assert [" ".join("".join(s.itertext()).split()) for s in hocr.iter("{*}span") if s.get("class") == "ocr_line"] == ["plumbing 1"]
+    assert not platform.keys("results/job-o7/result.hocr")  # made here, from result.json
+    assert cli.main(["result", "job-o7", "--format", "md"]) == 0
+    assert capsys.readouterr().out == "plumbing 1\n"
+    assert cli.main(["result", "job-o7", "--format", "pdf"]) == 2
+    assert "error: output_required: " in capsys.readouterr().err

@@ -227,3 +227,15 @@ def test_textract_merged_cells_and_form_fields_on_a_hand_built_page() -> None:
     assert [[cell.strip() for cell in row] for row in document.tables[0].to_pandas().values.tolist()] == [["Name", "Total"], ["Tea", "12"], ["Both", ""]]
     fields = trp.Document(response).pages[0].form.fields
     assert [(f.key.text, f.value.text) for f in fields] == [("Applicant", "Kari Nordmann"), ("Agree", "SELECTED"), ("Decline", "NOT_SELECTED")]
+
+
+def test_cli_ocr_writes_each_format_from_the_same_read(ppocr, docs: dict[str, Path], tmp_path: Path) -> None:
+    from ocr_platform.cli import commands as cli
+
+    for fmt, name in (("alto", "page.alto.xml"), ("textract", "page.textract.json"), ("pdf", "page.pdf")):
+        assert cli.main(["ocr", str(docs["png"]), "--model", "pp-ocrv5", "--format", fmt, "--output", str(tmp_path / name)]) == 0
+    alto = etree.parse(str(tmp_path / "page.alto.xml")).getroot()
+    assert _alto_schema().validate(alto)
+    assert "Invoice" in [s.get("CONTENT") for s in alto.iter(f"{ALTO}String")]
+    assert json.loads((tmp_path / "page.textract.json").read_text())["DocumentMetadata"] == {"Pages": 1}
+    assert (tmp_path / "page.pdf").read_bytes().startswith(b"%PDF")
