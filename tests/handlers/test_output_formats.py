@@ -47,6 +47,12 @@ def test_an_unsplit_job_gets_each_format_it_asked_for_beside_result_json(platfor
     types = {name: platform.s3.head_object(Bucket=BUCKET, Key=f"results/job-o1/{file}")["ContentType"] for name, file in FILES.items()}
     assert types == {"hocr": "application/xhtml+xml; charset=utf-8", "alto": "application/xml; charset=utf-8", "textract": "application/json"}
     assert platform.job("job-o1")["status"] == "COMPLETED" and not result["warnings"]
+    # The item, and so the completion event and the webhook's body, say which formats exist and where.
+    from ocr_platform.outputs.notifications import job_event_detail
+
+    locations = {name: f"s3://{BUCKET}/results/job-o1/{file}" for name, file in FILES.items()}
+    assert platform.job("job-o1")["formats"] == locations
+    assert job_event_detail(platform.job("job-o1"))["formats"] == locations
 
 
 def test_a_job_that_asks_for_none_gets_only_result_json(platform: Platform, engine: PlumbingEngine) -> None:
@@ -88,6 +94,7 @@ def test_a_format_that_cannot_be_written_warns_and_the_job_still_completes(
     assert (warning["code"], warning["requested"], warning["reason"]) == ("output_unavailable", "result.alto.xml", "ValueError: no such thing")
     assert platform.read_json("results/job-o4/result.json")["warnings"] == [warning]
     assert platform.keys("results/job-o4/result.hocr") and not platform.keys("results/job-o4/result.alto.xml")
+    assert job["formats"] == {"hocr": f"s3://{BUCKET}/results/job-o4/result.hocr"}
 
 
 @pytest.fixture
@@ -105,6 +112,7 @@ def test_a_gpu_job_gets_its_formats_from_the_completion_function(platform: Platf
     assert platform.publish("success", note) == {"outcomes": ["completed"]}
 
     assert _texts_of_hocr(platform, "job-o5") == ["plumbing 1", "plumbing 2"]
+    assert platform.job("job-o5")["formats"] == {"hocr": f"s3://{BUCKET}/results/job-o5/result.hocr"}
     assert json.loads(platform.s3.get_object(Bucket=BUCKET, Key="results/job-o5/result.json")["Body"].read())["page_count"] == 2
 
 

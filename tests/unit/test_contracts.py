@@ -220,7 +220,8 @@ def test_every_attribute_the_job_store_writes_is_typed_and_documented(platform: 
     assert store.claim_chunk("full", 1, attempt_id="chunk-1", lease_seconds=900).acquired
     assert store.mark_chunk_done("full", 1) == 1
     assert store.record_chunk_requests("full", [{"output_location": "s3://b/async/outputs/c.out", "failure_location": None}])
-    assert store.mark_completed("full", result_uri="s3://b/results/full/result.json", page_count=2, warnings=[warning], result_pdf="s3://b/results/full/result.pdf")
+    assert store.mark_completed("full", result_uri="s3://b/results/full/result.json", page_count=2, warnings=[warning], result_pdf="s3://b/results/full/result.pdf",
+                                formats={"hocr": "s3://b/results/full/result.hocr"})
     assert store.claim_webhook("full", attempt_id="hook-1", lease_seconds=30)
     attempt: CallbackAttempt = {"attempt": 1, "at": "2026-11-24T05:00:00.000Z", "status_code": 200, "duration_ms": 12}
     assert store.record_callback_attempt("full", attempt, status="delivered", attempt_id="hook-1")

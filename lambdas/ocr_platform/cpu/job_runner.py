@@ -39,7 +39,7 @@ from ocr_platform.jobs.messages import JobMessage
 from ocr_platform.jobs.store import TERMINAL_STATUSES, JobStatus, JobStore
 from ocr_platform.outputs.fan_in import record_chunk_result
 from ocr_platform.outputs.figures import add_figures
-from ocr_platform.outputs.formats import requested_formats
+from ocr_platform.outputs.formats import format_locations, requested_formats
 from ocr_platform.outputs.page_images import add_page_images
 from ocr_platform.outputs.requested_pdf import wants_pdf, write_requested_pdf
 from ocr_platform.outputs.result_store import publish_result
@@ -208,7 +208,8 @@ def _run_job(
             add_figures(s3, layout, result, path, limits or IntakeLimits())
             result_pdf = write_requested_pdf(s3, layout, message, path, result)
         result["timings"].update(download=round(download_s, 4), total=round(time.perf_counter() - started, 4))
-        result_uri = publish_result(s3, layout, result, raw, formats=requested_formats(message.options))
+        formats = requested_formats(message.options)
+        result_uri = publish_result(s3, layout, result, raw, formats=formats)
     except JobError as err:
         return _fail(store, message, err)
     except Exception as err:
@@ -216,7 +217,8 @@ def _run_job(
         return _fail(store, message, JobError(ErrorCode.ENGINE_FAILED, f"OCR failed: {type(err).__name__}: {err}"))
 
     if store.mark_completed(
-        message.job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"], result_pdf=result_pdf
+        message.job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"], result_pdf=result_pdf,
+        formats=format_locations(layout, result, formats),
     ):
         return ProcessResult("completed", result_uri=result_uri)
     return ProcessResult("skipped", result_uri=result_uri)

@@ -48,7 +48,7 @@ from ocr_platform.gpu.sagemaker_async import AsyncInference
 from ocr_platform.jobs.messages import InvalidMessageError, JobMessage, parse_job_message
 from ocr_platform.jobs.store import TERMINAL_STATUSES, ChunkRequest, JobItem, JobStore
 from ocr_platform.outputs.fan_in import record_chunk_result
-from ocr_platform.outputs.formats import requested_formats
+from ocr_platform.outputs.formats import format_locations, requested_formats
 from ocr_platform.outputs.result_store import publish_result
 
 logger = logging.getLogger(__name__)
@@ -205,7 +205,7 @@ def _finish_job(
             output.close()
     result_uri = publish_result(s3, layout, result, formats=formats)
     store.mark_completed(job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"],
-                         result_pdf=result_pdf)
+                         result_pdf=result_pdf, formats=format_locations(layout, result, formats))
     return "completed"
 
 

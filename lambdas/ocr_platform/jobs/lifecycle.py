@@ -130,9 +130,10 @@ class JobLifecycle(JobTable):
 
     def mark_completed(
         self, job_id: str, *, result_uri: str, page_count: int, warnings: list[ResultWarning] | None = None, result_pdf: str | None = None,
+        formats: dict[str, str] | None = None,
     ) -> bool:
-        """PROCESSING -> COMPLETED with the result location, page count, the result's warnings (if any) and the
-        searchable PDF's location (``result_pdf``, when the job asked for one)."""
+        """PROCESSING -> COMPLETED with the result location, page count, the result's warnings (if any), the
+        searchable PDF's location (``result_pdf``, when the job asked for one) and those of its other formats (``formats``)."""
         now = iso(self.clock())
         values: dict[str, Any] = {
             "status": JobStatus.COMPLETED,
@@ -147,6 +148,8 @@ class JobLifecycle(JobTable):
             values["warnings"] = list(warnings)
         if result_pdf:
             values["result_pdf"] = result_pdf
+        if formats:
+            values["formats"] = dict(formats)
         return self._finish(job_id, values, Attr("status").eq(JobStatus.PROCESSING))
 
     def mark_failed(

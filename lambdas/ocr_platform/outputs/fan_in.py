@@ -25,6 +25,7 @@ from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.results import OcrResult
 from ocr_platform.core.s3_layout import StorageLayout
 from ocr_platform.jobs.store import JobStore
+from ocr_platform.outputs.formats import format_locations
 from ocr_platform.outputs.result_store import delete_chunk_results, publish_result, put_chunk_result, read_merged_result
 
 logger = logging.getLogger(__name__)
@@ -82,7 +83,8 @@ def merge_split_job(
     except Exception as err:
         return _merge_failed(store, job_id, chunk_count, err)
     completed = store.mark_completed(
-        job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"], result_pdf=result_pdf
+        job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"], result_pdf=result_pdf,
+        formats=format_locations(layout, result, list(formats)),
     )
     delete_chunk_results(s3, layout, job_id, chunk_count)
     return ("completed" if completed else "skipped"), result_uri

@@ -90,6 +90,17 @@ def write_formats(s3: Any, layout: StorageLayout, result: OcrResult, names: list
     return written
 
 
+def format_locations(layout: StorageLayout, result: OcrResult, names: list[str]) -> dict[str, str]:
+    """The ``s3://`` location of each of ``names`` that :func:`write_formats` wrote for ``result`` (one it could not
+    write has an ``output_unavailable`` warning), for the job item's and the completion event's ``formats``.
+
+    >>> format_locations(StorageLayout("b"), {"job_id": "j", "warnings": []}, ["hocr"])
+    {'hocr': 's3://b/results/j/result.hocr'}
+    """
+    missing = {w["requested"] for w in result["warnings"] if w.get("code") == OUTPUT_UNAVAILABLE}
+    return {name: f"s3://{layout.bucket}/{layout.output_key(result['job_id'], name)}" for name in names if FORMATS[name].file_name not in missing}
+
+
 def _unavailable(fmt: OutputFormat, reason: str) -> ResultWarning:
     return {
         "code": OUTPUT_UNAVAILABLE, "requested": fmt.file_name, "ran": "result.json", "reason": reason,
