@@ -1,7 +1,7 @@
 """The formats a job asks for in ``options.outputs`` (hOCR, ALTO, Textract JSON), against moto: each route writes them
 beside result.json from the result it publishes (the CPU processor, the chunk that merges a split job, the
 completion function from the endpoint's answer); a writer that fails leaves an ``output_unavailable`` warning on a
-COMPLETED job instead of losing its result."""
+COMPLETED job instead of losing its result; each route's result.json matches the published JSON Schema."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from tests.handlers.test_fan_out import invokes as invokes  # noqa: F401 - the f
 from tests.handlers.test_gpu_fan_out import _request, _serve, _vl_job
 from tests.handlers.test_processor import PlumbingEngine, _job
 from tests.handlers.test_processor import engine as engine  # noqa: F401 - the fixture
+from tests.result_schema import assert_valid_result
 
 FORMATS = ["hocr", "alto", "textract"]
 FILES = {"hocr": "result.hocr", "alto": "result.alto.xml", "textract": "textract.json"}
@@ -42,6 +43,7 @@ def test_an_unsplit_job_gets_each_format_it_asked_for_beside_result_json(platfor
     assert platform.run_processor(message)["outcome"] == "completed"
 
     result = platform.read_json("results/job-o1/result.json")
+    assert_valid_result(result)
     lines = [line["text"] for page in result["pages"] for line in page["lines"]]
     assert _texts(platform, "job-o1") == {name: lines for name in FORMATS}
     types = {name: platform.s3.head_object(Bucket=BUCKET, Key=f"results/job-o1/{file}")["ContentType"] for name, file in FILES.items()}
@@ -71,6 +73,7 @@ def test_a_split_job_gets_its_formats_from_the_chunk_that_merges(
     assert platform.keys("results/job-o3/textract") == []
     assert platform.run_processor(second)["outcome"] == "completed"
 
+    assert_valid_result(platform.read_json("results/job-o3/result.json"))  # the merged result
     textract = platform.read_json("results/job-o3/textract.json")
     assert textract["DocumentMetadata"] == {"Pages": 12}
     assert [b["Text"] for b in textract["Blocks"] if b["BlockType"] == "LINE"] == [f"plumbing {n}" for n in range(1, 13)]
@@ -113,7 +116,9 @@ def test_a_gpu_job_gets_its_formats_from_the_completion_function(platform: Platf
 
     assert _texts_of_hocr(platform, "job-o5") == ["plumbing 1", "plumbing 2"]
     assert platform.job("job-o5")["formats"] == {"hocr": f"s3://{BUCKET}/results/job-o5/result.hocr"}
-    assert json.loads(platform.s3.get_object(Bucket=BUCKET, Key="results/job-o5/result.json")["Body"].read())["page_count"] == 2
+    result = json.loads(platform.s3.get_object(Bucket=BUCKET, Key="results/job-o5/result.json")["Body"].read())
+    assert result["page_count"] == 2
+    assert_valid_result(result)  # the GPU route's, as the completion function stored it
 
 
 def _texts_of_hocr(platform: Platform, job_id: str) -> list[str]:

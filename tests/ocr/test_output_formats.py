@@ -26,6 +26,7 @@ from ocr_platform.outputs.alto import ALTO_NAMESPACE, alto_document
 from ocr_platform.outputs.hocr import hocr_document
 from ocr_platform.outputs.textract import textract_document
 from tests.documents import ENGLISH_PAGES, REPORT_TABLE, render_mixed_orientation_page, render_report_page, write_image_pdf, write_report_png
+from tests.result_schema import assert_valid_result
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 PUBLIC = Path(__file__).resolve().parents[1] / "documents" / "public"
@@ -239,3 +240,21 @@ def test_cli_ocr_writes_each_format_from_the_same_read(ppocr, docs: dict[str, Pa
     assert "Invoice" in [s.get("CONTENT") for s in alto.iter(f"{ALTO}String")]
     assert json.loads((tmp_path / "page.textract.json").read_text())["DocumentMetadata"] == {"Pages": 1}
     assert (tmp_path / "page.pdf").read_bytes().startswith(b"%PDF")
+
+
+@pytest.mark.parametrize("name", ["scan", "form", "chinese", "turned", "report"])
+def test_result_json_of_each_real_route_matches_the_published_schema(results: dict[str, OcrResult], name: str) -> None:
+    assert_valid_result(results[name])
+
+
+def test_pp_ocrv6_result_matches_the_published_schema(ppocr_v6, docs: dict[str, Path]) -> None:
+    result, _ = ocr_document(docs["png"], job_id="v6", model="pp-ocrv6", engine=ppocr_v6)
+    assert result["pages"][0]["lines"]
+    assert_valid_result(result)
+
+
+def test_the_schema_refuses_a_result_that_breaks_the_contract(results: dict[str, OcrResult]) -> None:
+    broken = json.loads(json.dumps(results["scan"]))
+    broken["pages"][0]["lines"][0]["words"][0]["polygon"] = [[0, 0], [1, 1]]
+    with pytest.raises(AssertionError, match="polygon"):
+        assert_valid_result(broken)

@@ -1,5 +1,5 @@
-"""ALTO: a result as one ALTO 4.4 XML document (Library of Congress, www.loc.gov/standards/alto/), the format
-libraries and archives keep OCR in and their viewers and full-text indexers read.
+"""ALTO: a result as one ALTO 4.4 XML document (the schema the Library of Congress maintains; tests/schemas holds it),
+the format libraries and archives keep OCR in and their viewers and full-text indexers read.
 
 ``MeasurementUnit`` is ``pixel``: positions are whole pixels of the page as submitted, as the result's
 polygons (the page images ``pages/{page:05d}.jpg`` are in the same pixels). Each result page is a ``Page``

@@ -1,5 +1,5 @@
-"""hOCR: a result as one XHTML document in the hOCR 1.2 format (kba.github.io/hocr-spec/1.2), which Tesseract
-writes and hOCR tools (hocr-tools' hocr-pdf, OCRmyPDF's renderer, hOCR viewers) read.
+"""hOCR: a result as one XHTML document in the hOCR 1.2 format (the hOCR Embedded OCR Workflow and Output Format
+specification), which Tesseract writes and hOCR tools (hocr-tools' hocr-pdf, OCRmyPDF's renderer, hOCR viewers) read.
 
 Each result page is an ``ocr_page`` (its ``image`` the job's page image ``pages/{page:05d}.jpg``, whose pixels
 the boxes are in; ``ppageno`` from 0); each layout block an ``ocr_carea`` holding one ``ocr_par``, and a page
