@@ -756,8 +756,8 @@ def test_the_console_signs_in_uploads_and_draws_the_result_over_its_page(
     client: OcrClient, local: stack.StackInfo, browser: Any, tmp_path: Path
 ) -> None:
     """In headless Chromium against the local stack: sign in, drop a sample with "Searchable PDF" ticked, see it
-    complete, open it, count the overlay's polygons against the result's lines and fetch its result.pdf by the
-    page's link; a bad file shows its job's error."""
+    complete, open it, count the overlay's polygons against the result's lines, fetch its result.pdf by the
+    page's link and have its ALTO file made by its download link; a bad file shows its job's error."""
     import urllib.request
 
     from selenium.webdriver.common.by import By
@@ -790,6 +790,10 @@ def test_the_console_signs_in_uploads_and_draws_the_result_over_its_page(
     browser.save_screenshot(str(tmp_path / "console-result.png"))
     if os.environ.get("OCR_CONSOLE_SCREENSHOT"):  # refreshes the README's picture
         shutil.copy(tmp_path / "console-result.png", os.environ["OCR_CONSOLE_SCREENSHOT"])
+    # A format the job did not ask for is made from its result.json when its download is clicked.
+    assert not client.s3.list_objects_v2(Bucket=local.bucket, Prefix=f"results/{job_id}/result.alto.xml").get("KeyCount")
+    browser.find_element(By.LINK_TEXT, "Download result.alto.xml").click()
+    wait.until(lambda driver: client.s3.list_objects_v2(Bucket=local.bucket, Prefix=f"results/{job_id}/result.alto.xml").get("KeyCount"))
 
     browser.get(f"{local.console_url}/#/")
     notes = tmp_path / "notes.pdf"
