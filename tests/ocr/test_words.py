@@ -59,7 +59,7 @@ def test_each_word_polygon_reads_back_as_the_word_in_every_direction(ppocr, tmp_
     read = [_read_back(recognize, image, word["polygon"]) for word in words]
     errors = [character_error_rate(text, word["text"]) for text, word in zip(read, words, strict=True)]
     assert statistics.mean(errors) <= 0.1, " ".join(f"{word['text']}={text}" for text, word in zip(read, words, strict=True))
-    assert sum(error == 0 for error in errors) >= 0.8 * len(words)
+    assert sum(error == 0 for error in errors) >= 0.9 * len(words)
 
 
 def test_chinese_gets_one_word_per_character(ppocr, docs: dict[str, Path]) -> None:

@@ -9,14 +9,14 @@ from their texts, so ``install_word_boxes`` puts ``line_word_boxes`` in its plac
 ``core.words`` (spaces; one word per Chinese or Japanese character), each the stretch of the line's own
 quadrilateral that its characters' columns cover, so a slanted line's words are slanted with it.
 
-A character spans its column plus half the line's median column step on each side. A line read turned
+A character spans its column, half the line's median column step before it and 0.8 of it after (``REACH_*``). A line read turned
 by 180 degrees (``TurnedLineCheck``) has its columns counted from the other end (``turned_columns``); a
 right-to-left line's characters come out in the opposite order to their columns.
 
 >>> info = [20.0, [list("ab"), [" "], list("cd")], [[1, 3], [5], [7, 9]], ["en&num", "symbol", "en&num"]]
 >>> texts, boxes = line_word_boxes("ab cd", [[0, 0], [100, 0], [100, 10], [0, 10]], info)
 >>> texts, [box[0][0] for box in boxes], [box[1][0] for box in boxes]
-(['ab', 'cd'], [0.0, 30.0], [20.0, 50.0])
+(['ab', 'cd'], [0.0, 30.0], [22.5, 53.0])
 """
 
 from __future__ import annotations
@@ -40,19 +40,42 @@ def character_columns(info: Sequence[Any]) -> tuple[float, list[float]]:
     return columns, [float(column) for word in info[2] for column in word]
 
 
+#: How far a character reaches before and after its column, in the line's median step between characters: a CTC
+#: recogniser fires early in a character, so it reaches further after its column than before. Read back by the
+#: recogniser, 96 % of 103 words' boxes gave the word exactly (86 % with half a step each side; tests/ocr/test_words.py).
+REACH_BEFORE, REACH_AFTER = 0.5, 0.8
+#: How much of a space, either side of its column, no word reaches into (steps): the gap a reader of the searchable PDF
+#: or of hOCR sees between two words.
+SPACE_KEEP = 0.25
+
+
 def character_extents(text: str, columns: float, positions: list[float]) -> list[tuple[float, float]] | None:
     """Each character's ``(start, end)`` as fractions of the line, from its column; ``None`` when they do not match.
+    Columns that fall along the text run forwards; ones that rise against it (a line read turned) run backwards.
 
-    >>> character_extents("ab", 10.0, [2.0, 4.0])
-    [(0.1, 0.3), (0.3, 0.5)]
+    >>> [(round(a, 2), round(b, 2)) for a, b in character_extents("ab", 10.0, [2.0, 4.0])]
+    [(0.1, 0.36), (0.3, 0.56)]
     """
     if columns <= 0 or len(positions) != len(text) or not text:
         return None
     if any(unicodedata.bidirectional(char) in ("R", "AL") for char in text):
         positions = positions[::-1]
     steps = [abs(b - a) for a, b in zip(positions, positions[1:], strict=False) if b != a]
-    half = (statistics.median(steps) if steps else columns / max(len(text), 1)) / 2
-    return [(max(0.0, (p - half) / columns), min(1.0, (p + half) / columns)) for p in positions]
+    step = statistics.median(steps) if steps else columns / max(len(text), 1)
+    backwards = len(positions) > 1 and positions[-1] < positions[0]
+    before, after = (REACH_AFTER * step, REACH_BEFORE * step) if backwards else (REACH_BEFORE * step, REACH_AFTER * step)
+    spans = [[p - before, p + after] for p in positions]
+    keep = SPACE_KEEP * step
+    for index, char in enumerate(text):  # the characters beside a space stop short of it: words stay apart
+        if char.isspace():
+            space = positions[index]
+            for neighbour, side in ((index - 1, -1), (index + 1, 1)):
+                if 0 <= neighbour < len(text):
+                    if (side < 0) != backwards:  # the neighbour lies at lower columns
+                        spans[neighbour][1] = min(spans[neighbour][1], space - keep)
+                    else:
+                        spans[neighbour][0] = max(spans[neighbour][0], space + keep)
+    return [(max(0.0, low / columns), min(1.0, max(low, high) / columns)) for low, high in spans]
 
 
 def line_word_boxes(rec_str: str, box: Any, rec_word_info: Sequence[Any]) -> tuple[list[str], list[Any]]:
