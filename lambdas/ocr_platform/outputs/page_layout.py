@@ -57,7 +57,7 @@ class Region:
 def regions(page: Page) -> list[Region]:
     """The page's blocks in reading order, each with its lines, then the lines in no block (see the module docstring)."""
     blocks = [block for block in page.get("blocks", []) if len(block.get("bbox", [])) == 4]
-    found = [Region(block, tuple(float(v) for v in block["bbox"])) for block in blocks]  # type: ignore[arg-type]
+    found = [Region(block, box_of([block["bbox"][:2], block["bbox"][2:]])) for block in blocks]
     loose: list[Line] = []
     for line in page["lines"]:
         x0, y0, x1, y1 = box_of(line["polygon"])

@@ -32,9 +32,9 @@ scale. Ids are UUIDs derived from the job id, so the same result gives the same 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html.parser import HTMLParser
-from typing import Any
+from typing import Any, cast
 
 from ocr_platform.core.results import Block, OcrResult, Page
 from ocr_platform.core.words import Word, word_spans
@@ -113,7 +113,7 @@ class _Writer:
                     table = self._table(page, region.block, region.box, words, word_ids, width, height)
                     if table is not None:
                         children.append(table)
-        for field in page.get("form_fields", []) or []:  # type: ignore[attr-defined]
+        for field in cast("Mapping[str, Any]", page).get("form_fields") or []:  # a PDF's form fields, where the page has them
             key = self._form_field(page, field, width, height)
             if key is not None:
                 children.append(key)
