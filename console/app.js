@@ -315,6 +315,33 @@ function jobRow(job) {
   return row;
 }
 
+// The result in the formats the platform writes from result.json (docs/using-it/output-formats.md): a job that asked
+// for one has its file; any other is made on request by GET /jobs/{id}/result?format=.
+const FORMAT_FILES = { hocr: "result.hocr", alto: "result.alto.xml", textract: "textract.json" };
+
+function formatDownload(jobId, format, file, link) {
+  const anchor = document.createElement("a");
+  anchor.download = file;
+  anchor.textContent = `Download ${file}`;
+  anchor.dataset.format = format;
+  if (link) {
+    anchor.href = link;
+    return anchor;
+  }
+  anchor.href = "#";
+  anchor.addEventListener("click", async (event) => {
+    event.preventDefault();
+    try {
+      const made = await api("GET", `/jobs/${jobId}/result?format=${format}`);
+      anchor.href = made.formats[format];
+      window.location.assign(made.formats[format]);
+    } catch (error) {
+      $("upload-error").textContent = String(error.message || error);
+    }
+  }, { once: true });
+  return anchor;
+}
+
 async function showResult(jobId) {
   show("result-view");
   $("result-title").textContent = "Loading…";
@@ -335,6 +362,7 @@ async function showResult(jobId) {
     pdf.textContent = "Download result.pdf";
     downloads.append(" ", pdf);
   }
+  for (const [format, file] of Object.entries(FORMAT_FILES)) downloads.append(" ", formatDownload(jobId, format, file, (links.formats || {})[format]));
   $("text").textContent = result.text;
   $("markdown").textContent = result.pages.map((page) => page.markdown || "").join("\n\n");
   const images = new Map(links.pages.map((page) => [page.page, page.image]));

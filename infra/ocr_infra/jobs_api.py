@@ -18,7 +18,7 @@ from constructs import Construct
 from ocr_infra.platform_function import API_HANDLER, CommonFunctionProps, PlatformFunction, PlatformFunctionProps
 from ocr_infra.secure_defaults import acknowledge, allow, removal_policy, secure_log_group
 from ocr_platform.core import defaults
-from ocr_platform.core.s3_layout import RESULTS_PREFIX, UPLOADS_PREFIX
+from ocr_platform.core.s3_layout import OUTPUT_FILES, RESULTS_PREFIX, UPLOADS_PREFIX
 from ocr_platform.core.settings import ENV
 from ocr_platform.inputs.jobs_api import ROUTES
 
@@ -148,6 +148,13 @@ class JobsApi(Construct):
             "images, of the caller's job; a small result.json is read and returned inline.",
         )
         allow(role, ["s3:ListBucket"], [bucket.bucket_arn], conditions={"StringLike": {"s3:prefix": [f"{RESULTS_PREFIX}*"]}})
+        allow(
+            role,
+            ["s3:PutObject"],
+            [bucket.arn_for_objects(f"{RESULTS_PREFIX}*/{name}") for fmt, name in OUTPUT_FILES.items() if fmt != "pdf"],
+            reason="Key-prefix scope: GET /jobs/{job_id}/result?format= stores the caller's result in that format "
+            "(results/{job_id}/result.hocr, result.alto.xml, textract.json), made from its result.json; nothing else.",
+        )
         # 5. HTTP API: the JWT authorizer on every route, CORS for the console only, access logs, throttling.
         authorizer = authorizers.HttpJwtAuthorizer(
             "CognitoJwt",

@@ -58,7 +58,8 @@ def test_the_api_function_may_read_the_table_and_index_queue_url_jobs_and_sign_o
         "dynamodb:Query": {f"<{table}.Arn>/index/owner-created_at-index"},
         # A job submitted by URL has no upload to trigger the drop folder: the API sends its message itself.
         "sqs:SendMessage": {f"<{synthesis.logical_id(stack.queue.queue)}.Arn>"},
-        "s3:PutObject": {f"<{bucket}.Arn>/uploads/*"},
+        # Uploads; and a result in another format made on request from result.json (GET /jobs/{id}/result?format=).
+        "s3:PutObject": {f"<{bucket}.Arn>/uploads/*", *(f"<{bucket}.Arn>/results/*/{name}" for name in ("result.hocr", "result.alto.xml", "textract.json"))},
         # Presigned result links, and a small result.json read to return it inline.
         "s3:GetObject": {f"<{bucket}.Arn>/results/*"},
         "s3:ListBucket": {f"<{bucket}.Arn>"},

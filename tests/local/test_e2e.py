@@ -24,7 +24,7 @@ from ocr_platform.cli.client import OcrClient, PlatformResources
 from ocr_platform.local import stack, supervisor
 from ocr_platform.local.provisioning import create_jobs_table
 from tests import documents
-from tests.documents import ENGLISH_PAGES, character_error_rate
+from tests.documents import ENGLISH_PAGES, character_error_rate, render_page
 from tests.local.campaign import queue_depth
 from tests.local.webhook_receiver import WebhookReceiver, receiver_that_is_down
 
@@ -368,6 +368,32 @@ def test_cli_run_with_pdf_writes_a_searchable_pdf_of_the_result(
         assert cli.main(["result", plain["job_id"], "--pdf", str(tmp_path / "none.pdf")]) == 4
         assert "error: no_searchable_pdf" in capsys.readouterr().err
         assert not (tmp_path / "none.pdf").exists()
+
+
+def test_cli_run_with_a_format_has_the_job_write_it_and_saves_it(
+    local: stack.StackInfo, client: OcrClient, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``run --format textract``: the job asks for ``outputs: ["textract"]``, writes results/{job_id}/textract.json
+    (on its item and in its completion event as ``formats``) and the CLI saves that file (default ./textract.json)."""
+    from ocr_platform.cli import commands as cli
+
+    page = tmp_path / "page.png"
+    render_page(ENGLISH_PAGES[0]).save(page)
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.chdir(tmp_path)
+    try:
+        assert cli.main(["run", str(page), "--model", "pp-ocrv5", "--format", "textract"]) == 0, capsys.readouterr().err
+    finally:
+        monkeypatch.undo()
+    saved = json.loads((tmp_path / "textract.json").read_text(encoding="utf-8"))
+    lines = [block["Text"] for block in saved["Blocks"] if block["BlockType"] == "LINE"]
+    assert "Invoice 2026-0042" in lines
+    [job] = [j for j in client.s3.list_objects_v2(Bucket=local.bucket, Prefix="results/").get("Contents", [])
+             if j["Key"].endswith("/textract.json") and json.loads(client.s3.get_object(Bucket=local.bucket, Key=j["Key"])["Body"].read()) == saved]
+    job_id = job["Key"].split("/")[1]
+    location = f"s3://{local.bucket}/results/{job_id}/textract.json"
+    assert client.status(job_id)["formats"] == {"textract": location}
+    assert _recorded_events(local, job_id)[0]["detail"]["formats"] == {"textract": location}
 
 
 def _readme_block(marker: str) -> str:
@@ -791,8 +817,8 @@ def test_the_console_signs_in_uploads_and_draws_the_result_over_its_page(
     client: OcrClient, local: stack.StackInfo, browser: Any, tmp_path: Path
 ) -> None:
     """In headless Chromium against the local stack: sign in, drop a sample with "Searchable PDF" ticked, see it
-    complete, open it, count the overlay's polygons against the result's lines and fetch its result.pdf by the
-    page's link; a bad file shows its job's error."""
+    complete, open it, count the overlay's polygons against the result's lines, fetch its result.pdf by the
+    page's link and have its ALTO file made by its download link; a bad file shows its job's error."""
     import urllib.request
 
     from selenium.webdriver.common.by import By
@@ -825,6 +851,10 @@ def test_the_console_signs_in_uploads_and_draws_the_result_over_its_page(
     browser.save_screenshot(str(tmp_path / "console-result.png"))
     if os.environ.get("OCR_CONSOLE_SCREENSHOT"):  # refreshes the README's picture
         shutil.copy(tmp_path / "console-result.png", os.environ["OCR_CONSOLE_SCREENSHOT"])
+    # A format the job did not ask for is made from its result.json when its download is clicked.
+    assert not client.s3.list_objects_v2(Bucket=local.bucket, Prefix=f"results/{job_id}/result.alto.xml").get("KeyCount")
+    browser.find_element(By.LINK_TEXT, "Download result.alto.xml").click()
+    wait.until(lambda driver: client.s3.list_objects_v2(Bucket=local.bucket, Prefix=f"results/{job_id}/result.alto.xml").get("KeyCount"))
 
     browser.get(f"{local.console_url}/#/")
     notes = tmp_path / "notes.pdf"

@@ -126,7 +126,10 @@ def test_structure_result_conversion_blocks_in_reading_order_tables_as_html(
     assert title == {"label": "doc_title", "bbox": [100.0, 80.0, 700.0, 140.0], "text": "Quarterly report"}
     assert table["html"] == TABLE_HTML and table["text"] == "Item\tPrice\nTea\t4.50"
     assert page["markdown"].startswith("# Quarterly report")
-    assert page["lines"] == [{"text": "Quarterly report", "polygon": [[100.0, 80.0], [700.0, 80.0], [700.0, 140.0], [100.0, 140.0]], "score": 0.99}]
+    assert [{k: v for k, v in line.items() if k != "words"} for line in page["lines"]] == [
+        {"text": "Quarterly report", "polygon": [[100.0, 80.0], [700.0, 80.0], [700.0, 140.0], [100.0, 140.0]], "score": 0.99}
+    ]
+    assert [word["text"] for word in page["lines"][0]["words"]] == ["Quarterly", "report"]  # estimated: no alignment given
     assert result["text"] == "Quarterly report\nItem\tPrice\nTea\t4.50"
     assert raw["pipeline"] == "PP-StructureV3" and raw["pages"][0]["page"] == 2
     shape, _ = RecordingPipeline.instances[-1].predicted[0]

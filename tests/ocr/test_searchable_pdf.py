@@ -19,6 +19,7 @@ from pypdf import PageObject, PdfReader, PdfWriter
 from pypdf.generic import RectangleObject
 
 from ocr_platform.core.results import OcrResult, Page, build_result
+from ocr_platform.core.words import Word
 from ocr_platform.engines.reading import ocr_document
 from ocr_platform.outputs.searchable_pdf import DEFAULT_IMAGE_DPI, _pdf_pixel_to_point, write_searchable_pdf
 from tests.documents import CHINESE_LINES, ENGLISH_PAGES, SLANTED_STAMPS, render_page, render_slanted_page, write_image_pdf, write_tiff
@@ -147,14 +148,32 @@ def _share_on_their_lines(words: list[tuple[str, Box]], page: Page) -> float:
     return landed / max(1, len(words))
 
 
+def _share_on_their_words(words: list[tuple[str, Box]], page: Page) -> float:
+    """The share of extracted words whose box lies within the bounding box of the result's word of the same text:
+    a search for the word highlights the word, not its whole line."""
+    spans: list[tuple[str, Box]] = []  # each space-separated run of a line's words (a Chinese line's characters)
+    for line in page["lines"]:
+        pending = list(line["words"])
+        for token in line["text"].split():
+            run: list[Word] = []
+            while pending and "".join(word["text"] for word in run) != token:
+                run.append(pending.pop(0))
+            corners = [point for word in run for point in word["polygon"]]
+            spans.append((token, _bbox(corners)))
+    landed = sum(any(word == text and _within(box, span) for text, span in spans) for word, box in words)
+    return landed / max(1, len(words))
+
+
 def _assert_searchable(written: Written, index: int, page: Page) -> None:
     """The words pdfium extracts from output page ``index`` are ``page``'s (word F1 >= 0.98), and at least 95 %
-    of them lie within their line's polygon, in pixels of the page rendered at ``page["scale"]``."""
+    of them lie within their line's polygon and within their word's, in pixels of the page rendered at ``page["scale"]``."""
     words = _extracted_words(written.pdf, index, page["scale"])
     f1 = _word_f1(_page_text(page), " ".join(word for word, _ in words))
     landed = _share_on_their_lines(words, page)
-    assert f1 >= 0.98, (f1, [w for w, _ in words], _page_text(page))
+    on_words = _share_on_their_words(words, page)
+    assert f1 >= 0.98, (f1, " ".join(w for w, _ in words), _page_text(page))
     assert landed >= 0.95, (landed, words, page["lines"])
+    assert on_words >= 0.95, (on_words, words, page["lines"])
 
 
 @pytest.fixture(scope="module")
@@ -182,9 +201,11 @@ def test_each_pdf_page_keeps_its_own_objects(scanned: Written) -> None:
         original = source.pages[index]
         assert page.mediabox == original.mediabox and page.cropbox == original.cropbox and page.rotation == original.rotation
         assert set(original["/Resources"]["/XObject"]) <= set(page["/Resources"]["/XObject"])
-        # One text object per line, and no visible text.
+        # One text object per line, each word (and each space between two) set at its own place; no visible text.
         operators = page.get_contents().get_data().split()  # type: ignore[union-attr]
-        assert operators.count(b"Tr") == len(scanned.result["pages"][index]["lines"])
+        lines = scanned.result["pages"][index]["lines"]
+        assert operators.count(b"Tr") == operators.count(b"BT") - 1 == len(lines)  # the first BT is reportlab's own
+        assert sum(len(line["words"]) for line in lines) <= operators.count(b"Tj") <= sum(2 * len(line["words"]) - 1 for line in lines)
         assert all(operators[i - 1] == b"3" for i, operator in enumerate(operators) if operator == b"Tr")
 
 

@@ -35,6 +35,7 @@ from ocr_platform.core.results import (
 )
 from ocr_platform.core.routing import MODEL_TABLE, route
 from ocr_platform.core.s3_layout import S3Uri, StorageLayout, safe_file_name
+from ocr_platform.core.words import Word
 from ocr_platform.jobs.messages import InvalidMessageError, JobMessage, JobMessageBody, parse_job_message
 from ocr_platform.jobs.store import CHUNK_CLAIM_ATTRIBUTE_PATTERNS, CallbackAttempt, JobItem, JobStatus, JobStore, NewJob
 from ocr_platform.local.stack import StackInfo
@@ -183,6 +184,7 @@ def _undocumented(in_code: set[str], documented: set[str]) -> str:
         (EngineInfo, "Engine"),
         (Page, "Page"),
         (Line, "Line"),
+        (Word, "Word"),
         (Block, "Block"),
         (ResultWarning, "Warning"),
     ],
@@ -219,7 +221,9 @@ def test_every_attribute_the_job_store_writes_is_typed_and_documented(platform: 
     assert store.mark_chunk_done("full", 1) == 1
     assert store.record_chunk_requests("full", [{"output_location": "s3://b/async/outputs/c.out", "failure_location": None}])
     assert store.mark_completed("full", result_uri="s3://b/results/full/result.json", page_count=2, warnings=[warning], result_pdf="s3://b/results/full/result.pdf",
-                                pages_failed=[{"page": 2, "code": "corrupt_document", "message": "Page 2 cannot be rendered."}])
+                                pages_failed=[{"page": 2, "code": "corrupt_document", "message": "Page 2 cannot be rendered."}],
+
+                                formats={"hocr": "s3://b/results/full/result.hocr"})
     assert store.claim_webhook("full", attempt_id="hook-1", lease_seconds=30)
     attempt: CallbackAttempt = {"attempt": 1, "at": "2026-11-24T05:00:00.000Z", "status_code": 200, "duration_ms": 12}
     assert store.record_callback_attempt("full", attempt, status="delivered", attempt_id="hook-1")

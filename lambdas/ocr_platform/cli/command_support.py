@@ -6,11 +6,16 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
+
+from ocr_platform.core.client_errors import ExitStatus, PlatformClientError
+from ocr_platform.core.s3_layout import OUTPUT_FILES
 
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The job's ``options`` from ``--variant``, ``--no-orientation``, ``--text-layer`` and ``--pdf`` (only what was set)."""
+    """The job's ``options`` from ``--variant``, ``--no-orientation``, ``--text-layer``, ``--pdf`` and ``--format`` (only
+    what was set: a stored format or ``pdf`` is asked of the job in ``outputs``)."""
     options: dict[str, Any] = {}
     if args.variant:
         options["variant"] = args.variant
@@ -18,9 +23,35 @@ def engine_options(args: argparse.Namespace) -> dict[str, Any]:
         options["orientation"] = False
     if args.text_layer:
         options["text_layer"] = args.text_layer
-    if getattr(args, "pdf", None):
-        options["outputs"] = ["pdf"]
+    outputs = ["pdf"] if getattr(args, "pdf", None) else []
+    chosen = getattr(args, "format", None)
+    if chosen in OUTPUT_FILES and chosen not in outputs:  # the job writes the file itself (a run, a submit)
+        outputs.append(chosen)
+    if outputs:
+        options["outputs"] = outputs
     return options
+
+
+#: What ``--format`` may name: result.json (the default), Markdown, the stored formats and the searchable PDF.
+FORMAT_CHOICES = ("json", "md", "hocr", "alto", "textract", "pdf")
+
+
+def write_formatted(body: bytes, output: Path | None) -> None:
+    """A formatted result to ``output``, else to stdout."""
+    if output is not None:
+        output.write_bytes(body)
+    else:
+        sys.stdout.write(body.decode("utf-8"))
+        sys.stdout.flush()
+
+
+def pdf_target(args: argparse.Namespace) -> Path | None:
+    """Where the searchable PDF goes: ``--pdf FILE``, or ``--output FILE`` with ``--format pdf`` (which needs one)."""
+    if getattr(args, "format", None) != "pdf":
+        return getattr(args, "pdf", None)
+    if args.output is None:
+        raise PlatformClientError("output_required", "--format pdf writes a file: name it with --output FILE.", ExitStatus.USAGE)
+    return Path(args.output)
 
 
 def print_json(data: Any) -> None:

@@ -1,13 +1,17 @@
 """The ``ocr-platform`` command line.
 
-    ocr-platform ocr FILE --model M [--lang L] [--pages P] [--output F] [--pdf F]     (this process, no AWS)
-    ocr-platform run FILE --model M [--lang L] [--pages P] [--output F] [--pdf F]     (whole pipeline, local stack)
+    ocr-platform ocr FILE --model M [--lang L] [--pages P] [--format FMT] [--output F] [--pdf F]   (this process, no AWS)
+    ocr-platform run FILE --model M [--lang L] [--pages P] [--format FMT] [--output F] [--pdf F]   (whole pipeline, local stack)
     ocr-platform local up|down|status|env
     ocr-platform submit FILE --model M [--lang L] [--pages P] [--text-layer auto|ignore] [--pdf] [--wait] [--stack NAME]
     ocr-platform models seed MODEL_DIR... [--stack NAME]
     ocr-platform status JOB_ID [--stack NAME]
-    ocr-platform result JOB_ID [--output F] [--pdf F] [--stack NAME]
+    ocr-platform result JOB_ID [--format FMT] [--output F] [--pdf F] [--stack NAME]
     ocr-platform doctor [--region R] [--profile P] [-c ocr:FIELD=VALUE]...   (before `npx cdk deploy`)
+
+``--format`` (json, md, hocr, alto, textract, pdf) picks what ``ocr``, ``run`` and ``result`` write: every format but
+``pdf`` is made from result.json (``ocr_platform.outputs.formats``), so ``result --format hocr`` serves a job that
+did not ask for hOCR without reading its document again.
 
 ``submit``, ``status``, ``result`` and ``models`` talk to a deployed stack named by ``--stack`` (or
 ``OCR_STACK_NAME``; its CloudFormation outputs), else to the resources named by ``OCR_BUCKET_NAME`` /
@@ -31,6 +35,7 @@ from pathlib import Path
 from botocore.exceptions import BotoCoreError
 from botocore.exceptions import ClientError as AwsClientError
 
+from ocr_platform.cli.command_support import FORMAT_CHOICES
 from ocr_platform.cli.local_commands import run_local_ocr, run_local_stack_command, run_pipeline
 from ocr_platform.cli.platform_commands import run_console_command, run_doctor, run_platform_command
 from ocr_platform.core import defaults
@@ -75,6 +80,14 @@ def _parser() -> argparse.ArgumentParser:
         )
         return cmd
 
+    def with_format(cmd: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        cmd.add_argument(
+            "--format", choices=FORMAT_CHOICES, default="json",
+            help="json: result.json (default); md: Markdown; hocr, alto, textract: hOCR, ALTO XML, Textract-shaped JSON "
+                 "(made from result.json); pdf: the searchable PDF (needs --output)",
+        )
+        return cmd
+
     def with_job_inputs(cmd: argparse.ArgumentParser) -> argparse.ArgumentParser:
         cmd.add_argument("file", help="the document: a local file, or an https:// URL the platform fetches once")
         cmd.add_argument(
@@ -87,7 +100,8 @@ def _parser() -> argparse.ArgumentParser:
     ocr.add_argument("--model", required=True, choices=sorted(MODEL_TABLE))
     ocr.add_argument("--lang", default=defaults.LANGUAGE, help=LANG_HELP)
     ocr.add_argument("--pages", help='page selection, e.g. "1-3,7"')
-    ocr.add_argument("--output", "-o", type=Path, help="write result.json here instead of stdout")
+    ocr.add_argument("--output", "-o", type=Path, help="write the result here instead of stdout")
+    with_format(ocr)
     ocr.add_argument("--raw-output", type=Path, help="also write the engine's raw output here")
     ocr.add_argument("--pdf", type=Path, metavar="FILE", help="also write a searchable PDF here (the pages with an invisible text layer)")
     with_engine_options(ocr)
@@ -97,7 +111,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--model", required=True, choices=sorted(MODEL_TABLE))
     run.add_argument("--lang", default=defaults.LANGUAGE, help=LANG_HELP)
     run.add_argument("--pages", help='page selection, e.g. "1-3,7"')
-    run.add_argument("--output", "-o", type=Path, default=Path("result.json"), help="where to write result.json (default: ./result.json)")
+    run.add_argument("--output", "-o", type=Path, help="where to write the result (default: ./result.json, or the format's file name)")
+    with_format(run)
     run.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for the job")
     run.add_argument("--pdf", type=Path, metavar="FILE", help="also have the job write result.pdf (searchable) and save it here")
     with_engine_options(run)
@@ -128,7 +143,8 @@ def _parser() -> argparse.ArgumentParser:
 
     result = with_stack(commands.add_parser("result", help="print or save a completed job's result.json"))
     result.add_argument("job_id", help="the job id, or the s3:// URI of a file dropped under inbox/")
-    result.add_argument("--output", "-o", type=Path, help="write result.json here instead of stdout")
+    result.add_argument("--output", "-o", type=Path, help="write the result here instead of stdout")
+    with_format(result)
     result.add_argument("--pdf", type=Path, metavar="FILE", help="also save the job's searchable result.pdf here (jobs submitted with --pdf)")
 
     console = commands.add_parser("console", help="the web console of a deployed stack (the local stack serves its own)")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ocr_platform.cli.client import OcrClient, PlatformResources
-from ocr_platform.cli.command_support import engine_options, print_json, print_preview, print_warnings
+from ocr_platform.cli.command_support import engine_options, pdf_target, print_json, print_preview, print_warnings, write_formatted
 from ocr_platform.cli.progress import JobProgress
 from ocr_platform.core.client_errors import ExitStatus, PlatformClientError
 from ocr_platform.document.url_input import is_url_input
@@ -52,20 +52,20 @@ def run_local_ocr(args: argparse.Namespace) -> int:
         print(f"error: {err.code}: {err.message}", file=sys.stderr)
         return 1
     result["timings"]["load"] = round(load_s, 4)
-    if args.pdf and result.get("document_type"):
-        print(f"error: unsupported_type: --pdf lays text over page images; a {str(result.get('document_type')).upper()} file is read "
-              "from its content and has none (omit --pdf).", file=sys.stderr)
+    pdf = pdf_target(args)
+    if pdf and result.get("document_type"):
+        print(f"error: unsupported_type: a searchable PDF lays text over page images; a {str(result.get('document_type')).upper()} file is read "
+              "from its content and has none (omit --pdf / --format pdf).", file=sys.stderr)
         return 1
-    if args.pdf:
+    if pdf:
         from ocr_platform.outputs.searchable_pdf import write_searchable_pdf
 
-        write_searchable_pdf(args.file, result, args.pdf)
-        print(f"wrote the searchable PDF {args.pdf}", file=sys.stderr)
-    text = json.dumps(result, indent=2, ensure_ascii=False)
-    if args.output:
-        args.output.write_text(text, encoding="utf-8")
-    else:
-        print(text)
+        write_searchable_pdf(args.file, result, pdf)
+        print(f"wrote the searchable PDF {pdf}", file=sys.stderr)
+    if args.format != "pdf":
+        from ocr_platform.outputs.formats import render
+
+        write_formatted(render(args.format, result), args.output)
     if args.raw_output:
         args.raw_output.write_text(json.dumps(raw, ensure_ascii=False, default=str), encoding="utf-8")
     lines = sum(len(p["lines"]) for p in result["pages"])
@@ -129,6 +129,11 @@ def run_pipeline(args: argparse.Namespace) -> int:
 
     if not is_url_input(args.file) and not Path(args.file).is_file():
         raise PlatformClientError("file_not_found", f"{args.file} is not a readable file.")
+    if args.output is None and args.format != "pdf":
+        from ocr_platform.outputs.formats import FORMATS
+
+        args.output = Path(FORMATS[args.format].file_name)
+    pdf = pdf_target(args)
     started = time.perf_counter()
     try:
         info, started_now = supervisor.up()
@@ -177,18 +182,19 @@ def run_pipeline(args: argparse.Namespace) -> int:
         print(f"error: {job['error']['code']}: {job['error']['message']}", file=sys.stderr)
         return ExitStatus.JOB_FAILED
     result = client.result(job_id)
-    args.output.write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
+    if args.format != "pdf":
+        write_formatted(client.formatted(job_id, args.format), args.output)
     lines = sum(len(p["lines"]) for p in result["pages"])
     print(
         f"COMPLETED in {time.perf_counter() - submitted:.1f} s: {result['page_count']} page(s), {lines} line(s), "
-        f"engine {result['engine']['name']} -> {args.output}",
+        f"engine {result['engine']['name']} -> {pdf if args.format == 'pdf' else args.output}",
         file=sys.stderr,
     )
     print_preview(result["text"])
     print_warnings(result.get("warnings", []))
-    if args.pdf:
-        client.save_searchable_pdf(job_id, args.pdf)
-        print(f"wrote the searchable PDF {args.pdf}", file=sys.stderr)
+    if pdf:
+        client.save_searchable_pdf(job_id, pdf)
+        print(f"wrote the searchable PDF {pdf}", file=sys.stderr)
     if args.callback_url:
         _report_webhook(client, job_id)
     return 0

@@ -8,7 +8,7 @@ import json
 import sys
 
 from ocr_platform.cli.client import OcrClient, resolve_target
-from ocr_platform.cli.command_support import engine_options, print_json, print_warnings
+from ocr_platform.cli.command_support import engine_options, pdf_target, print_json, print_warnings, write_formatted
 from ocr_platform.cli.progress import JobProgress
 from ocr_platform.core.client_errors import ExitStatus, PlatformClientError
 
@@ -52,15 +52,21 @@ def run_platform_command(args: argparse.Namespace) -> int:
         print_json(job)
         print_warnings(job.get("warnings", []))
         return ExitStatus.JOB_FAILED if job["status"] == "FAILED" else ExitStatus.OK
-    document = client.result(args.job_id)
-    if args.output:
-        args.output.write_text(json.dumps(document, indent=2, ensure_ascii=False))
-        print(f"wrote {args.output} ({document['page_count']} page(s))", file=sys.stderr)
-    else:
-        print_json(document)
-    if args.pdf:
-        client.save_searchable_pdf(args.job_id, args.pdf)
-        print(f"wrote the searchable PDF {args.pdf}", file=sys.stderr)
+    pdf = pdf_target(args)
+    if args.format == "json":
+        document = client.result(args.job_id)
+        if args.output:
+            args.output.write_text(json.dumps(document, indent=2, ensure_ascii=False))
+            print(f"wrote {args.output} ({document['page_count']} page(s))", file=sys.stderr)
+        else:
+            print_json(document)
+    elif args.format != "pdf":
+        write_formatted(client.formatted(args.job_id, args.format), args.output)
+        if args.output:
+            print(f"wrote {args.output} ({args.format})", file=sys.stderr)
+    if pdf:
+        client.save_searchable_pdf(args.job_id, pdf)
+        print(f"wrote the searchable PDF {pdf}", file=sys.stderr)
     return ExitStatus.OK
 
 

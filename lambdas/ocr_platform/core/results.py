@@ -19,6 +19,7 @@ from typing import Any, NotRequired, TypedDict
 
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.page_failures import PageFailure, page_list
+from ocr_platform.core.words import Word, estimated_words
 
 PAGE_SEPARATOR = "\f"
 
@@ -28,6 +29,8 @@ class Line(TypedDict):
     #: Absent where the file has no geometry (an Office or HTML page read from its content).
     polygon: NotRequired[list[list[float]]]
     score: float
+    #: The line's words (``core.words``): the recogniser's alignment, the PDF's character boxes, else estimated.
+    words: NotRequired[list[Word]]
 
 
 class ContinuedFrom(TypedDict):
@@ -165,6 +168,15 @@ def page_text(page: Page) -> str:
     return "\n".join(line["text"] for line in page["lines"])
 
 
+def with_words(pages: list[Page]) -> list[Page]:
+    """``pages`` with ``words`` on every line: a line that came without any gets them estimated (``core.words``)."""
+    for page in pages:
+        for line in page.get("lines", []):
+            if not isinstance(line.get("words"), list):
+                line["words"] = estimated_words(dict(line))
+    return pages
+
+
 def build_result(
     job_id: str,
     model: str,
@@ -183,7 +195,7 @@ def build_result(
         "engine": engine,
         "page_count": len(pages),
         "text": PAGE_SEPARATOR.join(page_text(p) for p in pages),
-        "pages": pages,
+        "pages": with_words(pages),
         "warnings": kept + ([pages_failed_warning(failed, read=len(pages))] if failed else []),
         "timings": {k: round(float(v), 4) for k, v in (timings or {}).items()},
     }

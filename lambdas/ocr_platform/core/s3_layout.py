@@ -41,6 +41,10 @@ ASYNC_FAILURES_PREFIX = "async/failures/"
 DEAD_LETTERS_PREFIX = "dead-letters/"
 CHUNKS_PREFIX = "chunks/"
 
+#: The files a job may ask for beside result.json (``options.outputs``), by format, as named in its result folder:
+#: a searchable PDF, hOCR, ALTO XML and Textract-shaped JSON (``ocr_platform.outputs.formats``).
+OUTPUT_FILES = {"pdf": "result.pdf", "hocr": "result.hocr", "alto": "result.alto.xml", "textract": "textract.json"}
+
 #: One limit for every route: the job id is SageMaker's ``InferenceId`` on the GPU route, which allows at
 #: most 64 characters (botocore does not check the maximum, the service refuses the request).
 JOB_ID_MAX_LENGTH = 64
@@ -121,6 +125,15 @@ def figure_name(page: int, number: int) -> str:
     return f"figures/{page:05d}-{number:02d}.png"
 
 
+def page_image_name(page: int) -> str:
+    """A page image's name in the job's result folder (what hOCR's ``image`` and ALTO's ``fileName`` say).
+
+    >>> page_image_name(3)
+    'pages/00003.jpg'
+    """
+    return f"pages/{page:05d}.jpg"
+
+
 def parse_figure_name(name: object) -> tuple[int, int] | None:
     """The page and number a figure's name says; ``None`` for any other name (or a non-string).
 
@@ -157,7 +170,15 @@ class StorageLayout:
 
     def result_pdf_key(self, job_id: str) -> str:
         """The searchable PDF a job asked for with ``outputs: ["pdf"]``, beside its result.json."""
-        return f"{RESULTS_PREFIX}{self._checked(job_id)}/result.pdf"
+        return self.output_key(job_id, "pdf")
+
+    def output_key(self, job_id: str, output: str) -> str:
+        """The file of format ``output`` (``OUTPUT_FILES``) beside the job's result.json.
+
+        >>> StorageLayout("b").output_key("j1", "hocr")
+        'results/j1/result.hocr'
+        """
+        return f"{RESULTS_PREFIX}{self._checked(job_id)}/{OUTPUT_FILES[output]}"
 
     def page_images_prefix(self, job_id: str) -> str:
         """Where a job's page images are (``ocr_platform.outputs.page_images``)."""
@@ -165,7 +186,7 @@ class StorageLayout:
 
     def page_image_key(self, job_id: str, page: int) -> str:
         """The image of 1-based ``page`` as the engine read it, beside the result."""
-        return f"{self.page_images_prefix(job_id)}{page:05d}.jpg"
+        return f"{RESULTS_PREFIX}{self._checked(job_id)}/{page_image_name(page)}"
 
     def figures_prefix(self, job_id: str) -> str:
         """Where a job's figure crops are (``ocr_platform.outputs.figures``)."""

@@ -39,6 +39,7 @@ from ocr_platform.jobs.messages import JobMessage
 from ocr_platform.jobs.store import TERMINAL_STATUSES, JobStatus, JobStore
 from ocr_platform.outputs.fan_in import record_chunk_result
 from ocr_platform.outputs.figures import add_figures
+from ocr_platform.outputs.formats import format_locations, requested_formats
 from ocr_platform.outputs.page_images import add_page_images
 from ocr_platform.outputs.requested_pdf import wants_pdf, write_requested_pdf
 from ocr_platform.outputs.result_store import publish_result
@@ -211,7 +212,8 @@ def _run_job(
             add_figures(s3, layout, result, path, limits or IntakeLimits())
             result_pdf = write_requested_pdf(s3, layout, message, path, result)
         result["timings"].update(download=round(download_s, 4), total=round(time.perf_counter() - started, 4))
-        result_uri = publish_result(s3, layout, result, raw)
+        formats = requested_formats(message.options)
+        result_uri = publish_result(s3, layout, result, raw, formats=formats)
     except JobError as err:
         return _fail(store, message, err)
     except Exception as err:
@@ -221,6 +223,7 @@ def _run_job(
     if store.mark_completed(
         message.job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"], result_pdf=result_pdf,
         pages_failed=result.get("pages_failed"),
+        formats=format_locations(layout, result, formats),
     ):
         return ProcessResult("completed", result_uri=result_uri)
     return ProcessResult("skipped", result_uri=result_uri)
@@ -410,7 +413,8 @@ def _run_chunk(
 
         outcome, result_uri = record_chunk_result(chunk, result, store=store, s3=s3, layout=layout, raw=raw,
                                                   write_pdf=write_pdf if wants_pdf(message) else None,
-                                                  max_failed_percent=max_failed_percent)
+                                                  max_failed_percent=max_failed_percent,
+                                                  formats=requested_formats(message.options))
     return ProcessResult(outcome, result_uri=result_uri)
 
 

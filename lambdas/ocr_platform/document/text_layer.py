@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ocr_platform.document.marks import LineChars, attach_marks, is_mark, stands_over
+from ocr_platform.core.words import word_spans
 
 #: Characters further apart than this many line heights start a new line (a column gap, a table cell).
 LINE_GAP = 1.2
@@ -56,12 +57,15 @@ class LayerLine:
         polygon: four ``[x, y]`` points (top-left, top-right, bottom-right, bottom-left) in rendered pixels.
         font: the font of its first character (its base name), for checking a font's character map once.
         invisible: drawn in an invisible render mode.
+        words: each word's text and polygon (the union of its characters' boxes, corners as the line's;
+            words as ``core.words`` splits them).
     """
 
     text: str
     polygon: list[list[float]]
     font: str = ""
     invisible: bool = False
+    words: list[tuple[str, list[list[float]]]] = field(default_factory=list)
 
     @property
     def box(self) -> tuple[float, float, float, float]:
@@ -319,15 +323,27 @@ class _LineBuilder:
 
     def break_line(self) -> None:
         if self._text and self._box is not None:
-            text = "".join(self._text).strip()
+            chars = LineChars(self._text, self._boxes, self._quarter)
+            text, words = self._text_and_words(chars)
             if text:
-                x0, bottom, x1, top = self._box
-                corners = [(x0, top), (x1, top), (x1, bottom), (x0, bottom)]
-                polygon = [[round(v, 1) for v in self.geometry.to_pixels(*_turn(point, self._quarter))] for point in corners]
-                self.lines.append(LayerLine(text=text, polygon=polygon, font=self._style.font, invisible=self._style.invisible))
-                self._line_chars.append(LineChars(self._text, self._boxes, self._quarter))
-                self._tops.append((self._quarter, top))
+                polygon = self._polygon(self._box, self._quarter)
+                self.lines.append(LayerLine(text=text, polygon=polygon, font=self._style.font, invisible=self._style.invisible, words=words))
+                self._line_chars.append(chars)
+                self._tops.append((self._quarter, self._box[3]))
         self._text, self._boxes, self._box, self._last, self._pending_space = [], [], None, None, False
+
+    def _text_and_words(self, chars: LineChars) -> tuple[str, list[tuple[str, list[list[float]]]]]:
+        """A line's text and its words, each with the union of its characters' boxes (``core.words`` splits them)."""
+        joined = "".join(chars.chars)
+        text, lead = joined.strip(), len(joined) - len(joined.lstrip())
+        words = [(text[a:b], self._polygon(_union(chars.boxes[lead + a : lead + b]), chars.quarter)) for a, b in word_spans(text)]
+        return text, words
+
+    def _polygon(self, box: Sequence[float], quarter: int) -> list[list[float]]:
+        """A box of the text's own frame as four pixel corners, from its top-left in reading direction."""
+        x0, bottom, x1, top = box
+        corners = [(x0, top), (x1, top), (x1, bottom), (x0, bottom)]
+        return [[round(v, 1) for v in self.geometry.to_pixels(*_turn(point, quarter))] for point in corners]
 
     def add(self, char: str, box: tuple[float, float, float, float], quarter: int, style: _Style) -> None:
         self.chars += 1
@@ -353,7 +369,7 @@ class _LineBuilder:
         the last line up, so lines that mostly climb the page are put back in reading order."""
         self.break_line()
         for index in attach_marks(self._line_chars, self._marks):
-            self.lines[index].text = "".join(self._line_chars[index].chars).strip()
+            self.lines[index].text, self.lines[index].words = self._text_and_words(self._line_chars[index])
         steps = [b - a for (qa, a), (qb, b) in zip(self._tops, self._tops[1:], strict=False) if qa == qb]
         if sum(step > 0 for step in steps) > sum(step < 0 for step in steps):
             self.lines.reverse()
@@ -371,6 +387,16 @@ class _LineBuilder:
         """Characters with a gap of a quarter line height between them are separate words, spaced or not."""
         assert self._last is not None and self._box is not None
         return _gap(self._last, box) > 0.25 * max(self._box[3] - self._box[1], 1e-3)
+
+
+def _union(boxes: Sequence[tuple[float, float, float, float] | None]) -> tuple[float, float, float, float]:
+    """The box around ``boxes`` (``None``, a space, has none).
+
+    >>> _union([(0, 0, 5, 9), None, (7, 1, 12, 10)])
+    (0, 0, 12, 10)
+    """
+    real = [box for box in boxes if box is not None]
+    return min(b[0] for b in real), min(b[1] for b in real), max(b[2] for b in real), max(b[3] for b in real)
 
 
 def _gap(last: tuple[float, float, float, float], box: tuple[float, float, float, float]) -> float:

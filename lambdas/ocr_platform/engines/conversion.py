@@ -54,13 +54,21 @@ def ocr_lines(res: Any) -> list[Line]:
     texts = list(res.get("rec_texts", []) or [])
     polys = list(res.get("rec_polys", []) or [])
     scores = list(res.get("rec_scores", []) or [])
+    word_texts = list(res.get("text_word", []) or [])
+    word_regions = list(res.get("text_word_region", []) or [])
     lines: list[Line] = []
-    for text, poly, score in zip(texts, polys, scores, strict=False):
+    for index, (text, poly, score) in enumerate(zip(texts, polys, scores, strict=False)):
         points = [[round(float(x), 1), round(float(y), 1)] for x, y in (poly.tolist() if hasattr(poly, "tolist") else poly)]
         if len(points) != 4:
             xs, ys = [p[0] for p in points], [p[1] for p in points]
             points = [[min(xs), min(ys)], [max(xs), min(ys)], [max(xs), max(ys)], [min(xs), max(ys)]]
-        lines.append({"text": str(text), "polygon": points, "score": round(float(score), 4)})
+        line: Line = {"text": str(text), "polygon": points, "score": round(float(score), 4)}
+        if index < len(word_texts) and index < len(word_regions) and len(word_texts[index]) == len(word_regions[index]):
+            line["words"] = [
+                {"text": str(word), "polygon": [[round(float(x), 1), round(float(y), 1)] for x, y in region], "score": line["score"]}
+                for word, region in zip(word_texts[index], word_regions[index], strict=True)
+            ]
+        lines.append(line)
     return lines
 
 

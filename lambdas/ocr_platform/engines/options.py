@@ -23,12 +23,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.s3_layout import OUTPUT_FILES
 
 KNOWN_OPTIONS = ("orientation", "variant", "text_layer", "outputs")
 #: How a job treats a PDF's own text (``text_layer``); the first is the default (README, "PDF text layers").
 TEXT_LAYER_MODES = ("auto", "ignore")
-#: Files a job may ask for beside result.json (``outputs``): ``pdf`` is a searchable result.pdf.
-OUTPUT_FORMATS = ("pdf",)
+#: Files a job may ask for beside result.json (``outputs``): ``pdf`` a searchable result.pdf, ``hocr``, ``alto`` and
+#: ``textract`` the result in those formats (``ocr_platform.outputs.formats``).
+OUTPUT_FORMATS = tuple(OUTPUT_FILES)
 #: The sizes a job may pick with ``variant``, per model (each model's engine has its default).
 MODEL_VARIANTS: dict[str, tuple[str, ...]] = {"pp-ocrv6": ("tiny", "small", "medium")}
 

@@ -27,6 +27,7 @@ from typing import Any
 from PIL import Image
 
 from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.words import mapped_line
 from ocr_platform.document.intake import PageImage
 from ocr_platform.engines.conversion import PageContent
 from ocr_platform.engines.resolver import ModelResolver, ModelUnavailableError, runtime_kwargs
@@ -161,10 +162,7 @@ def to_submitted(content: PageContent, rotation: int, *, width: int, height: int
         return content
     mapped: dict[str, Any] = dict(content)
     if "lines" in content:
-        mapped["lines"] = [
-            {**line, "polygon": [list(map(_round, submitted_point(x, y, rotation, width, height))) for x, y in line["polygon"]]}
-            for line in content["lines"]
-        ]
+        mapped["lines"] = [mapped_line(line, lambda x, y: submitted_point(x, y, rotation, width, height)) for line in content["lines"]]
     if "blocks" in content:
         mapped["blocks"] = [_mapped_block(block, rotation, width, height) for block in content["blocks"]]
     return mapped  # type: ignore[return-value]

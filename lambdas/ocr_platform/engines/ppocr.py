@@ -47,6 +47,7 @@ from ocr_platform.engines.text_pipeline import (
     install_recognizer,
     model_configs_read_once,
 )
+from ocr_platform.engines.word_boxes import install_word_boxes
 
 ModelPair = tuple[str, str]
 
@@ -157,6 +158,7 @@ class PPOCREngine:
         )
         if line_check is not None:
             install_recognizer(pipeline, line_check)
+            install_word_boxes()
             self._line_checks[pair] = line_check
         return pipeline
 
@@ -176,7 +178,9 @@ class PPOCREngine:
         pipeline = self._pipeline(pair)
         if pair in self._line_checks:
             self._line_checks[pair].enabled = orientation
-        [res] = list(pipeline.predict(image_bgr))
+        # Word boxes (engines.word_boxes) come from the recogniser this engine installs, not a stand-in's.
+        words = {"return_word_box": True} if pair in self._line_checks else {}
+        [res] = list(pipeline.predict(image_bgr, **words))
         return res
 
     def read_image(self, image_bgr: Any, language: str = defaults.LANGUAGE, *, orientation: bool = True) -> tuple[list[Line], Any]:

@@ -39,6 +39,7 @@ logo) is read once per document: regions are snapped to a grid and keyed by a di
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import time
 from collections.abc import Callable, Sequence
@@ -46,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ocr_platform.core.results import Line
+from ocr_platform.core.words import Word, mapped_line
 from ocr_platform.document.intake import PageImage
 from ocr_platform.document.text_layer import LayerLine, TextLayer
 from ocr_platform.engines.conversion import PageContent
@@ -296,11 +298,15 @@ class TextLayerChoice:
                 self._regions[keys[box]] = content.get("lines", [])
         lines: list[Line] = []
         for box in regions:
-            x0, y0 = box[0], box[1]
             for line in self._regions[keys[box]]:
                 if line["score"] >= MIN_REGION_SCORE and sum(ch.isalnum() for ch in line["text"]) >= MIN_REGION_CHARS:
-                    lines.append({**line, "polygon": [[round(x + x0, 1), round(y + y0, 1)] for x, y in line["polygon"]]})
+                    lines.append(mapped_line(line, functools.partial(_offset, box[0], box[1])))
         return lines
+
+
+def _offset(x0: float, y0: float, x: float, y: float) -> tuple[float, float]:
+    """A region's point ``(x, y)`` on the page, the region's top-left corner at ``(x0, y0)``."""
+    return x + x0, y + y0
 
 
 def _false_script(foreign: list[LayerLine], confident: ConfidentReads | None) -> str | None:
@@ -409,7 +415,8 @@ def _crop(image: PageImage, line: LayerLine) -> Any | None:
 
 
 def _as_line(line: LayerLine) -> Line:
-    return {"text": line.text, "polygon": [list(point) for point in line.polygon], "score": 1.0}
+    words: list[Word] = [{"text": text, "polygon": [list(point) for point in polygon], "score": 1.0} for text, polygon in line.words]
+    return {"text": line.text, "polygon": [list(point) for point in line.polygon], "score": 1.0, "words": words}
 
 
 def _repeats_layer(line: Line, layer_lines: list[LayerLine]) -> bool:

@@ -39,6 +39,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
+from ocr_platform.engines.word_boxes import turned_columns
+
 
 class ParallelRecognizer:
     """The pipeline's text recogniser, with the crops of a page split across ``predictors`` in threads.
@@ -109,6 +111,8 @@ class TurnedLineCheck:
             again = self.recognizer([np.ascontiguousarray(crops[i][::-1, ::-1]) for i in flagged], **kwargs)
             for index, result in zip(flagged, again, strict=True):
                 if float(result["rec_score"]) > float(results[index]["rec_score"]):
+                    if isinstance(result["rec_text"], tuple):  # word boxes asked for: columns from the crop's other end
+                        result["rec_text"] = (result["rec_text"][0], turned_columns(result["rec_text"][1]))
                     results[index] = result
                     self.turned += 1
         return results

@@ -50,6 +50,7 @@ from ocr_platform.gpu.sagemaker_async import AsyncInference
 from ocr_platform.jobs.messages import InvalidMessageError, JobMessage, parse_job_message
 from ocr_platform.jobs.store import TERMINAL_STATUSES, ChunkRequest, JobItem, JobStore
 from ocr_platform.outputs.fan_in import record_chunk_result
+from ocr_platform.outputs.formats import format_locations, requested_formats
 from ocr_platform.outputs.result_store import publish_result
 
 logger = logging.getLogger(__name__)
@@ -198,6 +199,7 @@ def _finish_job(
         result = validate_result(output.document, job_id=job_id)
         check_failed_share(result.get("pages_failed", []), read=result["page_count"], max_percent=max_failed_percent)
         merge_continued_tables(result["pages"])  # tables over pages as one, whatever the endpoint's image did (core.tables)
+        formats = _requested_formats(job, output)
         if output.answer is not None:
             result_pdf = store_answer_files(s3, layout, job_id, output.answer)
     except JobError as err:
@@ -209,10 +211,20 @@ def _finish_job(
     finally:
         if output is not None:
             output.close()
-    result_uri = publish_result(s3, layout, result)
+    result_uri = publish_result(s3, layout, result, formats=formats)
     store.mark_completed(job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"],
-                         result_pdf=result_pdf, pages_failed=result.get("pages_failed"))
+                         result_pdf=result_pdf, pages_failed=result.get("pages_failed"),
+                         formats=format_locations(layout, result, formats))
     return "completed"
+
+
+def _requested_formats(job: JobItem, output: Any) -> list[str]:
+    """The formats the job asked for beside result.json: its item's options, or, for a job sent to the queue
+    directly (whose item holds none), what the endpoint's answer says its request asked for."""
+    answer = getattr(output, "answer", None)
+    told = answer.manifest.get("outputs") if answer is not None else None
+    asked = list((job.get("options") or {}).get("outputs") or []) + (list(told) if isinstance(told, list) else [])
+    return requested_formats({"outputs": asked})
 
 
 def store_answer_files(s3: Any, layout: StorageLayout, job_id: str, answer: EndpointAnswer) -> str | None:
@@ -310,13 +322,14 @@ def _finish_chunk(
         if output.chunk_index not in (None, index):
             raise JobError(ErrorCode.INVALID_RESULT, f"The endpoint answered for chunk {output.chunk_index}, not for this one.")
         result = validate_result(output.document, job_id=job_id)
+        formats = _requested_formats(job, output)
         if output.answer is not None:
             store_answer_files(s3, layout, job_id, output.answer)
     except JobError as err:
         store.mark_failed(job_id, JobError(err.code, f"{chunk.label}: {err.message}"))
         return "failed"
     store.add_pages_done(job_id, len(chunk.pages))
-    outcome, _ = record_chunk_result(chunk, result, store=store, s3=s3, layout=layout, max_failed_percent=max_failed_percent)
+    outcome, _ = record_chunk_result(chunk, result, store=store, s3=s3, layout=layout, max_failed_percent=max_failed_percent, formats=formats)
     return "ignored" if outcome == "skipped" else outcome
 
 

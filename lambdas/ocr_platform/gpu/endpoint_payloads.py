@@ -26,7 +26,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, NotRequired, TypedDict
 
@@ -124,15 +124,19 @@ class AnswerManifest(TypedDict):
     result_pdf: bool
     #: The figure crops' members (``figures/00001-01.png``); absent in an older container's answer.
     figures: NotRequired[list[str]]
+    #: The formats the job asked for beside result.json (``outputs.formats``), which the completion function writes
+    #: from result.json; absent in an older container's answer.
+    outputs: NotRequired[list[str]]
 
 
 def build_answer(result: Mapping[str, Any], *, chunk: Chunk | None, page_images: Mapping[int, bytes],
-                 pdf: bytes | None, figures: Mapping[str, bytes] | None = None) -> bytes:
+                 pdf: bytes | None, figures: Mapping[str, bytes] | None = None, outputs: Sequence[str] = ()) -> bytes:
     """The ZIP a result is answered with (members stored, not deflated: JPEG, PNG and PDF do not shrink);
     ``figures`` by their names (``figures/00001-01.png``)."""
     figures = figures or {}
     manifest: AnswerManifest = {"job_id": str(result["job_id"]), "chunk": chunk.to_payload() if chunk else None,
-                                "pages": sorted(page_images), "result_pdf": pdf is not None, "figures": sorted(figures)}
+                                "pages": sorted(page_images), "result_pdf": pdf is not None, "figures": sorted(figures),
+                                "outputs": list(outputs)}
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
         archive.writestr(ANSWER_MANIFEST, json.dumps(manifest))

@@ -76,6 +76,7 @@ from ocr_platform.engines.settings import PaddleSettings
 from ocr_platform.gpu.endpoint_payloads import ANSWER_CONTENT_TYPE, EndpointParameters, build_answer
 from ocr_platform.jobs.messages import JobMessage
 from ocr_platform.outputs.figures import figures_of
+from ocr_platform.outputs.formats import requested_formats
 from ocr_platform.outputs.page_images import page_images_of
 from ocr_platform.outputs.requested_pdf import wants_pdf, write_local_pdf
 
@@ -206,7 +207,7 @@ class EndpointApp:
             pdf_bytes = self._write_pdf(message, path, result) if pdf and chunk is None else None
             figures = figures_of(result, path, self.limits, max_bytes=figure_room(result, images, pdf_bytes))
             answer = build_answer(result, chunk=chunk, page_images=images, pdf=pdf_bytes,
-                                  figures={figure.name: figure.png for figure in figures})
+                                  figures={figure.name: figure.png for figure in figures}, outputs=requested_formats(message.options))
         return EndpointResponse(HTTPStatus.OK, ANSWER_CONTENT_TYPE, answer)
 
     def _check_pdf_writable(self) -> None:

@@ -9,8 +9,10 @@ here too. Bodies and query strings are validated by Powertools' event handler (4
 - ``GET /jobs?limit=&next=`` -> ``{"jobs": [...], "next"}``, newest first
 - ``GET /jobs/{job_id}`` -> the job's public attributes, progress included
 - ``GET /jobs/{job_id}/result`` -> ``{"location", "result": <presigned URL>, "size", "inline"?, "pages": [{"page",
-  "image"}], "pdf"?, "expires_in"}`` (``inline``: the result itself, when at most 1 MiB; ``pdf``: a link to the
-  searchable result.pdf of a job whose options asked for one); 409 until it is COMPLETED
+  "image"}], "pdf"?, "formats", "expires_in"}`` (``inline``: the result itself, when at most 1 MiB; ``pdf``: a link to the
+  searchable result.pdf of a job whose options asked for one); ``formats``: links to the hOCR, ALTO and Textract
+  files stored beside it, and with ``?format=hocr|alto|textract`` that file made from result.json when the job did
+  not ask for it; 409 until it is COMPLETED
 """
 
 from __future__ import annotations
@@ -101,9 +103,9 @@ def get_job(job_id: str) -> dict[str, Any]:
 
 
 @app.get("/jobs/<job_id>/result")
-def get_result(job_id: str) -> dict[str, Any]:
+def get_result(job_id: str, format: Annotated[str | None, Query(max_length=16)] = None) -> dict[str, Any]:  # noqa: A002 - the query parameter's name
     annotate_job(job_id)
-    return _api().result_links(_caller(), job_id)
+    return _api().result_links(_caller(), job_id, output=format)
 
 
 # Its responses hold presigned URLs and up to 1 MiB of inline result: kept out of the trace's metadata.

@@ -39,6 +39,7 @@ from ocr_platform.core.safe_http import BlockedUrlError, UrlPolicy, check_url
 from ocr_platform.document.url_input import OFFICE_AND_HTML_TYPES, input_file_name
 from ocr_platform.jobs.messages import InvalidMessageError, JobMessage, parse_job_message
 from ocr_platform.jobs.store import JobItem, JobStatus, JobStore, NewJob
+from ocr_platform.outputs.formats import FORMATS, STORED_FORMATS, render
 
 #: The API's routes (``METHOD /path``): the stack declares them on the HTTP API, the local stack serves them.
 ROUTES = ("POST /jobs", "GET /jobs", "GET /jobs/{job_id}", "GET /jobs/{job_id}/result")
@@ -167,15 +168,19 @@ class JobsApi:
         jobs, last = self.store.list_by_owner(owner, limit=limit, start_after=start)
         return {"jobs": [public_view(job) for job in jobs], "next": _encode_token(last) if last else None}
 
-    def result_links(self, owner: str, job_id: str) -> dict[str, Any]:
+    def result_links(self, owner: str, job_id: str, *, output: str | None = None) -> dict[str, Any]:
         """Short-lived presigned URLs of a ``COMPLETED`` job's ``result.json``, of its page images (the pages
         as the engine read it: the result's coordinates are in their pixels), of its figure crops (``figures``: each
-        with its ``name``, the ``image`` of its block in result.json) and of its searchable ``result.pdf``
-        (``pdf``, when the job asked for one); 409 until it is COMPLETED."""
+        with its ``name``, the ``image`` of its block in result.json), of its searchable ``result.pdf`` (``pdf``, when
+        the job asked for one) and of its files in other formats (``formats``: by name, those stored beside
+        result.json, ``output`` made from result.json first when it is not); 409 until it is COMPLETED."""
+        if output is not None and output not in STORED_FORMATS:
+            raise ApiError(400, "unknown_format", f"format must be one of {', '.join(STORED_FORMATS)}, not {output!r}.")
         job = self._own(owner, job_id)
         if job.get("status") != JobStatus.COMPLETED:
             raise ApiError(409, "result_not_ready", f"Job {job_id} is {job.get('status')}; a result exists once it is COMPLETED.")
         result = S3Uri.parse(str(job["result"]))
+        formats = self._formats(result, job_id, output)
         pages = []
         prefix = self.layout.page_images_prefix(job_id)
         for listing in self.s3.get_paginator("list_objects_v2").paginate(Bucket=result.bucket, Prefix=prefix):
@@ -191,7 +196,7 @@ class JobsApi:
                                 "image": self._link(result.bucket, obj["Key"])})
         answer: dict[str, Any] = {
             "job_id": job_id, "location": str(result), "result": self._link(result.bucket, result.key), "pages": pages,
-            "figures": figures,
+            "figures": figures, "formats": formats,
             "expires_in": self.result_url_seconds,
         }
         if job.get("result_pdf"):
@@ -204,6 +209,20 @@ class JobsApi:
         else:
             stored["Body"].close()  # a larger one is only linked: its bytes are not read
         return answer
+
+    def _formats(self, result: S3Uri, job_id: str, output: str | None) -> dict[str, str]:
+        """Links to the job's files in the stored formats, by name; ``output`` is made from result.json and stored
+        beside it first when the job has no such file (the document is not read again)."""
+        keys = {self.layout.output_key(job_id, name): name for name in STORED_FORMATS}
+        folder = self.layout.result_key(job_id).rsplit("/", 1)[0] + "/"
+        stored = {keys[obj["Key"]] for listing in self.s3.get_paginator("list_objects_v2").paginate(
+            Bucket=result.bucket, Prefix=folder, Delimiter="/") for obj in listing.get("Contents", []) if obj["Key"] in keys}
+        if output is not None and output not in stored:
+            document = json.loads(self.s3.get_object(Bucket=result.bucket, Key=result.key)["Body"].read())
+            self.s3.put_object(Bucket=result.bucket, Key=self.layout.output_key(job_id, output), Body=render(output, document),
+                               ContentType=FORMATS[output].content_type)
+            stored.add(output)
+        return {name: self._link(result.bucket, self.layout.output_key(job_id, name)) for name in STORED_FORMATS if name in stored}
 
     def _link(self, bucket: str, key: str) -> str:
         return str(self.s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=self.result_url_seconds))

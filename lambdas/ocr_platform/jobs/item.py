@@ -139,6 +139,8 @@ class JobItem(TypedDict, total=False):
     finished_at: str
     result: str
     result_pdf: str
+    #: The job's files in other formats beside result.json, by format (``ocr_platform.outputs.formats``).
+    formats: dict[str, str]
     page_count: int
     document_type: str
     pages_done: int

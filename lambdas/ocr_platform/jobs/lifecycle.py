@@ -133,11 +133,11 @@ class JobLifecycle(JobTable):
 
     def mark_completed(
         self, job_id: str, *, result_uri: str, page_count: int, warnings: list[ResultWarning] | None = None, result_pdf: str | None = None,
-        pages_failed: list[PageFailure] | None = None,
+        pages_failed: list[PageFailure] | None = None, formats: dict[str, str] | None = None,
     ) -> bool:
         """PROCESSING -> COMPLETED with the result location, page count, the result's warnings (if any), the
-        searchable PDF's location (``result_pdf``, when the job asked for one) and the pages that could not be
-        read (``pages_failed``, if any)."""
+        searchable PDF's location (``result_pdf``, when the job asked for one), those of its other formats
+        (``formats``) and the pages that could not be read (``pages_failed``, if any)."""
         now = iso(self.clock())
         values: dict[str, Any] = {
             "status": JobStatus.COMPLETED,
@@ -154,6 +154,8 @@ class JobLifecycle(JobTable):
             values["result_pdf"] = result_pdf
         if pages_failed:
             values["pages_failed"] = [dict(failure) for failure in pages_failed]
+        if formats:
+            values["formats"] = dict(formats)
         return self._finish(job_id, values, Attr("status").eq(JobStatus.PROCESSING))
 
     def mark_failed(

@@ -17,7 +17,7 @@ cannot be written fails the job, it never completes without what it asked for.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from ocr_platform.core import defaults
@@ -27,6 +27,7 @@ from ocr_platform.core.page_failures import check_failed_share
 from ocr_platform.core.results import OcrResult
 from ocr_platform.core.s3_layout import StorageLayout
 from ocr_platform.jobs.store import JobStore
+from ocr_platform.outputs.formats import format_locations
 from ocr_platform.outputs.result_store import delete_chunk_results, publish_result, put_chunk_result, read_merged_result
 
 logger = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ WritePdf = Callable[[OcrResult], str | None]
 
 def record_chunk_result(
     chunk: Chunk, result: OcrResult, *, store: JobStore, s3: Any, layout: StorageLayout, raw: Any = None,
-    write_pdf: WritePdf | None = None, max_failed_percent: int = defaults.MAX_FAILED_PAGE_PERCENT,
+    write_pdf: WritePdf | None = None, max_failed_percent: int = defaults.MAX_FAILED_PAGE_PERCENT, formats: Sequence[str] = (),
 ) -> tuple[FanInOutcome, str | None]:
     """Record one chunk's partial result; merge and complete the job when it is the last one.
 
@@ -55,12 +56,12 @@ def record_chunk_result(
     if done < chunk.count:
         return "chunk_done", None
     return merge_split_job(job_id, chunk.count, store=store, s3=s3, layout=layout, write_pdf=write_pdf,
-                           max_failed_percent=max_failed_percent)
+                           max_failed_percent=max_failed_percent, formats=formats)
 
 
 def merge_split_job(
     job_id: str, chunk_count: int, *, store: JobStore, s3: Any, layout: StorageLayout, write_pdf: WritePdf | None = None,
-    max_failed_percent: int = defaults.MAX_FAILED_PAGE_PERCENT,
+    max_failed_percent: int = defaults.MAX_FAILED_PAGE_PERCENT, formats: Sequence[str] = (),
 ) -> tuple[FanInOutcome, str | None]:
     """Join the chunks' partial results in page order into the job's result.json, then complete the job.
 
@@ -90,12 +91,13 @@ def merge_split_job(
         ))
         return "failed", None
     try:
-        result_uri = publish_result(s3, layout, result, raw)
+        result_uri = publish_result(s3, layout, result, raw, formats=formats)
     except Exception as err:
         return _merge_failed(store, job_id, chunk_count, err)
     completed = store.mark_completed(
         job_id, result_uri=result_uri, page_count=result["page_count"], warnings=result["warnings"], result_pdf=result_pdf,
         pages_failed=result.get("pages_failed"),
+        formats=format_locations(layout, result, list(formats)),
     )
     delete_chunk_results(s3, layout, job_id, chunk_count)
     return ("completed" if completed else "skipped"), result_uri

@@ -59,6 +59,7 @@ class JobEventDetail(TypedDict, total=False):
     pages_done: int
     result: str
     result_pdf: str
+    formats: dict[str, str]
     error: JobErrorDict
     warnings: list[ResultWarning]
     pages_failed: list[PageFailure]
@@ -67,7 +68,7 @@ class JobEventDetail(TypedDict, total=False):
 #: The job item attributes an event carries; claims, leases, owners and callback URLs stay internal.
 EVENT_FIELDS = (
     "job_id", "status", "model", "language", "pages", "file_name", "input", "input_url", "created_at", "finished_at",
-    "page_count", "pages_done", "result", "result_pdf", "error", "warnings", "pages_failed",
+    "page_count", "pages_done", "result", "result_pdf", "error", "warnings", "pages_failed", "formats",
 )
 
 

@@ -8,7 +8,7 @@ what the endpoint returned; each chunk's part waits under ``chunks/`` until the 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -26,9 +26,14 @@ _DELETE_BATCH = 1000
 _MERGE_READERS = 16
 
 
-def publish_result(s3: Any, layout: StorageLayout, result: OcrResult, raw: Any = None) -> str:
-    """Write result.json (and raw.json when the engine gave raw output); return the result URI."""
+def publish_result(s3: Any, layout: StorageLayout, result: OcrResult, raw: Any = None, *, formats: Sequence[str] = ()) -> str:
+    """Write result.json (and raw.json when the engine gave raw output) and, first, the ``formats`` the job asked
+    for (``ocr_platform.outputs.formats``: hOCR, ALTO, Textract JSON); return the result URI."""
     job_id = result["job_id"]
+    if formats:
+        from ocr_platform.outputs.formats import write_formats
+
+        write_formats(s3, layout, result, list(formats))
     if raw is not None:
         _put_json(s3, layout.bucket, layout.raw_result_key(job_id), raw, default=str)
     _put_json(s3, layout.bucket, layout.result_key(job_id), result)

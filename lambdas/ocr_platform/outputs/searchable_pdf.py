@@ -15,10 +15,12 @@ Polygons are in pixels of the page image the engine read: a PDF page as pdfium r
 is not applied again: the polygons are already on the page as submitted. A PDF pixel is mapped back to the page's
 default user space by undoing the scale, the /Rotate and the CropBox offset.
 
-Each line's text is drawn invisibly (text render mode 3) fitted to its polygon: the font size makes the font's
-ascent-to-descent span the line's height, the horizontal scaling makes the string exactly as long as the
-polygon's top edge (p0 to p1, the reading direction), the baseline turns with that edge, and the descenders touch
-the polygon's bottom edge. Empty lines and polygons under ``MIN_LINE_PIXELS`` are skipped, and so is text a PDF
+Each line's words are drawn invisibly (text render mode 3), each fitted to its own polygon (``core.words``), with a
+space fitted to the gap between two words the line's text separates by one, so a search highlights the word, not
+a stretched line: the font size makes the font's ascent-to-descent span the word's height, the horizontal scaling
+makes the string exactly as long as the polygon's top edge (p0 to p1, the reading direction), the baseline turns
+with that edge, and the descenders touch the polygon's bottom edge. A line without words, or with a word too
+small to place, is drawn whole over its own polygon the same way. Empty lines and polygons under ``MIN_LINE_PIXELS`` are skipped, and so is text a PDF
 page has already, which would otherwise be found twice (``text_source``: every line of a ``text_layer`` page, and
 on a ``mixed`` page the lines whose text pdfium finds at their place in the page's own text).
 
@@ -305,32 +307,93 @@ class _Placement:
 
 
 def _draw_lines(canvas: Canvas, lines: Sequence[Line], to_point: PixelToPoint) -> int:
-    """Draw each line invisibly over its polygon; returns how many were drawn."""
-    from reportlab.pdfbase.pdfmetrics import getFont, stringWidth
-
+    """Draw each line invisibly over its polygon, word by word where it has words; returns how many were drawn."""
     drawn = 0
     for line in lines:
         text = line["text"].strip()
-        placement = _place(line["polygon"], to_point)
-        if not text or placement is None:
+        if not text:
             continue
         font_name = _font_for(text)
-        face = getFont(font_name).face
-        size = placement.height * 1000.0 / (face.ascent - face.descent)
-        natural = stringWidth(text, font_name, size)
-        if natural <= 0:
+        pieces = _pieces(line, lone_characters=font_name == LATIN_FONT)
+        placements = [_place(polygon, to_point) for _, polygon in pieces]
+        if any(placement is None for placement, (piece, _) in zip(placements, pieces, strict=True) if piece != " "):
+            pieces, placements = [(text, line["polygon"])], [_place(line["polygon"], to_point)]
+        if placements[0] is None:
             continue
-        (x0, y0), (dx, dy) = placement.origin, placement.direction
-        rise = -face.descent * size / 1000.0
-        text_object = canvas.beginText()
+        drawing: list[tuple[str, _Placement]] = []
+        for (piece, _), placement in zip(pieces, placements, strict=True):
+            if placement is not None:
+                drawing.append((piece, placement))
+            elif drawing:  # a gap too narrow to hold its space: the space goes at the end of the word before it
+                drawing[-1] = (drawing[-1][0] + piece, drawing[-1][1])
+        text_object = canvas.beginText()  # one text object a line: extractors read its pieces as one line
         text_object.setTextRenderMode(3)
-        text_object.setFont(font_name, size)
-        text_object.setHorizScale(100.0 * placement.length / natural)
-        text_object.setTextTransform(dx, dy, -dy, dx, x0 - dy * rise, y0 + dx * rise)
-        text_object.textOut(text)
+        for piece, placement in drawing:
+            _draw_text(text_object, piece, placement, font_name)
         canvas.drawText(text_object)
         drawn += 1
     return drawn
+
+
+Polygon = Sequence[Sequence[float]]
+
+
+def _pieces(line: Line, *, lone_characters: bool = True) -> list[tuple[str, Polygon]]:
+    """What to draw for a line: each run of words the line's text does not separate (a word, or a Chinese line's
+    characters) over its words' polygons, and a space over the gap between two runs; the whole line when it has no
+    words. Without ``lone_characters`` a run of one character takes the space after it (pdfium extracts nothing
+    from a one-character string in the CJK fonts).
+
+    >>> line = {"text": "ab cd", "polygon": [], "score": 1.0, "words": [
+    ...     {"text": "ab", "polygon": [[0, 0], [2, 0], [2, 1], [0, 1]], "score": 1.0},
+    ...     {"text": "cd", "polygon": [[3, 0], [5, 0], [5, 1], [3, 1]], "score": 1.0}]}
+    >>> _pieces(line)
+    [('ab', [[0, 0], [2, 0], [2, 1], [0, 1]]), (' ', [[2, 0], [3, 0], [3, 1], [2, 1]]), ('cd', [[3, 0], [5, 0], [5, 1], [3, 1]])]
+    """
+    words = [word for word in line.get("words", []) if word["text"].strip() and len(word["polygon"]) == 4]
+    if not words:
+        return [(line["text"].strip(), line["polygon"])]
+    text, cursor = line["text"], 0
+    pieces: list[tuple[str, Polygon]] = []
+    spaced = True
+    for word in words:
+        found = text.find(word["text"], cursor)
+        if pieces and found > cursor and text[cursor:found].isspace():
+            (_, end, bottom_end, _), (start, _, _, bottom_start) = pieces[-1][1], word["polygon"]
+            pieces.append((" ", [end, start, bottom_start, bottom_end]))
+            spaced = True
+        if pieces and not spaced:
+            pieces[-1] = (pieces[-1][0] + word["text"], _joined(pieces[-1][1], word["polygon"]))
+        else:
+            pieces.append((word["text"], word["polygon"]))
+        cursor, spaced = (found + len(word["text"]) if found >= 0 else cursor), False
+    if not lone_characters:
+        for index in range(len(pieces) - 2, -1, -1):
+            if len(pieces[index][0]) == 1 and pieces[index + 1][0] == " ":
+                pieces[index : index + 2] = [(pieces[index][0] + " ", _joined(pieces[index][1], pieces[index + 1][1]))]
+    return pieces
+
+
+def _joined(first: Polygon, second: Polygon) -> list[list[float]]:
+    """The quadrilateral from ``first``'s start to ``second``'s end (corners as a line's)."""
+    return [list(first[0]), list(second[1]), list(second[2]), list(first[3])]
+
+
+def _draw_text(text_object: Any, text: str, placement: _Placement, font_name: str) -> None:
+    """Set ``text`` in ``text_object``, fitted to ``placement``: as tall as its height, exactly as long as its length."""
+    from reportlab.pdfbase.pdfmetrics import getFont, stringWidth
+
+    face = getFont(font_name).face
+    size = placement.height * 1000.0 / (face.ascent - face.descent)
+    natural = stringWidth(text, font_name, size)
+    if natural <= 0:
+        return
+    (x0, y0), (dx, dy) = placement.origin, placement.direction
+    rise = -face.descent * size / 1000.0
+    text_object.setFont(font_name, size)
+    text_object.setHorizScale(100.0 * placement.length / natural)
+    text_object.setTextTransform(dx, dy, -dy, dx, x0 - dy * rise, y0 + dx * rise)
+    text_object.textOut(text)
 
 
 def _place(polygon: Sequence[Sequence[float]], to_point: PixelToPoint) -> _Placement | None:
