@@ -25,6 +25,7 @@ from ocr_platform.local.events import s3_object_created_event
 from tests import office_documents as od
 from tests.aws_events import FakeLambdaContext
 from tests.conftest import BUCKET, Platform
+from tests.result_schema import assert_valid_result
 
 
 def _run_queued_job(platform: Platform) -> dict[str, Any]:
@@ -197,6 +198,31 @@ def test_the_cli_refuses_a_searchable_pdf_of_a_docx_with_a_reason(ppocr, tmp_pat
 
     assert cli.main(["ocr", str(od.DOCX_TEXT), "--model", "pp-ocrv5", "--pdf", str(tmp_path / "out.pdf")]) == 1
     assert "error: unsupported_type: --pdf" in capsys.readouterr().err
+
+
+def test_placed_formats_of_a_docx_are_refused_in_one_line_and_markdown_is_made(ppocr, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ocr_platform.cli import commands as cli
+
+    assert cli.main(["ocr", str(od.DOCX_TEXT), "--model", "pp-ocrv5", "--format", "hocr"]) == 1
+    err = capsys.readouterr().err
+    assert "error: output_unavailable: hocr places each word on its page" in err and "Traceback" not in err
+    output = tmp_path / "result.md"
+    assert cli.main(["ocr", str(od.DOCX_TEXT), "--model", "pp-ocrv5", "--format", "md", "--output", str(output)]) == 0
+    assert "Lorem ipsum dolor sit amet" in output.read_text()
+
+
+def test_a_docx_job_asking_for_textract_json_completes_with_a_warning_and_valid_schema(platform: Platform, ppocr) -> None:
+    uri = platform.put_document("job-docx-tx", "report.docx", od.DOCX_TEXT.read_bytes())
+    platform.enqueue({"job_id": "job-docx-tx", "model": "pp-ocrv5", "input": uri, "options": {"outputs": ["textract"]}})
+
+    result = _run_queued_job(platform)
+
+    [warning] = [w for w in result["warnings"] if w["code"] == "output_unavailable"]
+    assert warning["requested"] == "textract.json" and "no geometry" in warning["reason"]
+    assert not any(key.endswith("textract.json") for key in platform.keys("results/job-docx-tx/"))
+    assert platform.job("job-docx-tx")["status"] == "COMPLETED" and not platform.job("job-docx-tx").get("formats")
+    assert all(line["words"] == [] for line in result["pages"][0]["lines"])
+    assert_valid_result(result)
 
 
 @pytest.mark.parametrize(

@@ -254,7 +254,7 @@ class OcrClient:
     def formatted(self, job_id: str, name: str) -> bytes:
         """The COMPLETED job's result in format ``name`` (``ocr_platform.outputs.formats``): the file the job stored
         when it asked for it (``options.outputs``), else made here from its result.json (the document is not read again)."""
-        from ocr_platform.outputs.formats import STORED_FORMATS, render
+        from ocr_platform.outputs.formats import STORED_FORMATS, FormatUnavailable, render
 
         job = self._completed(job_id)
         if name in STORED_FORMATS and name in ((job.get("options") or {}).get("outputs") or []):
@@ -264,7 +264,10 @@ class OcrClient:
                 if err.response.get("Error", {}).get("Code") not in ("NoSuchKey", "404"):
                     raise
         location = S3Uri.parse(job["result"])
-        return render(name, json.loads(self.s3.get_object(Bucket=location.bucket, Key=location.key)["Body"].read()))
+        try:
+            return render(name, json.loads(self.s3.get_object(Bucket=location.bucket, Key=location.key)["Body"].read()))
+        except FormatUnavailable as err:
+            raise PlatformClientError(err.code, str(err), ExitStatus.NOT_FOUND) from None
 
     def save_searchable_pdf(self, job_id: str, target: Path) -> Path:
         """Download the COMPLETED job's result.pdf to ``target``; ``PlatformClientError`` when the job has none."""

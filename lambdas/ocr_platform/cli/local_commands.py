@@ -54,8 +54,8 @@ def run_local_ocr(args: argparse.Namespace) -> int:
     result["timings"]["load"] = round(load_s, 4)
     pdf = pdf_target(args)
     if pdf and result.get("document_type"):
-        print(f"error: unsupported_type: a searchable PDF lays text over page images; a {str(result.get('document_type')).upper()} file is read "
-              "from its content and has none (omit --pdf / --format pdf).", file=sys.stderr)
+        print(f"error: unsupported_type: --pdf (or --format pdf) lays text over page images; a {str(result.get('document_type')).upper()} file "
+              "is read from its content and has none (omit it).", file=sys.stderr)
         return 1
     if pdf:
         from ocr_platform.outputs.searchable_pdf import write_searchable_pdf
@@ -63,9 +63,13 @@ def run_local_ocr(args: argparse.Namespace) -> int:
         write_searchable_pdf(args.file, result, pdf)
         print(f"wrote the searchable PDF {pdf}", file=sys.stderr)
     if args.format != "pdf":
-        from ocr_platform.outputs.formats import render
+        from ocr_platform.outputs.formats import FormatUnavailable, render
 
-        write_formatted(render(args.format, result), args.output)
+        try:
+            write_formatted(render(args.format, result), args.output)
+        except FormatUnavailable as err:
+            print(f"error: {err.code}: {err}", file=sys.stderr)
+            return 1
     if args.raw_output:
         args.raw_output.write_text(json.dumps(raw, ensure_ascii=False, default=str), encoding="utf-8")
     lines = sum(len(p["lines"]) for p in result["pages"])

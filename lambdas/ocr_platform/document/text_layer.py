@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ocr_platform.document.marks import LineChars, attach_marks, is_mark, stands_over
 from ocr_platform.core.words import word_spans
+from ocr_platform.document.marks import LineChars, attach_marks, is_mark, stands_over
 
 #: Characters further apart than this many line heights start a new line (a column gap, a table cell).
 LINE_GAP = 1.2

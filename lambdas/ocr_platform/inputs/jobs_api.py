@@ -39,7 +39,7 @@ from ocr_platform.core.safe_http import BlockedUrlError, UrlPolicy, check_url
 from ocr_platform.document.url_input import OFFICE_AND_HTML_TYPES, input_file_name
 from ocr_platform.jobs.messages import InvalidMessageError, JobMessage, parse_job_message
 from ocr_platform.jobs.store import JobItem, JobStatus, JobStore, NewJob
-from ocr_platform.outputs.formats import FORMATS, STORED_FORMATS, render
+from ocr_platform.outputs.formats import FORMATS, STORED_FORMATS, FormatUnavailable, render
 
 #: The API's routes (``METHOD /path``): the stack declares them on the HTTP API, the local stack serves them.
 ROUTES = ("POST /jobs", "GET /jobs", "GET /jobs/{job_id}", "GET /jobs/{job_id}/result")
@@ -219,8 +219,11 @@ class JobsApi:
             Bucket=result.bucket, Prefix=folder, Delimiter="/") for obj in listing.get("Contents", []) if obj["Key"] in keys}
         if output is not None and output not in stored:
             document = json.loads(self.s3.get_object(Bucket=result.bucket, Key=result.key)["Body"].read())
-            self.s3.put_object(Bucket=result.bucket, Key=self.layout.output_key(job_id, output), Body=render(output, document),
-                               ContentType=FORMATS[output].content_type)
+            try:
+                body = render(output, document)
+            except FormatUnavailable as err:
+                raise ApiError(409, err.code, str(err)) from None
+            self.s3.put_object(Bucket=result.bucket, Key=self.layout.output_key(job_id, output), Body=body, ContentType=FORMATS[output].content_type)
             stored.add(output)
         return {name: self._link(result.bucket, self.layout.output_key(job_id, name)) for name in STORED_FORMATS if name in stored}
 

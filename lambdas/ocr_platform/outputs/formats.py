@@ -68,8 +68,32 @@ def requested_formats(options: Mapping[str, Any] | None) -> list[str]:
     return [name for name in STORED_FORMATS if isinstance(asked, list) and name in asked]
 
 
+#: The formats that place each word on the page: they need its geometry, which a file read from its own content
+#: (an Office or HTML page, ``document_type``) does not have.
+PLACED_FORMATS = frozenset({"hocr", "alto", "textract"})
+
+
+class FormatUnavailable(ValueError):
+    """A format that cannot be made from this result; its message says why and what to ask for instead."""
+
+    code = OUTPUT_UNAVAILABLE
+
+
 def render(name: str, result: OcrResult) -> bytes:
-    """``result`` in format ``name`` (a key of ``FORMATS``), encoded as UTF-8."""
+    """``result`` in format ``name`` (a key of ``FORMATS``), encoded as UTF-8.
+
+    Raises ``FormatUnavailable`` for hOCR, ALTO or Textract JSON of a result whose pages have no geometry.
+
+    >>> render("hocr", {"job_id": "j", "document_type": "docx", "pages": [{"page": 1, "width": 0, "lines": []}]})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ocr_platform.outputs.formats.FormatUnavailable: hocr places each word on its page, and the pages of a DOCX file ... ask for json or md.
+    """
+    if name in PLACED_FORMATS and any(not page.get("width") for page in result["pages"]):
+        kind = str(result.get("document_type") or "this").upper()
+        raise FormatUnavailable(
+            f"{name} places each word on its page, and the pages of a {kind} file read from its content have no geometry; ask for json or md."
+        )
     return FORMATS[name].render(result).encode("utf-8")
 
 
@@ -82,6 +106,9 @@ def write_formats(s3: Any, layout: StorageLayout, result: OcrResult, names: list
         try:
             body = render(name, result)
             s3.put_object(Bucket=layout.bucket, Key=layout.output_key(result["job_id"], name), Body=body, ContentType=fmt.content_type)
+        except FormatUnavailable as err:
+            result["warnings"].append(_unavailable(fmt, str(err)))
+            continue
         except Exception as err:  # a writer's bug must not lose the result itself
             logger.exception("Could not write %s of job %s", fmt.file_name, result["job_id"])
             result["warnings"].append(_unavailable(fmt, f"{type(err).__name__}: {err}"))
