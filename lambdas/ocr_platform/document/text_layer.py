@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ocr_platform.core.words import word_spans
+from ocr_platform.document.char_boxes import char_gap, turn, turned_box, union_box
 from ocr_platform.document.marks import LineChars, attach_marks, is_mark, stands_over
 
 #: Characters further apart than this many line heights start a new line (a column gap, a table cell).
@@ -227,7 +228,7 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
             skipped += 1
             builder.break_line()
             continue
-        builder.add(char, _turned_box(box, quarter) if quarter else box, quarter, style)
+        builder.add(char, turned_box(box, quarter) if quarter else box, quarter, style)
     lines = builder.finish()
     return TextLayer(
         lines=lines,
@@ -292,7 +293,7 @@ class _CharReader:
 class _LineBuilder:
     """Collects characters into lines: same direction and baseline, no wide gap, no line break from pdfium.
 
-    Boxes arrive in the text's own frame (``_turned_box``: the page turned so the text runs left to
+    Boxes arrive in the text's own frame (``turned_box``: the page turned so the text runs left to
     right, y up); a finished line's corners are turned back and mapped to pixels, so its polygon starts
     at the line's top-left in reading direction whatever the text's or the page's rotation.
     """
@@ -336,14 +337,14 @@ class _LineBuilder:
         """A line's text and its words, each with the union of its characters' boxes (``core.words`` splits them)."""
         joined = "".join(chars.chars)
         text, lead = joined.strip(), len(joined) - len(joined.lstrip())
-        words = [(text[a:b], self._polygon(_union(chars.boxes[lead + a : lead + b]), chars.quarter)) for a, b in word_spans(text)]
+        words = [(text[a:b], self._polygon(union_box(chars.boxes[lead + a : lead + b]), chars.quarter)) for a, b in word_spans(text)]
         return text, words
 
     def _polygon(self, box: Sequence[float], quarter: int) -> list[list[float]]:
         """A box of the text's own frame as four pixel corners, from its top-left in reading direction."""
         x0, bottom, x1, top = box
         corners = [(x0, top), (x1, top), (x1, bottom), (x0, bottom)]
-        return [[round(v, 1) for v in self.geometry.to_pixels(*_turn(point, quarter))] for point in corners]
+        return [[round(v, 1) for v in self.geometry.to_pixels(*turn(point, quarter))] for point in corners]
 
     def add(self, char: str, box: tuple[float, float, float, float], quarter: int, style: _Style) -> None:
         self.chars += 1
@@ -381,32 +382,12 @@ class _LineBuilder:
         middle, line_middle = (box[1] + box[3]) / 2, (self._box[1] + self._box[3]) / 2
         if abs(middle - line_middle) > height / 2:
             return False
-        return -height <= _gap(self._last, box) <= LINE_GAP * height
+        return -height <= char_gap(self._last, box) <= LINE_GAP * height
 
     def _apart(self, box: tuple[float, float, float, float]) -> bool:
         """Characters with a gap of a quarter line height between them are separate words, spaced or not."""
         assert self._last is not None and self._box is not None
-        return _gap(self._last, box) > 0.25 * max(self._box[3] - self._box[1], 1e-3)
-
-
-def _union(boxes: Sequence[tuple[float, float, float, float] | None]) -> tuple[float, float, float, float]:
-    """The box around ``boxes`` (``None``, a space, has none).
-
-    >>> _union([(0, 0, 5, 9), None, (7, 1, 12, 10)])
-    (0, 0, 12, 10)
-    """
-    real = [box for box in boxes if box is not None]
-    return min(b[0] for b in real), min(b[1] for b in real), max(b[2] for b in real), max(b[3] for b in real)
-
-
-def _gap(last: tuple[float, float, float, float], box: tuple[float, float, float, float]) -> float:
-    """The space between a character's box and the one before it in the layer's (logical) order, on whichever side it
-    lies: right-to-left text (Arabic, Hebrew) comes in the order it is typed, each character left of the one before.
-
-    >>> _gap((0, 0, 10, 10), (12, 0, 20, 10)), _gap((20, 0, 30, 10), (8, 0, 18, 10)), _gap((0, 0, 10, 10), (8, 0, 18, 10))
-    (2, 2, -2)
-    """
-    return max(box[0] - last[2], last[0] - box[2])
+        return char_gap(self._last, box) > 0.25 * max(self._box[3] - self._box[1], 1e-3)
 
 
 def _quarter_turns(angle: float) -> int | None:
@@ -418,22 +399,6 @@ def _quarter_turns(angle: float) -> int | None:
     if abs(turns - nearest) * (math.pi / 2) > ANGLE_TOLERANCE:
         return None
     return nearest % 4
-
-
-def _turn(point: tuple[float, float], quarter: int) -> tuple[float, float]:
-    """``point`` turned counter-clockwise by ``quarter`` quarter turns about the origin."""
-    x, y = point
-    for _ in range(quarter % 4):
-        x, y = -y, x
-    return x, y
-
-
-def _turned_box(box: tuple[float, float, float, float], quarter: int) -> tuple[float, float, float, float]:
-    """A page-space box seen in the frame of text turned ``quarter`` quarter turns (the text then runs along +x)."""
-    left, bottom, right, top = box
-    points = [_turn(point, -quarter % 4) for point in ((left, bottom), (right, top))]
-    xs, ys = [p[0] for p in points], [p[1] for p in points]
-    return min(xs), min(ys), max(xs), max(ys)
 
 
 def _unreadable(char: str) -> bool:
