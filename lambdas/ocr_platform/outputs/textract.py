@@ -1,7 +1,8 @@
 """Textract-shaped JSON: a result as the response of Amazon Textract's GetDocumentAnalysis (and, for a result without
 layout, GetDocumentTextDetection), so code written for Textract, and its libraries (amazon-textract-textractor,
 amazon-textract-response-parser), read it unchanged. The block types, fields and relationships are Textract's
-(docs.aws.amazon.com/textract/latest/dg/how-it-works-document-layout.html and API_Block.html):
+(https://docs.aws.amazon.com/textract/latest/dg/how-it-works-document-layout.html,
+https://docs.aws.amazon.com/textract/latest/dg/API_Block.html):
 
 - ``PAGE`` per result page, ``LINE`` per line, ``WORD`` per word (``TextType`` ``PRINTED``), each line's words its
   ``CHILD`` relationship; the page's children are its lines and its other top-level blocks.
