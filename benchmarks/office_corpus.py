@@ -4,7 +4,8 @@ Each file under the given folders (``.docx``/``.docm``, ``.pptx``/``.pptm``, ``.
 goes through ``ocr_platform.document.intake.read_native``, the code every CPU route runs before its engine sees
 a picture: the file is told from its bytes, its ZIP checked, and every unit read by PaddleOCR's converter (or by
 the fallback reader, which adds a ``converter_fallback`` warning). Embedded pictures are not OCR'd here (that is
-``benchmarks/office_and_html.py``'s measure). A failure is its ``JobError`` code; any other exception would be a
+``benchmarks/office_and_html.py``'s measure); ``--force-fallback`` makes the converter fail on every Office file,
+to measure the fallback readers alone. A failure is its ``JobError`` code; any other exception would be a
 traceback a user sees, and is counted as ``traceback``.
 
     .venv/bin/python benchmarks/office_corpus.py /tmp/sdists/docx2python-3.5.0/tests/resources /tmp/sdists/python_pptx-1.0.2
@@ -52,7 +53,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="+", type=Path)
     parser.add_argument("--list", action="store_true", help="print each file's outcome")
+    parser.add_argument("--force-fallback", action="store_true", help="make PaddleOCR's converter fail on every Office file, "
+                        "to measure the fallback readers alone")
     args = parser.parse_args()
+    if args.force_fallback:
+        from ocr_platform.document import office
+
+        def failing(named: Path, kind: str) -> None:
+            raise RuntimeError("converter skipped (--force-fallback)")
+
+        office._convert = failing  # type: ignore[assignment]
     from paddleocr import doc2md_convert  # noqa: F401 - imported once before the clock runs, as a warm processor has it
 
     files = sorted(p for folder in args.folders for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in KINDS)

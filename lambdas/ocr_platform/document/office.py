@@ -159,9 +159,11 @@ def _convert(named: Path, kind: str) -> Any:
 
 def _fallback(named: Path, office: OfficeFile, why: str, notes: ReadNotes) -> tuple[list[tuple[str | None, str]], dict[str, bytes]]:
     """The units of a file the converter failed on (``why``), read by the fallback reader of its kind."""
-    from ocr_platform.document.office_fallback import FALLBACK_READERS, fallback_warning
+    from ocr_platform.document.office_fallback import FallbackReader, docx_markdown, fallback_warning
+    from ocr_platform.document.office_fallback_decks import pptx_markdown, xlsx_markdown
 
-    reader = FALLBACK_READERS.get(office.kind)
+    reader = {"docx": FallbackReader("docx2python", docx_markdown), "pptx": FallbackReader("python-pptx", pptx_markdown),
+              "xlsx": FallbackReader("openpyxl", xlsx_markdown)}.get(office.kind)
     if reader is not None:
         try:
             read = reader.read(named)

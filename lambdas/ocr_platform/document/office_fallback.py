@@ -1,4 +1,5 @@
-"""The second reader of a DOCX that PaddleOCR's converter could not read, though the package is well formed.
+"""The second reader of a DOCX that PaddleOCR's converter could not read, though the package is well formed
+(PPTX and XLSX: ``ocr_platform.document.office_fallback_decks``).
 
 paddleocr's ``doc2md_convert`` reads a DOCX with python-docx, which stops on some files Word opens: a VML
 picture (``<w:pict>``, ``<v:imagedata>``) the converter indexes wrongly, a relationship to a media part the file
@@ -60,7 +61,7 @@ def fallback_warning(kind: str, reader: str, why: str) -> ResultWarning:
     return {
         "code": CONVERTER_FALLBACK, "requested": "paddleocr doc2md", "ran": reader, "reason": why[:300],
         "message": f"PaddleOCR's converter could not read this {kind.upper()} file, so {reader} read its text, headings, "
-                   "lists and tables; character formatting and equations may be simpler than usual.",
+                   "lists and tables; formatting, equations and charts may be simpler than usual or missing.",
     }
 
 
@@ -154,7 +155,3 @@ def _heading_level(style: str) -> int:
         return 1
     found = re.fullmatch(r"heading([1-6])", compact)
     return int(found.group(1)) if found else 0
-
-
-#: The fallback reader of each Office kind (a kind without one fails as the converter did).
-FALLBACK_READERS = {"docx": FallbackReader("docx2python", docx_markdown)}
