@@ -306,3 +306,28 @@ def test_pictures_beyond_the_limit_keep_their_place_unread_and_a_warning_counts_
     assert warning["message"] == "2 of the 3 pictures in the file were not read; their text is not in the result."
     [picture] = _blocks(result["pages"][0], "image")  # the one read, the Python logo; the two others are left out
     assert "python" in picture["text"].lower() and "powered" not in result["text"].lower()
+
+
+def test_the_cli_reads_a_strict_open_xml_docx_with_the_fallback_named(ppocr, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ocr_platform.cli import commands as cli
+
+    output = tmp_path / "result.json"
+    assert cli.main(["ocr", str(od.OFFICE / "docx2python-strict.docx"), "--model", "pp-ocrv5", "--output", str(output)]) == 0
+    result = json.loads(output.read_text())
+    assert "Bullet1" in result["text"] and "Cellbb" in result["text"]
+    assert [w["code"] for w in result["warnings"]] == ["converter_fallback"]
+    assert [b["label"] for b in result["pages"][0]["blocks"]] == ["list", "table"]
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_docx_the_converter_fails_on_completes_its_job_with_the_fallback_warning(platform: Platform, ppocr) -> None:
+    uri = platform.put_document("job-vml", "report.docx", (od.OFFICE / "docx2python-has_pict.docx").read_bytes())
+    platform.store.create(NewJob("job-vml", "pp-ocrv5", uri))
+
+    assert platform.run_processor({"job_id": "job-vml", "model": "pp-ocrv5", "input": uri})["outcome"] == "completed"
+
+    result = platform.read_json("results/job-vml/result.json")
+    assert_valid_result(result)
+    assert "BOEHRINGER INGELHEIM GROUP OF COMPANIES" in result["text"] and "Page 87 of 87" in result["text"]
+    assert [w["code"] for w in result["warnings"]] == ["converter_fallback"]
+    assert [w["code"] for w in platform.job("job-vml")["warnings"]] == ["converter_fallback"]

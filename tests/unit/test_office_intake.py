@@ -122,3 +122,110 @@ def test_a_legacy_binary_word_file_is_refused_saying_what_to_save_it_as() -> Non
         selected_pages(od.LEGACY_DOC, pages=None, limits=IntakeLimits())
     assert (err.value.code, err.value.message) == (
         "unsupported_type", "The file is Word 97-2003 (.doc); save it as .docx, .pptx or .xlsx (or as PDF) and resubmit.")
+
+
+#: docx2python 3.5.0's test files that paddleocr's converter cannot read, though Word opens them.
+STRICT_DOCX = od.OFFICE / "docx2python-strict.docx"
+RENAMED_DOCX = od.OFFICE / "docx2python-renamed_document_xml.docx"
+VML_PICTURE_DOCX = od.OFFICE / "docx2python-has_pict.docx"
+
+
+def _rewritten(source: Path, part: str, data: bytes | None) -> bytes:
+    """``source`` with ``part`` replaced by ``data`` (dropped when ``None``)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(source) as original, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as copy:
+        for info in original.infolist():
+            if info.filename != part:
+                copy.writestr(info.filename, original.read(info.filename))
+            elif data is not None:
+                copy.writestr(info.filename, data)
+    return out.getvalue()
+
+
+def test_a_strict_open_xml_docx_is_read_by_the_fallback_with_its_lists_and_table() -> None:
+    native, [page] = read_native(STRICT_DOCX, pages=None, limits=IntakeLimits())
+    assert native.kind == "docx" and native.office is not None and native.office.strict
+    assert "- Bullet1\n- Bullet2\n1. Number1\n2. Number2" in page.markdown
+    assert "<tr><td>Cellaa</td><td>Cellab</td></tr><tr><td>Cellba</td><td>Cellbb</td></tr>" in page.markdown
+    [warning] = native.notes.warnings
+    assert (warning["code"], warning["ran"]) == ("converter_fallback", "docx2python")
+    assert "no relationship of type" in warning["reason"] and "DOCX" in warning["message"]
+
+
+def test_a_docx_with_a_vml_picture_is_read_by_the_fallback_with_its_picture_in_place() -> None:
+    native, [page] = read_native(VML_PICTURE_DOCX, pages=None, limits=IntakeLimits())
+    assert [w["code"] for w in native.notes.warnings] == ["converter_fallback"]
+    assert "list index out of range" in native.notes.warnings[0]["reason"]
+    assert "BOEHRINGER INGELHEIM GROUP OF COMPANIES" in page.markdown and "Test heading" in page.markdown
+    assert page.picture_refs() == ["images/image1.png"] and page.pictures["images/image1.png"][:4] == b"\x89PNG"
+    assert native.notes.unplaced_pictures == 0
+
+
+def test_the_main_part_is_found_from_the_package_relationships_not_its_usual_name() -> None:
+    native, [page] = read_native(RENAMED_DOCX, pages=None, limits=IntakeLimits())  # word/blah_blah.xml
+    assert native.kind == "docx" and native.notes.warnings == []
+    assert page.markdown == "This is a link to [my website](http://www.shayallenhill.com/)."
+
+
+def test_a_strict_file_neither_reader_can_read_says_to_save_it_as_transitional(tmp_path: Path) -> None:
+    path = _write(tmp_path, "strict.docx", _rewritten(STRICT_DOCX, "word/document.xml", b"<not-xml"))
+    with pytest.raises(JobError) as err:
+        read_native(path, pages=None, limits=IntakeLimits())
+    assert err.value.code == "unsupported_type" and "Strict Open XML" in err.value.message and "Transitional" in err.value.message
+
+
+@pytest.mark.parametrize(("part", "data", "words"), [("word/document.xml", None, "does not hold it"),
+                                                     ("word/document.xml", b"<w:document><broken", "cannot be read")])
+def test_a_docx_missing_or_breaking_its_main_part_stays_corrupt(tmp_path: Path, part: str, data: bytes | None, words: str) -> None:
+    path = _write(tmp_path, "broken.docx", _rewritten(od.DOCX_TEXT, part, data))
+    with pytest.raises(JobError) as err:
+        read_native(path, pages=None, limits=IntakeLimits())
+    assert err.value.code == "corrupt_document" and words in err.value.message, err.value.message
+
+
+@pytest.mark.parametrize(("name", "words"), [("test_rst_admonitions.html", "Will Robinson"),
+                                             ("test_txt_001.html", "Algen generates opionated ORM classes")])
+def test_html_fragments_starting_with_an_aside_or_with_words_are_html(name: str, words: str) -> None:
+    native, [page] = read_native(od.OFFICE / name, pages=None, limits=IntakeLimits())
+    assert native.kind == "html" and words in page.markdown
+
+
+@pytest.mark.parametrize(("source", "plain", "other", "words"), [
+    (od.DOCX_TEXT, b"wordprocessingml.document", b"wordprocessingml.template", "Lorem ipsum dolor sit amet"),
+    (od.PPTX_MIXED, b"presentationml.presentation", b"presentationml.slideshow", "Cell text 1"),
+    (od.PPTX_MIXED, b"presentationml.presentation", b"presentationml.template", "Cell text 1"),
+])
+def test_templates_and_slide_shows_are_read_by_the_converter(tmp_path: Path, source: Path, plain: bytes, other: bytes, words: str) -> None:
+    with zipfile.ZipFile(source) as archive:
+        types = archive.read("[Content_Types].xml").replace(plain + b".main+xml", other + b".main+xml")
+    path = _write(tmp_path, "other", _rewritten(source, "[Content_Types].xml", types))
+    native, pages = read_native(path, pages=None, limits=IntakeLimits())
+    assert native.notes.warnings == [] and words in pages[0].markdown
+
+
+def _converter_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocr_platform.document import office
+
+    def failing(named: Path, kind: str) -> None:
+        raise RuntimeError("converter bug")
+
+    monkeypatch.setattr(office, "_convert", failing)
+
+
+def test_a_pptx_the_converter_fails_on_is_read_slide_by_slide_by_python_pptx(monkeypatch: pytest.MonkeyPatch) -> None:
+    _converter_fails(monkeypatch)
+    native, [slide] = read_native(od.PPTX_MIXED, pages=None, limits=IntakeLimits())
+    assert [(w["code"], w["ran"], w["reason"]) for w in native.notes.warnings] == [("converter_fallback", "python-pptx", "RuntimeError: converter bug")]
+    assert "<tr><td>Col head 1</td><td>Col head 2</td></tr><tr><td>Cell text 1</td><td>Cell text 2</td></tr>" in slide.markdown
+    assert "Test text" in slide.markdown and "Group test text" in slide.markdown and len(slide.picture_refs()) == 2
+    _, [second] = read_native(od.PPTX_PICTURES, pages="2", limits=IntakeLimits())
+    assert (second.number, len(second.picture_refs())) == (2, 2)
+
+
+def test_an_xlsx_the_converter_fails_on_is_read_sheet_by_sheet_by_openpyxl(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _converter_fails(monkeypatch)
+    native, [sheet] = read_native(od.xlsx_with_picture(tmp_path / "book.xlsx"), pages=None, limits=IntakeLimits())
+    assert [w["ran"] for w in native.notes.warnings] == ["openpyxl"]
+    assert sheet.name == "Sheet1" and "<tr><td>1</td></tr><tr><td>2</td></tr><tr><td>3</td></tr>" in sheet.markdown
+    [ref] = sheet.picture_refs()
+    assert sheet.pictures[ref][:4] == b"\x89PNG"

@@ -2,7 +2,9 @@
 
 An HTML file is text that starts (after a byte-order mark and white space) with one of the tags by which browsers
 sniff HTML (``<!DOCTYPE html``, ``<html``, ``<head``, ``<body``, ``<table``, ``<div``, ``<p``, ``<!--``, …) or with
-another block element an exported fragment starts with (``<section``, ``<h2``, ``<ul``, …).
+another element an exported fragment starts with (``<section``, ``<aside``, ``<picture``, ``<em``, …), or is UTF-8
+text whose first kilobyte holds a ``<br>``, a closing tag (``</p>``) or an escaped angle bracket (``&lt;``): a
+fragment that starts with words. Text without any markup is no HTML file (``unsupported_type``).
 It is parsed by Beautiful Soup over lxml and written as Markdown by markdownify (a well-kept HTML-to-Markdown
 library), tables kept as HTML (only their rows, cells, ``colspan`` and ``rowspan``), the whole file one page
 (``unit`` ``document``, ``ocr_platform.document.native_pages``).
@@ -14,6 +16,8 @@ points elsewhere keeps its ``alt`` text and is never downloaded; a link keeps it
 (``document_too_large``) before it is parsed.
 
 >>> looks_like_html(b"\\xef\\xbb\\xbf  <!DOCTYPE html><html><body>Hi</body></html>"), looks_like_html(b"%PDF-1.7")
+(True, False)
+>>> looks_like_html(b"# Notes<br>Exported as a fragment"), looks_like_html(b"Plain text, 1 < 2")
 (True, False)
 >>> page = read_html(b'<h1>Menu</h1><script>alert(1)</script><table><tr><th>Tea</th><td>4.50</td></tr></table>')
 >>> print(page.markdown)
@@ -37,7 +41,12 @@ from ocr_platform.document.native_pages import NativePage
 #: with the other block elements an exported HTML fragment starts with, and XHTML's XML declaration before them.
 _HTML_START = re.compile(
     rb"^(?:<\?xml[^>]*>\s*)?<(?:!doctype\s+html|html|head|script|iframe|h[1-6]|div|font|table|a|style|title|b|body|br|p|!--"
-    rb"|section|article|main|header|nav|ul|ol|dl|pre|blockquote|figure|hr|span|img|meta|link)[\s>/]", re.IGNORECASE)
+    rb"|section|article|main|header|footer|nav|aside|details|summary|picture|ul|ol|dl|pre|blockquote|figure|hr|span|img|meta|link"
+    rb"|em|strong|i|u|code|small|sup|sub|center|address|tt|kbd)[\s>/]", re.IGNORECASE)
+#: A text fragment exported as HTML that starts with words: its first bytes hold a line break, a closing tag or an
+#: escaped angle bracket, which a plain text file does not.
+_HTML_INSIDE = re.compile(rb"<br\s*/?>|</(?:p|div|a|span|b|i|em|strong|li|ul|ol|h[1-6]|code|pre|table|td|tr)>|&(?:lt|gt|amp|quot|nbsp);",
+                          re.IGNORECASE)
 _DROPPED = ("script", "style", "noscript", "template", "iframe", "frame", "frameset", "object", "embed", "applet", "link",
             "meta", "head", "svg", "canvas", "form", "input", "button", "select", "textarea", "audio", "video", "base")
 _DATA_URI = re.compile(r"^data:image/(png|jpeg|jpg|gif|webp|bmp|tiff);base64,(.*)$", re.IGNORECASE | re.DOTALL)
@@ -54,7 +63,20 @@ def looks_like_html(head: bytes) -> bool:
         head = head[3:]
     if b"\x00" in head:
         return False
-    return bool(_HTML_START.match(head.lstrip()))
+    if _HTML_START.match(head.lstrip()):
+        return True
+    return bool(_HTML_INSIDE.search(head)) and _is_text(head)
+
+
+def _is_text(head: bytes) -> bool:
+    """Whether the bytes are UTF-8 text (the last character may be cut) without control characters but white space."""
+    for cut in range(4):
+        try:
+            text = head[: len(head) - cut].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        return not any(ord(c) < 32 and c not in "\t\n\r\f" for c in text)
+    return False
 
 
 def read_html(data: bytes) -> NativePage:

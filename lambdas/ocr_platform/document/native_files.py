@@ -14,12 +14,12 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.routing import MODEL_TABLE
-from ocr_platform.document.native_pages import NativePage, Unit
+from ocr_platform.document.native_pages import NativePage, ReadNotes, Unit
 from ocr_platform.document.office import OLE_MAGIC, ZIP_MAGIC, OfficeFile, office_kind, read_office, refuse_ole
 from ocr_platform.document.zip_safety import ZipLimits
 
@@ -38,6 +38,7 @@ class NativeFile:
         unit: what one of its pages is: ``document`` (DOCX, HTML), ``slide`` (PPTX) or ``sheet`` (XLSX).
         unit_count: how many units (pages) it has.
         macro_enabled: an Office file with macros (``.docm``, ``.pptm``, ``.xlsm``), read without running them.
+        notes: what ``read`` adds to the result: a ``converter_fallback`` warning, pictures it could not place.
     """
 
     path: Path
@@ -46,11 +47,12 @@ class NativeFile:
     unit_count: int
     macro_enabled: bool = False
     office: OfficeFile | None = None
+    notes: ReadNotes = field(default_factory=ReadNotes)
 
     def read(self, pages: list[int]) -> list[NativePage]:
         """The ``pages`` (1-based units) of the file, read from its content."""
         if self.office is not None:
-            return read_office(self.path, self.office, pages)
+            return read_office(self.path, self.office, pages, self.notes)
         from ocr_platform.document.html_input import read_html
 
         return [read_html(self.path.read_bytes())] if 1 in pages else []

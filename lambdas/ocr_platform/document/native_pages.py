@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any, Literal
 
-from ocr_platform.core.results import Block, Line
+from ocr_platform.core.results import Block, Line, ResultWarning
 
 #: What one page of a natively read file is: the whole flowing document (DOCX, HTML), a slide or a sheet.
 Unit = Literal["document", "slide", "sheet"]
@@ -58,6 +58,15 @@ class NativePage:
     def picture_refs(self) -> list[str]:
         """The placeholders of this page that have bytes, in reading order, each once."""
         return list(dict.fromkeys(ref for ref in PICTURE.findall(self.markdown) if ref in self.pictures))
+
+
+@dataclass
+class ReadNotes:
+    """What reading a file natively adds to its result: warnings (``converter_fallback``: a fallback reader read
+    it) and the embedded pictures the reader could not place in the text (counted in ``pictures_unread``)."""
+
+    warnings: list[ResultWarning] = field(default_factory=list)
+    unplaced_pictures: int = 0
 
 
 @dataclass

@@ -1,18 +1,21 @@
 """Office files (DOCX, PPTX, XLSX) told from their bytes and read from their own content, never rendered.
 
-An Office Open XML file is a ZIP whose parts say what it is: ``word/document.xml`` (DOCX), ``ppt/presentation.xml``
-(PPTX), ``xl/workbook.xml`` (XLSX). The ZIP is checked first (``ocr_platform.document.zip_safety``). The text,
-headings, lists and tables come from PaddleOCR's own converter (``paddleocr.doc2md_convert``, which reads the file
-with python-docx, python-pptx and openpyxl), its embedded pictures separately; ``read_office`` cuts that into the
+An Office Open XML file is a ZIP whose own description says what it is: ``_rels/.rels`` names its main part and
+``[Content_Types].xml`` gives that part's type (``ocr_platform.document.office_package``). The ZIP is checked
+first (``ocr_platform.document.zip_safety``). The text, headings, lists and tables come from PaddleOCR's own
+converter (``paddleocr.doc2md_convert``, which reads the file with python-docx, python-pptx and openpyxl), its
+embedded pictures separately; when the converter fails on a well-formed DOCX, docx2python reads it instead
+(``ocr_platform.document.office_fallback``, a ``converter_fallback`` warning). ``read_office`` cuts that into the
 file's natural units (``ocr_platform.document.native_pages``): the whole DOCX as one page, one page per slide, one
-per sheet.
+per sheet. A template (``.dotx``, ``.potx``, ``.xltx``) or slide show (``.ppsx``) is read like its plain twin.
 
 Refused with a ``JobError`` (nothing is ever run, no macro, no link fetched):
 
 - ``encrypted_document``: a password-protected Office file (an OLE container holding ``EncryptionInfo`` and
   ``EncryptedPackage`` in place of the ZIP);
 - ``unsupported_type``: a legacy binary ``.doc``/``.xls``/``.ppt`` (OLE) file, or a ZIP that is no Office file;
-- ``corrupt_document``: a ZIP the libraries cannot read (parts missing or damaged);
+- ``corrupt_document``: a ZIP neither reader can read (its main part missing or damaged);
+- ``unsupported_type`` too for a Strict Open XML file neither reader can read, saying to save it as Transitional;
 - ``archive_too_large``: see ``zip_safety``.
 
 A macro-enabled file (``.docm``, ``.pptm``, ``.xlsm``) is read like its plain twin: its content is read, its
@@ -33,24 +36,30 @@ from pathlib import Path
 from typing import Any
 
 from ocr_platform.core.errors import ErrorCode, JobError
-from ocr_platform.document.native_pages import PICTURE, NativePage, Unit
+from ocr_platform.document.native_pages import PICTURE, NativePage, ReadNotes, Unit
+from ocr_platform.document.office_package import MainPart, main_part
 from ocr_platform.document.zip_safety import ZipLimits, checked_names
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 ZIP_MAGIC = b"PK\x03\x04"
-#: The part that tells each Office type, and the file extension PaddleOCR's converter expects.
-_MAIN_PARTS = {"word/document.xml": "docx", "ppt/presentation.xml": "pptx", "xl/workbook.xml": "xlsx"}
+#: The file extension PaddleOCR's converter expects for each Office type.
 OFFICE_EXTENSIONS = {"docx": "docx", "pptx": "pptx", "xlsx": "xlsx"}
 _UNITS: dict[str, Unit] = {"docx": "document", "pptx": "slide", "xlsx": "sheet"}
 _LEGACY = {"WordDocument": "Word 97-2003 (.doc)", "Workbook": "Excel 97-2003 (.xls)", "Book": "Excel 5 (.xls)",
            "PowerPoint Document": "PowerPoint 97-2003 (.ppt)"}
 _SLIDE_SEPARATOR = "\n\n---\n\n"
-_MACRO_CONTENT_TYPE = re.compile(rb"application/vnd\.ms-(word\.document|powerpoint\.presentation|excel\.sheet)\.macroEnabled\.main\+xml")
+_MACRO_CONTENT_TYPE = re.compile(rb"application/vnd\.ms-(?:word|powerpoint|excel)\.\w+\.macroEnabled\.main\+xml", re.IGNORECASE)
+#: The main-part types the libraries refuse though they read the content: macro-enabled twins, templates
+#: (.dotx, .potx, .xltx) and slide shows (.ppsx), each rewritten as its family's plain document type.
+_OTHER_MAIN_TYPE = re.compile(
+    rb"application/vnd\.(?:ms-(word|powerpoint|excel)\.(?:document|template|presentation|slideshow|sheet)\.macroEnabled"
+    rb"|openxmlformats-officedocument\.(wordprocessingml|presentationml|spreadsheetml)\.(?:template|slideshow))\.main\+xml", re.IGNORECASE)
 _PLAIN_CONTENT_TYPES = {
-    b"word.document": b"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
-    b"powerpoint.presentation": b"application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml",
-    b"excel.sheet": b"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml",
+    b"word": b"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+    b"powerpoint": b"application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml",
+    b"excel": b"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml",
 }
+_FAMILIES = {b"wordprocessingml": b"word", b"presentationml": b"powerpoint", b"spreadsheetml": b"excel"}
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,8 @@ class OfficeFile:
     kind: str
     macro_enabled: bool
     unit_count: int
+    strict: bool = False
+    other_main_type: bool = False  # a macro-enabled twin, template or slide show: rewritten as the plain type
 
     @property
     def unit(self) -> Unit:
@@ -69,15 +80,15 @@ class OfficeFile:
 def office_kind(path: Path, limits: ZipLimits) -> OfficeFile:
     """Check the ZIP at ``path`` and tell which Office file it is; ``JobError`` when it is none or unsafe."""
     names = checked_names(path, limits)
-    kind = next((k for part, k in _MAIN_PARTS.items() if part in names), None)
-    if kind is None:
-        raise JobError(ErrorCode.UNSUPPORTED_TYPE, "The file is a ZIP archive but not a DOCX, PPTX or XLSX file (no Word, "
-                       "PowerPoint or Excel main part); send the document itself.")
     with zipfile.ZipFile(path) as archive:
+        main = main_part(archive, names)
+        if main is None:
+            raise JobError(ErrorCode.UNSUPPORTED_TYPE, "The file is a ZIP archive but not a DOCX, PPTX or XLSX file (no Word, "
+                           "PowerPoint or Excel main part); send the document itself.")
         types = _read_part(archive, "[Content_Types].xml")
         macro = bool(_MACRO_CONTENT_TYPE.search(types)) or any(name.lower().endswith("vbaproject.bin") for name in names)
-        count = _unit_count(archive, kind)
-    return OfficeFile(kind, macro, count)
+        count = _unit_count(archive, main)
+    return OfficeFile(main.kind, macro, count, main.strict, bool(_OTHER_MAIN_TYPE.search(types)))
 
 
 def _read_part(archive: zipfile.ZipFile, name: str) -> bytes:
@@ -89,11 +100,11 @@ def _read_part(archive: zipfile.ZipFile, name: str) -> bytes:
         raise JobError(ErrorCode.CORRUPT_DOCUMENT, f"The part {name!r} of the Office file is damaged: {err}") from None
 
 
-def _unit_count(archive: zipfile.ZipFile, kind: str) -> int:
-    if kind == "pptx":
-        return len(re.findall(rb"<(?:\w+:)?sldId\b", _read_part(archive, "ppt/presentation.xml")))
-    if kind == "xlsx":
-        return len(re.findall(rb"<(?:\w+:)?sheet\b", _read_part(archive, "xl/workbook.xml")))
+def _unit_count(archive: zipfile.ZipFile, main: MainPart) -> int:
+    if main.kind == "pptx":
+        return len(re.findall(rb"<(?:\w+:)?sldId\b", _read_part(archive, main.name)))
+    if main.kind == "xlsx":
+        return len(re.findall(rb"<(?:\w+:)?sheet\b", _read_part(archive, main.name)))
     return 1
 
 
@@ -113,21 +124,27 @@ def refuse_ole(path: Path) -> JobError:
     return JobError(ErrorCode.UNSUPPORTED_TYPE, f"The file is {legacy}; save it as .docx, .pptx or .xlsx (or as PDF) and resubmit.")
 
 
-def read_office(path: Path, office: OfficeFile, pages: list[int]) -> list[NativePage]:
-    """The ``pages`` (1-based units) of the Office file at ``path``, read from its content by PaddleOCR's converter."""
+def read_office(path: Path, office: OfficeFile, pages: list[int], notes: ReadNotes | None = None) -> list[NativePage]:
+    """The ``pages`` (1-based units) of the Office file at ``path``, read from its content by PaddleOCR's converter,
+    or by the fallback reader (``ocr_platform.document.office_fallback``) when the converter fails: ``notes`` then
+    gets the ``converter_fallback`` warning and the count of pictures the fallback could not place."""
     with tempfile.TemporaryDirectory(prefix="office-") as tmp:
         named = Path(tmp) / f"document.{OFFICE_EXTENSIONS[office.kind]}"
-        if office.macro_enabled:
-            _without_macro_type(path, named)
+        if office.macro_enabled or office.other_main_type:
+            _as_plain_type(path, named)
         else:
             shutil.copyfile(path, named)
-        converted = _convert(named, office.kind)
-    units = _split(office, converted.markdown, converted.metadata)
+        try:
+            converted = _convert(named, office.kind)
+            units = _split(office, converted.markdown, converted.metadata)
+            images: dict[str, bytes] = dict(converted.images)
+        except Exception as err:  # python-docx, python-pptx, openpyxl and the converter raise many kinds
+            units, images = _fallback(named, office, f"{type(err).__name__}: {err}", notes if notes is not None else ReadNotes())
     wanted = set(pages)
     result = []
     for number, (name, markdown) in enumerate(units, start=1):
         if number in wanted:
-            pictures = {ref: converted.images[ref] for ref in PICTURE.findall(markdown) if ref in converted.images}
+            pictures = {ref: images[ref] for ref in PICTURE.findall(markdown) if ref in images}
             result.append(NativePage(number, office.unit, markdown, name, pictures))
     return result
 
@@ -137,22 +154,41 @@ def _convert(named: Path, kind: str) -> Any:
 
     if kind == "pptx":
         _give_pptx_font_strike()
-    try:
-        return doc2md_convert(named)
-    except JobError:
-        raise
-    except Exception as err:  # python-docx, python-pptx and openpyxl raise many kinds for a damaged part
-        raise JobError(ErrorCode.CORRUPT_DOCUMENT, f"The {kind.upper()} file cannot be read: {type(err).__name__}: {err}") from None
+    return doc2md_convert(named)
 
 
-def _without_macro_type(source: Path, target: Path) -> None:
-    """Copy the macro-enabled file at ``source`` as its plain twin: only ``[Content_Types].xml`` changes, so the
-    libraries accept it; ``vbaProject.bin`` stays an opaque part that nothing reads or runs."""
+def _fallback(named: Path, office: OfficeFile, why: str, notes: ReadNotes) -> tuple[list[tuple[str | None, str]], dict[str, bytes]]:
+    """The units of a file the converter failed on (``why``), read by the fallback reader of its kind."""
+    from ocr_platform.document.office_fallback import FallbackReader, docx_markdown, fallback_warning
+    from ocr_platform.document.office_fallback_decks import pptx_markdown, xlsx_markdown
+
+    reader = {"docx": FallbackReader("docx2python", docx_markdown), "pptx": FallbackReader("python-pptx", pptx_markdown),
+              "xlsx": FallbackReader("openpyxl", xlsx_markdown)}.get(office.kind)
+    if reader is not None:
+        try:
+            read = reader.read(named)
+        except Exception:  # the fallback failed too: the file is damaged (or Strict, below)
+            read = None
+        if read is not None and len(read.units) == office.unit_count:
+            notes.warnings.append(fallback_warning(office.kind, reader.name, why))
+            notes.unplaced_pictures += read.unplaced_pictures
+            return read.units, read.pictures
+    if office.strict:
+        raise JobError(ErrorCode.UNSUPPORTED_TYPE, f"The {office.kind.upper()} file is saved as Strict Open XML, which is not read; "
+                       "save it as Transitional Open XML (the default .docx, .pptx or .xlsx format of Word, PowerPoint and "
+                       "Excel, not \"Strict Open XML\") and resubmit.")
+    raise JobError(ErrorCode.CORRUPT_DOCUMENT, f"The {office.kind.upper()} file cannot be read: {why}")
+
+
+def _as_plain_type(source: Path, target: Path) -> None:
+    """Copy the macro-enabled file, template or slide show at ``source`` as its plain twin: only
+    ``[Content_Types].xml`` changes, so the libraries accept it; ``vbaProject.bin`` stays an opaque part that
+    nothing reads or runs."""
     with zipfile.ZipFile(source) as original, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as copy:
         for info in original.infolist():
             data = _read_part(original, info.filename)
             if info.filename == "[Content_Types].xml":
-                data = _MACRO_CONTENT_TYPE.sub(lambda m: _PLAIN_CONTENT_TYPES[m.group(1)], data)
+                data = _OTHER_MAIN_TYPE.sub(lambda m: _PLAIN_CONTENT_TYPES[(m.group(1) or _FAMILIES[m.group(2).lower()]).lower()], data)
             copy.writestr(info, data)
 
 

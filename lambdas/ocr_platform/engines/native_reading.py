@@ -165,19 +165,20 @@ def _as_png(data: bytes, limits: IntakeLimits) -> bytes | None:
 
 
 def _warnings(native: NativeFile, reader: _PictureReader) -> list[ResultWarning]:
-    found: list[ResultWarning] = []
+    found: list[ResultWarning] = list(native.notes.warnings)  # a fallback reader's converter_fallback
     if native.macro_enabled:
         found.append({
             "code": MACROS_IGNORED, "requested": f"{native.kind} with macros", "ran": f"{native.kind} content",
             "reason": "a macro-enabled Office file (vbaProject.bin)",
             "message": "The file contains macros: its content was read, and its macros were neither run nor read.",
         })
-    if reader.unread:
-        total = reader.read + reader.unread
+    unread = reader.unread + native.notes.unplaced_pictures
+    if unread:
+        total = reader.read + unread
         found.append({
             "code": PICTURES_UNREAD, "requested": f"{total} pictures", "ran": f"{reader.read} pictures read",
-            "reason": f"{reader.unread} could not be decoded as raster images (vector drawings such as EMF) or were beyond "
-                      f"the {reader.limits.max_pictures}-picture limit",
-            "message": f"{reader.unread} of the {total} pictures in the file were not read; their text is not in the result.",
+            "reason": f"{unread} could not be decoded as raster images (vector drawings such as EMF), were beyond "
+                      f"the {reader.limits.max_pictures}-picture limit, or could not be placed in the text by a fallback reader",
+            "message": f"{unread} of the {total} pictures in the file were not read; their text is not in the result.",
         })
     return found
