@@ -10,10 +10,12 @@ from typing import Any
 
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The job's ``options`` from ``--variant``, ``--no-orientation``, ``--text-layer`` and ``--pdf`` (only what was set)."""
+    """The job's ``options`` from ``--variant``, ``--backend``, ``--no-orientation``, ``--text-layer`` and ``--pdf`` (only what was set)."""
     options: dict[str, Any] = {}
     if args.variant:
         options["variant"] = args.variant
+    if getattr(args, "backend", None):
+        options["backend"] = args.backend
     if not args.orientation:
         options["orientation"] = False
     if args.text_layer:
