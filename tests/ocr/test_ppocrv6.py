@@ -41,6 +41,14 @@ def test_reads_every_page_of_a_pdf_on_each_backend_and_names_the_one_that_ran(
 
 
 @pytest.mark.parametrize("options", [{}, {"backend": "paddleocr", "variant": "small"}])
+def test_a_born_digital_pdf_is_read_from_its_text_layer_on_either_backend(ppocr_v6, docs: dict[str, Path], options: dict) -> None:
+    result = _read(ppocr_v6, docs["vector_pdf"], options=options)
+
+    assert [page["text_source"] for page in result["pages"]] == ["text_layer"] * len(ENGLISH_PAGES)
+    assert result["engine"]["models"][-1].startswith("PDF text layer")
+
+
+@pytest.mark.parametrize("options", [{}, {"backend": "paddleocr", "variant": "small"}])
 def test_an_upside_down_report_reads_as_the_upright_one(ppocr_v6, tmp_path: Path, options: dict) -> None:
     from tests.documents import render_report_page
 

@@ -32,6 +32,7 @@ against 18 ms for a PNG).
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -113,6 +114,15 @@ class FasterPaddlePipeline:
             self._turn_upside_down_lines(image_bgr, texts, polys, scores)
         return [{"rec_texts": texts, "rec_polys": polys, "rec_scores": scores, "backend": BACKEND, "model_size": self.size}]
 
+    def read_crops(self, crops: Sequence[Any]) -> list[tuple[str, float]]:
+        """``(text, score)`` for each line crop (a BGR array), as a recogniser reads one: faster-paddle detects and
+        reads each crop, and only the lines across its middle count (a crop padded around a line also shows the
+        edges of the lines above and below it); their text left to right, their lowest score."""
+        if not crops:
+            return []
+        results = self.engine.ocr_batch([_encoded(crop) for crop in crops])
+        return [_middle_line(result["bounds"].values(), crop.shape[0]) for crop, result in zip(crops, results, strict=True)]
+
     def _turn_upside_down_lines(self, image_bgr: Any, texts: list[str], polys: list[list[list[float]]], scores: list[float]) -> None:
         import numpy as np
 
@@ -132,6 +142,20 @@ class FasterPaddlePipeline:
             if score > scores[i]:
                 texts[i], scores[i] = " ".join(str(bound["text"]) for bound in bounds), score
                 self.turned += 1
+
+
+def _middle_line(bounds: Any, height: int) -> tuple[str, float]:
+    """The lines whose vertical centre is in the middle half of a crop ``height`` high: text joined left to right,
+    lowest score.
+
+    >>> _middle_line([{"topLeftCoord": (0, 0), "bottomRightCoord": (90, 4), "text": "above", "confidence": 0.5},
+    ...               {"topLeftCoord": (50, 8), "bottomRightCoord": (90, 30), "text": "there", "confidence": 0.9},
+    ...               {"topLeftCoord": (0, 9), "bottomRightCoord": (40, 31), "text": "Hello", "confidence": 0.99}], 40)
+    ('Hello there', 0.9)
+    """
+    kept = [b for b in bounds if height / 4 <= (b["topLeftCoord"][1] + b["bottomRightCoord"][1]) / 2 <= 3 * height / 4]
+    kept.sort(key=lambda b: b["topLeftCoord"][0])
+    return " ".join(str(b["text"]) for b in kept), min((float(b["confidence"]) for b in kept), default=0.0)
 
 
 def _crop(image_bgr: Any, polygon: list[list[float]]) -> Any:

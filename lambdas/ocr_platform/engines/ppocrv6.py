@@ -104,6 +104,11 @@ class PPOCRv6Engine(PPOCREngine):
             pipeline.enabled = orientation
         return super()._run(pair, image_bgr, orientation)
 
+    def _recognizer(self, pair: ModelPair) -> Recognize:
+        if _on_faster_paddle(pair[1]) and self._factory is None:
+            return self._pipeline(pair).read_crops  # type: ignore[no-any-return]
+        return super()._recognizer(pair)
+
     def has_model(self, name: str) -> bool:
         if _on_faster_paddle(name):
             return installed() and name.removeprefix(_PREFIX).split("_")[1] in BACKEND_SIZES
