@@ -106,7 +106,7 @@ class PPOCRv6Engine(PPOCREngine):
 
     def _recognizer(self, pair: ModelPair) -> Recognize:
         if _on_faster_paddle(pair[1]) and self._factory is None:
-            return self._pipeline(pair).read_crops  # type: ignore[no-any-return]
+            return self._pipeline(pair).read_crops
         return super()._recognizer(pair)
 
     def has_model(self, name: str) -> bool:
