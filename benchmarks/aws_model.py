@@ -10,6 +10,9 @@ Nothing here calls AWS. Inputs:
   through ``defaults.dense_page_seconds``;
 - the processor's init phase measured on the local stack (PP-OCRv5 on ONNX Runtime: 4.7 s), as the cold
   start of every invocation in the "cold" column;
+- for the ``pp-ocrv6`` route on its default backend (PP-OCRv6 tiny on faster-paddle), the same model scaled by
+  what ``benchmarks/real_pages.py`` and ``benchmarks/cold_start.py`` measured for it beside PP-OCRv5 in the same
+  runs (``PPOCRV6_TINY_PAGE_SHARE``, ``PPOCRV6_TINY_COLD_SHARE``);
 - the fan-out of ``ocr_platform.core.chunks``: the first invocation opens the document and launches one
   asynchronous invocation per chunk (one ``Invoke`` call each, ``LAUNCH_SECONDS``), the chunks run at once,
   the last one merges (``defaults.MERGE_SECONDS_PER_CHUNK``);
@@ -52,6 +55,13 @@ ENDPOINT_OPEN_SECONDS = 0.5
 #: by ``benchmarks/text_layers.py`` on 20 pages of a clinical guideline (README, "PDF text layers").
 BORN_DIGITAL_PAGE_SHARE = 0.027  # 0.067 s against 2.481 s a page
 
+#: A dense page on the ``pp-ocrv6`` route's default (PP-OCRv6 tiny on faster-paddle) as a share of the same page on
+#: ``pp-ocrv5``: medians of three ``benchmarks/real_pages.py`` runs, both routes in each run (README, "Real pages").
+PPOCRV6_TINY_PAGE_SHARE = 0.28  # 0.51 s against 1.85 s a page
+#: Its cold start (process start to one page done) as a share of PP-OCRv5's: medians of ``benchmarks/cold_start.py``
+#: ``--model pp-ocrv6`` against the default, run one after the other (docs/performance/cold-start.md).
+PPOCRV6_TINY_COLD_SHARE = 0.33  # 0.78 s against 2.35 s
+
 PRICES_DATE = "2026-11-23"
 PRICES = {
     "lambda_gb_second": 0.0000166667,  # x86, first 6 billion GB-s per month
@@ -77,11 +87,18 @@ class CpuRoute:
     pages_per_chunk: int = defaults.CPU_PAGES_PER_CHUNK
     #: Born-digital pages read from their text layer (``text_layer: auto``), not dense scans.
     born_digital: bool = False
+    #: A dense page's and a cold start's cost as a share of PP-OCRv5's (1.0: PP-OCRv5 itself).
+    page_share: float = 1.0
+    cold_share: float = 1.0
 
     @property
     def page_seconds(self) -> float:
-        seconds = defaults.dense_page_seconds(defaults.lambda_vcpus(self.memory_mb))
+        seconds = defaults.dense_page_seconds(defaults.lambda_vcpus(self.memory_mb)) * self.page_share
         return seconds * BORN_DIGITAL_PAGE_SHARE if self.born_digital else seconds
+
+    @property
+    def cold_start_seconds(self) -> float:
+        return COLD_START_SECONDS * self.cold_share
 
     @property
     def chunk_pages(self) -> int:
@@ -95,7 +112,7 @@ class CpuRoute:
 
     def latency_seconds(self, pages: int, *, cold: bool) -> float:
         """Seconds from the message on the queue to ``COMPLETED`` for a document of dense pages."""
-        start = COLD_START_SECONDS if cold else 0.0
+        start = self.cold_start_seconds if cold else 0.0
         chunks = self.chunks(pages)
         if chunks == 1:
             return DISPATCH_SECONDS + start + OPEN_SECONDS + pages * self.page_seconds
@@ -171,18 +188,20 @@ def main() -> None:
     args = parser.parse_args()
     route = CpuRoute(args.memory_mb, args.pages_per_chunk)
     vcpus = defaults.lambda_vcpus(args.memory_mb)
-    print(f"CPU route at {args.memory_mb} MB ({vcpus:.2f} vCPU): {route.page_seconds:.2f} s per dense page, "
-          f"chunks of {args.pages_per_chunk} pages; cold start {COLD_START_SECONDS} s")
-    print()
-    print("| dense pages | chunks | end to end, warm | end to end, every invocation cold | one invocation, no fan-out |")
-    print("| --- | --- | --- | --- | --- |")
-    for pages in args.pages:
-        single = CpuRoute(args.memory_mb, pages).latency_seconds(pages, cold=True)
-        over = " (over the 900 s timeout)" if single > defaults.PROCESSOR_TIMEOUT_SECONDS else ""
-        print(f"| {pages} | {route.chunks(pages)} | {route.latency_seconds(pages, cold=False):.1f} s | "
-              f"{route.latency_seconds(pages, cold=True):.1f} s | {single:.0f} s{over} |")
+    v6 = CpuRoute(args.memory_mb, args.pages_per_chunk, page_share=PPOCRV6_TINY_PAGE_SHARE, cold_share=PPOCRV6_TINY_COLD_SHARE)
+    for name, cpu in (("PP-OCRv5", route), ("PP-OCRv6 tiny on faster-paddle", v6)):
+        print(f"CPU route, {name}, at {args.memory_mb} MB ({vcpus:.2f} vCPU): {cpu.page_seconds:.2f} s per dense page, "
+              f"chunks of {args.pages_per_chunk} pages; cold start {cpu.cold_start_seconds:.1f} s")
+        print()
+        print("| dense pages | chunks | end to end, warm | end to end, every invocation cold | one invocation, no fan-out |")
+        print("| --- | --- | --- | --- | --- |")
+        for pages in args.pages:
+            single = CpuRoute(args.memory_mb, pages, page_share=cpu.page_share, cold_share=cpu.cold_share).latency_seconds(pages, cold=True)
+            over = " (over the 900 s timeout)" if single > defaults.PROCESSOR_TIMEOUT_SECONDS else ""
+            print(f"| {pages} | {cpu.chunks(pages)} | {cpu.latency_seconds(pages, cold=False):.1f} s | "
+                  f"{cpu.latency_seconds(pages, cold=True):.1f} s | {single:.0f} s{over} |")
+        print()
     born = CpuRoute(args.memory_mb, args.pages_per_chunk, born_digital=True)
-    print()
     print(f"Born-digital pages with text_layer: auto ({born.page_seconds:.3f} s a page, chunks of up to {born.chunk_pages} pages):")
     print()
     print("| born-digital pages | chunks | end to end, warm | end to end, every invocation cold |")
@@ -207,12 +226,13 @@ def main() -> None:
     print()
     print("| route | documents of | compute | S3, SQS, DynamoDB, other | total |")
     print("| --- | --- | --- | --- | --- |")
-    for size in (1, 10, 100):
-        parts = route.cost_per_1000_pages(size)
-        rest = parts["s3"] + parts["sqs"] + parts["dynamodb"]
-        documents = f"{size} page{'s' if size > 1 else ''}"
-        print(f"| CPU (PP-OCRv5, Lambda {args.memory_mb} MB) | {documents} | ${parts['lambda']:.3f} | ${rest:.3f} | "
-              f"${parts['lambda'] + rest:.3f} |")
+    for name, cpu in (("PP-OCRv5", route), ("PP-OCRv6 tiny on faster-paddle", v6)):
+        for size in (1, 10, 100):
+            parts = cpu.cost_per_1000_pages(size)
+            rest = parts["s3"] + parts["sqs"] + parts["dynamodb"]
+            documents = f"{size} page{'s' if size > 1 else ''}"
+            print(f"| CPU ({name}, Lambda {args.memory_mb} MB) | {documents} | ${parts['lambda']:.3f} | ${rest:.3f} | "
+                  f"${parts['lambda'] + rest:.3f} |")
     for size in (1, 10, 100):
         parts = born.cost_per_1000_pages(size)
         rest = parts["s3"] + parts["sqs"] + parts["dynamodb"]

@@ -1,4 +1,4 @@
-"""Real pages, every CPU route side by side with raw PaddleOCR and faster-paddle: s/page and word F1.
+"""Real pages, every CPU route and backend side by side with raw PaddleOCR and faster-paddle: s/page and word F1.
 
 The documents are public test files that ship in two source distributions (``pip download
 --no-binary :all: --no-deps pypdf==7.1.0 ocrmypdf==17.13.0``; ``--sdists DIR`` finds or fetches them):
@@ -17,7 +17,10 @@ on one machine; ``--repeat`` reads the dense set again and keeps each engine's f
 shared 2-core VM's speed drifts between minutes. Word F1 is ``ocr_platform.core.text_metrics.word_f1``.
 
     .venv/bin/python benchmarks/real_pages.py --sdists /tmp/sdists
-    .venv/bin/pip install faster-paddle==1.0.4   # optional: its two columns (tiny and small bundled)
+    .venv/bin/python benchmarks/real_pages.py --dense-only --engines "v6 route" --engines faster  # some rows, dense set only
+
+faster-paddle 1.0.4 (the ``ocr`` extra) is both a row of its own, called as its README says (no orientation),
+and the ``pp-ocrv6`` route's default backend (``engines.faster_paddle``).
 
 Not part of the test suite; the README reports its figures with the machine they ran on.
 """
@@ -169,6 +172,8 @@ def main() -> None:
     parser.add_argument("--sdists", type=Path, default=Path(tempfile.gettempdir()) / "ocr-benchmark-sdists")
     parser.add_argument("--repeat", type=int, default=2, help="passes over the dense set; the fastest counts")
     parser.add_argument("--skip-raw", action="store_true", help="leave out raw PaddleOCR (about 10 s a page)")
+    parser.add_argument("--engines", action="append", default=[], help="only the rows whose name contains this (repeatable)")
+    parser.add_argument("--dense-only", action="store_true", help="only the dense set (s/page and F1)")
     args = parser.parse_args()
     os.environ.setdefault("OCR_MODEL_HUB", "off")
     # As on the local stack: PP-StructureV3's own weights are not obtainable offline, so its route runs
@@ -177,15 +182,21 @@ def main() -> None:
     args.sdists.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         sets = build_sets(args.sdists, Path(tmp))
-        engines: list[tuple[str, Reader | None]] = [
-            ("pp-ocrv5 route", route_reader("pp-ocrv5", {})),
-            ("pp-ocrv5 route, orientation off", route_reader("pp-ocrv5", {"orientation": False})),
-            ("pp-ocrv6 route (small)", route_reader("pp-ocrv6", {})),
-            ("pp-structurev3 route (its local substitute)", route_reader("pp-structurev3", {})),
-            ("raw PaddleOCR defaults, PP-OCRv5 mobile", None if args.skip_raw else raw_paddleocr_reader()),
-            ("faster-paddle 1.0.4, PP-OCRv6 tiny", faster_paddle_reader("tiny")),
-            ("faster-paddle 1.0.4, PP-OCRv6 small", faster_paddle_reader("small")),
+        rows: list[tuple[str, Callable[[], Reader | None]]] = [
+            ("pp-ocrv5 route", lambda: route_reader("pp-ocrv5", {})),
+            ("pp-ocrv5 route, orientation off", lambda: route_reader("pp-ocrv5", {"orientation": False})),
+            ("pp-ocrv6 route, faster-paddle tiny (default)", lambda: route_reader("pp-ocrv6", {})),
+            ("pp-ocrv6 route, faster-paddle small", lambda: route_reader("pp-ocrv6", {"variant": "small"})),
+            ("pp-ocrv6 route, paddleocr small", lambda: route_reader("pp-ocrv6", {"backend": "paddleocr", "variant": "small"})),
+            ("pp-structurev3 route (its local substitute)", lambda: route_reader("pp-structurev3", {})),
+            ("raw PaddleOCR defaults, PP-OCRv5 mobile", lambda: None if args.skip_raw else raw_paddleocr_reader()),
+            ("faster-paddle 1.0.4 alone, PP-OCRv6 tiny", lambda: faster_paddle_reader("tiny")),
+            ("faster-paddle 1.0.4 alone, PP-OCRv6 small", lambda: faster_paddle_reader("small")),
         ]
+        chosen = [(name, make) for name, make in rows if not args.engines or any(part in name for part in args.engines)]
+        engines = [(name, make()) for name, make in chosen]
+        if args.dense_only:
+            sets = sets[:1]
         print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}", file=sys.stderr)
         header = ["engine", "dense s/page", "dense F1", *[s.name + " F1" for s in sets[1:]]]
         print("| " + " | ".join(header) + " |")

@@ -25,7 +25,7 @@ The handlers run unchanged.
 
 What a campaign needs is prepared before its clock starts, as the processor image is built before it
 serves: the PP-OCRv5 ONNX exports go into the stack's model cache, the processor builds its engine in
-Lambda's init phase (``OCR_PRELOAD_MODELS``, as the image sets it), and the clock starts once every
+Lambda's init phase (``OCR_PRELOAD_MODELS``, the engine its jobs use), and the clock starts once every
 function's init phase has ended. The campaign's short timeouts scale the waits it controls, not the CPU
 work of a cold start.
 
@@ -83,7 +83,8 @@ ASYNC_ATTEMPTS = 3
 COMPLETION_DOWN = "completion handler down"
 #: The ONNX exports the processor image bakes (containers/cpu-ocr/Dockerfile), prepared the same way.
 PREPARED_ONNX_MODELS = ("PP-OCRv5_mobile_det", "PP-OCRv5_mobile_rec", "PP-LCNet_x1_0_doc_ori", "PP-LCNet_x1_0_textline_ori")
-#: The engines the processor image builds in its init phase (its ``OCR_PRELOAD_MODELS``).
+#: The engine the processor builds in its init phase (``OCR_PRELOAD_MODELS``): the campaign's CPU jobs are pp-ocrv5, so
+#: it is preloaded, as the image preloads its recommended route (pp-ocrv6) for the same reason.
 PRELOADED_MODELS = "pp-ocrv5"
 MAX_CER = 0.02
 #: The campaign's webhook receivers, assigned round-robin (``none``: no callback_url). ``slow`` answers after

@@ -34,7 +34,8 @@ def ppocr(ocr_settings) -> Iterator[object]:
 
 @pytest.fixture(scope="session")
 def ppocr_v6(ocr_settings, ppocr) -> Iterator[object]:
-    """The real PP-OCRv6 engine (small: the weights rapidocr ships), registered for the CLI and handlers."""
+    """The real PP-OCRv6 engine (its default: tiny on faster-paddle, which carries tiny and small; small on PaddleOCR's
+    pipeline from the weights rapidocr ships), registered for the CLI and handlers."""
     from ocr_platform import engines
     from ocr_platform.engines.ppocrv6 import PPOCRv6Engine
 

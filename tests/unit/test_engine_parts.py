@@ -45,6 +45,7 @@ def test_lines_and_blocks_are_mapped_and_keep_their_point_order() -> None:
 @pytest.mark.parametrize(("options", "message"), [
     ({"orientation": "no"}, "must be true or false"),
     ({"variant": "small"}, "applies only to a model that has variants"),
+    ({"backend": "faster-paddle"}, "applies only to a model that has several"),
     ({"colour": True}, "Unknown option 'colour'"),
 ])
 def test_engine_options_are_checked(options: dict, message: str) -> None:

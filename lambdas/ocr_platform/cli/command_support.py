@@ -14,11 +14,13 @@ from ocr_platform.core.s3_layout import OUTPUT_FILES
 
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The job's ``options`` from ``--variant``, ``--no-orientation``, ``--text-layer``, ``--pdf`` and ``--format`` (only
-    what was set: a stored format or ``pdf`` is asked of the job in ``outputs``)."""
+    """The job's ``options`` from ``--variant``, ``--backend``, ``--no-orientation``, ``--text-layer``, ``--pdf`` and
+    ``--format`` (only what was set: a stored format or ``pdf`` is asked of the job in ``outputs``)."""
     options: dict[str, Any] = {}
     if args.variant:
         options["variant"] = args.variant
+    if getattr(args, "backend", None):
+        options["backend"] = args.backend
     if not args.orientation:
         options["orientation"] = False
     if args.text_layer:

@@ -41,7 +41,7 @@ from ocr_platform.cli.platform_commands import run_console_command, run_doctor, 
 from ocr_platform.core import defaults
 from ocr_platform.core.client_errors import PlatformClientError, describe_aws_error
 from ocr_platform.core.routing import MODEL_TABLE
-from ocr_platform.engines.options import MODEL_VARIANTS, TEXT_LAYER_MODES
+from ocr_platform.engines.options import MODEL_BACKENDS, MODEL_VARIANTS, TEXT_LAYER_MODES
 
 LANG_HELP = f"PaddleOCR language code, or auto to pick the recogniser per page (default: {defaults.LANGUAGE})"
 
@@ -69,7 +69,8 @@ def _parser() -> argparse.ArgumentParser:
         return cmd
 
     def with_engine_options(cmd: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        cmd.add_argument("--variant", choices=MODEL_VARIANTS["pp-ocrv6"], help="pp-ocrv6 model size (default: small)")
+        cmd.add_argument("--variant", choices=MODEL_VARIANTS["pp-ocrv6"], help="pp-ocrv6 model size (default: tiny)")
+        cmd.add_argument("--backend", choices=MODEL_BACKENDS["pp-ocrv6"], help="what runs pp-ocrv6 (default: faster-paddle)")
         cmd.add_argument(
             "--no-orientation", dest="orientation", action="store_false",
             help="read pages and lines as submitted (default: turn them upright first)",

@@ -8,11 +8,11 @@ imported only when first asked for, so the zip Lambdas never import paddle:
 
 - ``ppocrv5`` (``pp-ocrv5``), ``ppocrv6`` (``pp-ocrv6``), ``ppstructurev3`` (``pp-structurev3``),
   ``paddleocr_vl`` (``paddleocr-vl``): one module per engine; the two PP-OCR engines share ``ppocr``
-  (with ``text_pipeline``), the two layout engines share ``layout`` (and its fallback), and
+  (with ``text_pipeline``; ``pp-ocrv6`` runs on ``faster_paddle`` by default), the two layout engines share ``layout`` (and its fallback), and
   ``local_structure`` (with ``regions``) is PP-StructureV3's local substitute;
 - what they share: ``settings`` (``PaddleSettings``, the ``OCR_*`` environment), ``options`` (the job's
   engine options), ``languages`` (the language -> recognition model table), ``resolver`` (model
-  directories and pipeline arguments), ``orientation`` (pages turned upright), ``page_loop`` (intake,
+  directories and pipeline arguments), ``orientation`` (pages turned upright, by ``onnx_classifier`` where the weights are ONNX), ``page_loop`` (intake,
   orientation, timing and progress for every page), ``conversion`` (PaddleOCR results to result.json
   lines, blocks and Markdown) and ``native_reading`` (Office and HTML files: their text from the file, their
   embedded pictures through the job's engine).

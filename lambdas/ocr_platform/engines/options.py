@@ -5,15 +5,17 @@ option fails the job ``invalid_options`` naming the options that exist, instead 
 user who turned orientation off, or asked for another model variant, gets that or an error.
 
 >>> parse_options({"orientation": False})
-EngineOptions(orientation=False, variant=None, text_layer='auto', outputs=())
+EngineOptions(orientation=False, variant=None, backend=None, text_layer='auto', outputs=())
 >>> parse_options({"text_layer": "ignore", "outputs": ["pdf"]})
-EngineOptions(orientation=True, variant=None, text_layer='ignore', outputs=('pdf',))
+EngineOptions(orientation=True, variant=None, backend=None, text_layer='ignore', outputs=('pdf',))
 >>> parse_options({"variant": "tiny"}, variants=("tiny", "small", "medium")).variant
 'tiny'
+>>> parse_options({"backend": "faster-paddle"}, backends=("faster-paddle", "paddleocr")).backend
+'faster-paddle'
 >>> parse_options({"orientaton": False})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ocr_platform.core.errors.JobError: invalid_options: Unknown option 'orientaton'; the options are: orientation, variant, text_layer, outputs.
+ocr_platform.core.errors.JobError: invalid_options: Unknown option 'orientaton'; the options are: orientation, variant, backend, text_layer, outputs.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.s3_layout import OUTPUT_FILES
 
-KNOWN_OPTIONS = ("orientation", "variant", "text_layer", "outputs")
+KNOWN_OPTIONS = ("orientation", "variant", "backend", "text_layer", "outputs")
 #: How a job treats a PDF's own text (``text_layer``); the first is the default (README, "PDF text layers").
 TEXT_LAYER_MODES = ("auto", "ignore")
 #: Files a job may ask for beside result.json (``outputs``): ``pdf`` a searchable result.pdf, ``hocr``, ``alto`` and
@@ -33,6 +35,9 @@ TEXT_LAYER_MODES = ("auto", "ignore")
 OUTPUT_FORMATS = tuple(OUTPUT_FILES)
 #: The sizes a job may pick with ``variant``, per model (each model's engine has its default).
 MODEL_VARIANTS: dict[str, tuple[str, ...]] = {"pp-ocrv6": ("tiny", "small", "medium")}
+#: What may run a model's weights (``backend``), per model; the first is the default, chosen by measurement
+#: (docs/performance/real-pages.md): faster-paddle (``engines.faster_paddle``) or PaddleOCR's own pipeline.
+MODEL_BACKENDS: dict[str, tuple[str, ...]] = {"pp-ocrv6": ("faster-paddle", "paddleocr")}
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,8 @@ class EngineOptions:
             (default on); ``false`` reads every page and line as submitted.
         variant: the model size for routes that offer several (``pp-ocrv6``: ``tiny``, ``small``,
             ``medium``); ``None`` is the route's default.
+        backend: what runs the route's models, for routes that offer several (``pp-ocrv6``: ``faster-paddle``,
+            ``paddleocr``); ``None`` is the route's default. ``engine`` in result.json names the one that ran.
         text_layer: ``auto`` reads a PDF page's own text where it is real and OCRs only what it lacks
             (``engines.text_layer_choice``); ``ignore`` OCRs every page.
         outputs: files wanted beside result.json: ``pdf`` for a searchable result.pdf.
@@ -51,12 +58,14 @@ class EngineOptions:
 
     orientation: bool = True
     variant: str | None = None
+    backend: str | None = None
     text_layer: str = TEXT_LAYER_MODES[0]
     outputs: tuple[str, ...] = ()
 
 
-def parse_options(options: Mapping[str, Any] | None, *, variants: Sequence[str] = ()) -> EngineOptions:
-    """``options`` checked against the known options; ``variants`` are the sizes this route offers.
+def parse_options(options: Mapping[str, Any] | None, *, variants: Sequence[str] = (), backends: Sequence[str] = ()) -> EngineOptions:
+    """``options`` checked against the known options; ``variants`` are the sizes this route offers, ``backends``
+    what may run them.
 
     Raises ``JobError(invalid_options)`` for an unknown option, a wrong type or a variant the route
     does not offer.
@@ -74,10 +83,15 @@ def parse_options(options: Mapping[str, Any] | None, *, variants: Sequence[str] 
             raise JobError(ErrorCode.INVALID_OPTIONS, "Option 'variant' applies only to a model that has variants (pp-ocrv6).")
         if variant not in variants:
             raise JobError(ErrorCode.INVALID_OPTIONS, f"Option 'variant' must be one of {', '.join(variants)}, not {variant!r}.")
+    backend = options.get("backend")
+    if backend is not None and backend not in backends:
+        if not backends:
+            raise JobError(ErrorCode.INVALID_OPTIONS, "Option 'backend' applies only to a model that has several (pp-ocrv6).")
+        raise JobError(ErrorCode.INVALID_OPTIONS, f"Option 'backend' must be one of {', '.join(backends)}, not {backend!r}.")
     text_layer = options.get("text_layer", TEXT_LAYER_MODES[0])
     if text_layer not in TEXT_LAYER_MODES:
         raise JobError(ErrorCode.INVALID_OPTIONS, f"Option 'text_layer' must be one of {', '.join(TEXT_LAYER_MODES)}, not {text_layer!r}.")
     outputs = options.get("outputs", [])
     if not isinstance(outputs, list) or any(output not in OUTPUT_FORMATS for output in outputs):
         raise JobError(ErrorCode.INVALID_OPTIONS, f"Option 'outputs' must be a list of {', '.join(OUTPUT_FORMATS)}, not {outputs!r}.")
-    return EngineOptions(orientation=orientation, variant=variant, text_layer=text_layer, outputs=tuple(dict.fromkeys(outputs)))
+    return EngineOptions(orientation=orientation, variant=variant, backend=backend, text_layer=text_layer, outputs=tuple(dict.fromkeys(outputs)))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from PIL import Image
@@ -30,6 +31,7 @@ from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.words import mapped_line
 from ocr_platform.document.intake import PageImage
 from ocr_platform.engines.conversion import PageContent
+from ocr_platform.engines.onnx_classifier import OnnxClassifier, supported
 from ocr_platform.engines.resolver import ModelResolver, ModelUnavailableError, runtime_kwargs
 from ocr_platform.engines.settings import PaddleSettings, onnx_runtime_available
 
@@ -72,10 +74,8 @@ class PageOrientation:
     """
 
     def __init__(self, settings: PaddleSettings) -> None:
-        from paddleocr import DocImgOrientationClassification
-
         try:
-            self.classifier, self.label = _classifier(DocImgOrientationClassification, PAGE_ORIENTATION_MODEL, settings)
+            self.classifier, self.label = _classifier("DocImgOrientationClassification", PAGE_ORIENTATION_MODEL, settings)
         except ModelUnavailableError as err:
             raise JobError(ErrorCode.ENGINE_UNAVAILABLE, f"Page orientation cannot run here: {err}.") from None
 
@@ -120,16 +120,22 @@ def line_orientation_classifier(settings: PaddleSettings) -> tuple[Any, str]:
 
     Raises ``ModelUnavailableError`` when no cache has the weights and hub downloads are off.
     """
-    from paddleocr import TextLineOrientationClassification
-
-    return _classifier(TextLineOrientationClassification, TEXTLINE_ORIENTATION_MODEL, classifier_settings(settings))
+    return _classifier("TextLineOrientationClassification", TEXTLINE_ORIENTATION_MODEL, classifier_settings(settings))
 
 
-def _classifier(model_class: Any, name: str, settings: PaddleSettings) -> tuple[Any, str]:
-    """One of PaddleOCR's single-model classes for ``name``, built on ``settings``: its PaddleX
-    predictor and what ``engine.models`` calls its weights."""
+def _classifier(model_class: str, name: str, settings: PaddleSettings) -> tuple[Any, str]:
+    """The classifier ``name`` built on ``settings`` and what ``engine.models`` calls its weights: on ONNX Runtime
+    directly where its weights are an ONNX model (``engines.onnx_classifier``, no PaddleX import), else
+    PaddleOCR's single-model class ``model_class`` and its PaddleX predictor."""
     resolver = ModelResolver(settings)
-    model = model_class(**resolver.model_kwargs(name), **runtime_kwargs(settings))
+    located = resolver.model_kwargs(name)
+    model_dir = Path(located["model_dir"]) if located.get("model_dir") else None
+    if settings.inference_engine == "onnxruntime" and model_dir is not None and supported(model_dir):
+        resolver.publish_downloaded()
+        return OnnxClassifier(model_dir), resolver.label(name)
+    import paddleocr
+
+    model = getattr(paddleocr, model_class)(**located, **runtime_kwargs(settings))
     resolver.publish_downloaded()
     return model.paddlex_predictor, resolver.label(name)
 

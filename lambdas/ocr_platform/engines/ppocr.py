@@ -79,6 +79,8 @@ class PPOCREngine:
     name: ClassVar[str] = "PP-OCR"
     #: The model sizes a job may pick with the ``variant`` option (none: the option is refused).
     variants: ClassVar[tuple[str, ...]] = ()
+    #: What may run the models (the ``backend`` option; none: the option is refused).
+    backends: ClassVar[tuple[str, ...]] = ()
     #: The pairs built in the constructor.
     default_pairs: ClassVar[tuple[ModelPair, ...]] = ()
 
@@ -201,7 +203,7 @@ class PPOCREngine:
 
         ``language="auto"`` reads each scanned page with the recogniser that reads it best (``script_detection``).
         """
-        chosen = parse_options(options, variants=self.variants)
+        chosen = parse_options(options, variants=self.variants, backends=self.backends)
         pair = self.models_for(language, chosen)
         if pair not in self._pipelines:
             self.resolver.require(pair[1], hub_check=_hub_problem)

@@ -1,4 +1,4 @@
-"""CPU processor Lambda (container image): run PP-OCRv5 / PP-StructureV3 on one job.
+"""CPU processor Lambda (container image): run PP-OCRv5 / PP-OCRv6 / PP-StructureV3 on one job.
 
 Invoked asynchronously by the invoker with the job message as the payload, and by itself with the job
 message plus a ``chunk`` field for each chunk of a long document (``ocr_platform.core.chunks``): the run that
@@ -7,9 +7,9 @@ the stage's processor slots allow (an event's ``slot`` field names the slot it h
 container (``ocr_platform.engines.get_engine`` caches them) and serve every warm invocation.
 
 Init phase (module import, before the first invocation): the engines named in ``OCR_PRELOAD_MODELS``
-are built, ``pp-ocrv5`` in the image (PaddleOCR's imports, the baked ONNX models, the ORT sessions), so
-a new container's first job pays only for its pages. Deferred to the first job that needs them:
-recognisers for other languages and the PP-StructureV3 pipeline. An engine that fails at init does not
+are built, ``pp-ocrv6`` in the image (PP-OCRv6 tiny on faster-paddle and the ONNX orientation classifiers,
+no PaddleX import), so a new container's first job pays only for its pages. Deferred to the first job that
+needs them: PP-OCRv5 (PaddleOCR's imports), recognisers for other languages and the PP-StructureV3 pipeline. An engine that fails at init does not
 stop the container: the job that asks for it retries the build and fails ``engine_unavailable``.
 """
 
