@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ET
 
 from ocr_platform.core.results import OcrResult, Page
 from ocr_platform.core.s3_layout import page_image_name
-from ocr_platform.outputs.page_layout import Box, box_of, clamped, regions, spaced_words
+from ocr_platform.outputs.page_layout import Box, ElementIds, box_of, clamped, regions, spaced_words
 
 ALTO_NAMESPACE = "http://www.loc.gov/standards/alto/ns-v4#"
 ALTO_SCHEMA = "http://www.loc.gov/standards/alto/v4/alto-4-4.xsd"
@@ -66,11 +66,7 @@ def _page(layout: ET.Element, page: Page) -> None:
     if page.get("language"):
         element.set("LANG", str(page["language"]))
     space = ET.SubElement(element, "PrintSpace", {"HPOS": "0", "VPOS": "0", "WIDTH": str(width), "HEIGHT": str(height)})
-    counts = {"block": 0, "line": 0, "string": 0}
-
-    def next_id(kind: str) -> str:
-        counts[kind] += 1
-        return f"{kind}_{number}_{counts[kind]}"
+    next_id = ElementIds(number)
 
     for region in regions(page):
         if not region.lines:

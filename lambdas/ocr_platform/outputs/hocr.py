@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 
 from ocr_platform.core.results import Line, OcrResult, Page
 from ocr_platform.core.s3_layout import page_image_name
-from ocr_platform.outputs.page_layout import Box, box_of, clamped, regions, spaced_words
+from ocr_platform.outputs.page_layout import Box, ElementIds, box_of, clamped, regions, spaced_words
 
 XHTML = "http://www.w3.org/1999/xhtml"
 #: A line turned less than this from upright is skewed, not turned: it gets no ``textangle``.
@@ -54,11 +54,7 @@ def _page(body: ET.Element, page: Page, index: int) -> None:
     if page.get("language"):
         attributes["lang"] = str(page["language"])
     element = ET.SubElement(body, "div", attributes)
-    counts = {"block": 0, "par": 0, "line": 0, "word": 0}
-
-    def next_id(kind: str) -> str:
-        counts[kind] += 1
-        return f"{kind}_{number}_{counts[kind]}"
+    next_id = ElementIds(number)
 
     for region in regions(page):
         if not region.lines:
@@ -70,8 +66,7 @@ def _page(body: ET.Element, page: Page, index: int) -> None:
             _line(paragraph, line, width, height, next_id)
 
 
-def _line(paragraph: ET.Element, line: Line, width: int, height: int, next_id: object) -> None:
-    assert callable(next_id)
+def _line(paragraph: ET.Element, line: Line, width: int, height: int, next_id: ElementIds) -> None:
     title = _bbox(box_of(line["polygon"]), width, height)
     angle = _text_angle(line["polygon"])
     if angle:

@@ -18,6 +18,7 @@ make one more region after the blocks.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -25,6 +26,23 @@ from ocr_platform.core.results import Block, Line, Page
 from ocr_platform.core.words import Word, estimated_words
 
 Box = tuple[float, float, float, float]
+
+
+class ElementIds:
+    """The ids of one page's elements, numbered per kind in the order they are made.
+
+    >>> next_id = ElementIds(3)
+    >>> next_id("line"), next_id("line"), next_id("word")
+    ('line_3_1', 'line_3_2', 'word_3_1')
+    """
+
+    def __init__(self, page: int) -> None:
+        self.page = page
+        self._counts: Counter[str] = Counter()
+
+    def __call__(self, kind: str) -> str:
+        self._counts[kind] += 1
+        return f"{kind}_{self.page}_{self._counts[kind]}"
 
 
 def box_of(polygon: Sequence[Sequence[float]]) -> Box:
