@@ -28,7 +28,7 @@ from ocr_platform.core import defaults  # noqa: E402
 from ocr_platform.core.s3_layout import StorageLayout
 from ocr_platform.core.settings import ENV
 from ocr_platform.handlers import _services  # noqa: E402
-from ocr_platform.jobs.store import JobStore
+from ocr_platform.jobs.store import JobStore, NewJob
 from ocr_platform.local.provisioning import create_jobs_table
 from ocr_platform.local.supervisor import STATE_DIR_ENV
 from tests import documents
@@ -148,6 +148,14 @@ class Platform:
         uri = self.layout.document_uri(job_id, name)
         self.s3.put_object(Bucket=uri.bucket, Key=uri.key, Body=data)
         return str(uri)
+
+    def processing_job(self, job_id: str, model: str, name: str, data: bytes, *, language: str = "en") -> dict[str, Any]:
+        """A job as the invoker leaves it for the processor: its document uploaded, its item PROCESSING on the Lambda
+        route; the processor's payload (the job message)."""
+        message = {"job_id": job_id, "model": model, "input": self.put_document(job_id, name, data), "language": language}
+        self.store.create(NewJob(job_id, model, message["input"], language=language))
+        self.store.mark_processing(job_id, "lambda")
+        return message
 
     def run_invoker(self) -> dict[str, Any]:
         """Receive one batch and run the invoker on it as the SQS event source does, deleting what succeeded."""

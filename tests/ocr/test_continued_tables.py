@@ -21,7 +21,6 @@ from ocr_platform.core.text_metrics import words
 from ocr_platform.engines.local_structure import LocalStructureEngine
 from ocr_platform.engines.reading import ocr_document
 from ocr_platform.handlers import _services
-from ocr_platform.jobs.store import NewJob
 from tests.conftest import Platform
 from tests.handlers.test_fan_out import RecordedInvokes
 from tests.handlers.test_fan_out import invokes as invokes  # noqa: F401 - the fixture
@@ -91,10 +90,7 @@ def test_a_table_over_three_pages_is_one_table_with_its_header_once_through_the_
     platform: Platform, registered: LocalStructureEngine,
 ) -> None:
     job_id = "job-warn"
-    message = {"job_id": job_id, "model": "pp-structurev3", "input": platform.put_document(job_id, "warn.pdf", REPORT.read_bytes()),
-               "language": "en"}
-    platform.store.create(NewJob(job_id, "pp-structurev3", message["input"], language="en"))
-    platform.store.mark_processing(job_id, "lambda")
+    message = platform.processing_job(job_id, "pp-structurev3", "warn.pdf", REPORT.read_bytes())
 
     assert platform.run_processor(message)["outcome"] == "completed"
 
@@ -117,10 +113,7 @@ def test_a_split_job_whose_chunks_each_read_one_page_merges_them_into_one_table_
     platform: Platform, registered: LocalStructureEngine, invokes: RecordedInvokes,
 ) -> None:
     job_id = "job-warn-split"
-    message = {"job_id": job_id, "model": "pp-structurev3", "input": platform.put_document(job_id, "warn.pdf", REPORT.read_bytes()),
-               "language": "en"}
-    platform.store.create(NewJob(job_id, "pp-structurev3", message["input"], language="en"))
-    platform.store.mark_processing(job_id, "lambda")
+    message = platform.processing_job(job_id, "pp-structurev3", "warn.pdf", REPORT.read_bytes())
 
     assert platform.run_processor(message)["outcome"] == "fanned_out"
     assert [event["chunk"]["pages"] for event in invokes.events] == ["1", "2", "3"]

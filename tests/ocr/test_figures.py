@@ -14,7 +14,6 @@ from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from ocr_platform import engines
 from ocr_platform.engines.local_structure import LocalStructureEngine
-from ocr_platform.jobs.store import NewJob
 from tests.conftest import BUCKET, Platform
 from tests.documents import LATIN_FONT
 
@@ -77,10 +76,7 @@ def test_a_photograph_on_a_page_is_stored_as_a_figure_linked_from_its_block_and_
     buffer = io.BytesIO()
     render_figure_page().save(buffer, "PNG")
     job_id = "job-figure"
-    message = {"job_id": job_id, "model": "pp-structurev3", "input": platform.put_document(job_id, "page.png", buffer.getvalue()),
-               "language": "en"}
-    platform.store.create(NewJob(job_id, "pp-structurev3", message["input"], language="en"))
-    platform.store.mark_processing(job_id, "lambda")
+    message = platform.processing_job(job_id, "pp-structurev3", "page.png", buffer.getvalue())
 
     assert platform.run_processor(message)["outcome"] == "completed"
 
