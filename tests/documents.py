@@ -13,6 +13,15 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
+#: Public documents nobody here made; tests/documents/public/README.md says where each comes from.
+PUBLIC = Path(__file__).resolve().parent / "documents" / "public"
+#: Born-digital public PDFs whose text layer is in a script the multilingual PP-OCRv5 recogniser does not read:
+#: (file, pages, the pages' script, their PaddleOCR language where the script names one).
+SCRIPT_LAYER_PDFS = [
+    ("hangul-jamo.pdf", "1", "Hangul", "korean"),
+    ("arabic-cid-truetype.pdf", "1", "Arabic", None),
+    ("persian-pure-words.pdf", "1-3", "Arabic", None),
+]
 LATIN_FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
 # Short, varied lines: words, digits and punctuation a real document has.

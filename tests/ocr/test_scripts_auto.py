@@ -18,8 +18,8 @@ import pytest
 from ocr_platform.core.text_metrics import word_f1
 from ocr_platform.cpu.job_runner import ocr_document
 from ocr_platform.engines.script_detection import SCRIPT_SCORE, UNKNOWN_SCRIPT
+from tests.documents import PUBLIC, SCRIPT_LAYER_PDFS
 
-PUBLIC = Path(__file__).resolve().parents[1] / "documents" / "public"
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
@@ -95,11 +95,7 @@ def test_a_scan_in_a_script_the_recogniser_reads_costs_nothing_more_and_says_its
 
 @pytest.mark.parametrize(
     ("name", "pages", "script", "language"),
-    [
-        ("hangul-jamo.pdf", "1", "Hangul", "korean"),
-        ("arabic-cid-truetype.pdf", "1", "Arabic", None),
-        ("persian-pure-words.pdf", "1-3", "Arabic", None),
-    ],
+    SCRIPT_LAYER_PDFS,
 )
 def test_auto_on_born_digital_pages_gives_each_page_its_script_and_the_layer_text(
     ppocr, name: str, pages: str, script: str, language: str | None

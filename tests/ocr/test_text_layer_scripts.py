@@ -13,8 +13,7 @@ import pytest
 
 from ocr_platform.core.text_metrics import word_f1
 from ocr_platform.cpu.job_runner import ocr_document
-
-PUBLIC = Path(__file__).resolve().parents[1] / "documents" / "public"
+from tests.documents import PUBLIC, SCRIPT_LAYER_PDFS
 
 
 def _layer_text(path: Path, page: int) -> str:
@@ -35,11 +34,7 @@ def _read(ppocr, path: Path, pages: str) -> tuple[dict, dict, float]:
 
 @pytest.mark.parametrize(
     ("name", "pages", "script", "language"),
-    [
-        ("hangul-jamo.pdf", "1", "Hangul", "korean"),
-        ("arabic-cid-truetype.pdf", "1", "Arabic", None),
-        ("persian-pure-words.pdf", "1-3", "Arabic", None),
-    ],
+    SCRIPT_LAYER_PDFS,
 )
 def test_a_layer_in_a_script_the_recogniser_cannot_read_is_used_with_its_script_and_a_warning(
     ppocr, name: str, pages: str, script: str, language: str | None
