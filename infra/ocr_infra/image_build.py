@@ -16,7 +16,28 @@ containerd image store without it (docs/deploying/images.md).
 
 from __future__ import annotations
 
+import re
+
+from ocr_infra.paths import REPO_ROOT, VL_ENDPOINT_DOCKERFILE
+
 #: ``outputs`` of both Docker image assets (each becomes one ``--output`` of ``docker build``).
 DOCKER_MEDIA_TYPES_OUTPUTS = ("type=image,oci-mediatypes=false",)
 #: The Buildx variable that turns off the default provenance attestation, and the value that does.
 NO_ATTESTATIONS_VARIABLE, NO_ATTESTATIONS_VALUE = "BUILDX_NO_DEFAULT_ATTESTATIONS", "1"
+
+
+#: Where the endpoint image's Dockerfile finds the sha256 of PaddlePaddle's GPU wheel (not on PyPI, so not in the lock).
+PADDLE_GPU_WHEEL_HASHES = "containers/vl-endpoint/paddlepaddle-gpu.sha256"
+
+
+def unrecorded_paddle_gpu_wheel(cuda: str) -> str | None:
+    """The ``cu<major><minor>/<wheel>`` line the endpoint image's build needs and ``PADDLE_GPU_WHEEL_HASHES`` lacks;
+    ``None`` when it is recorded. The Dockerfile stops at that step without it, and ``cdk deploy --all`` builds every
+    image before it deploys any stack, so the core would not deploy either."""
+    dockerfile = (REPO_ROOT / VL_ENDPOINT_DOCKERFILE).read_text(encoding="utf-8")
+    match = re.search(r"^ARG PADDLE_GPU_WHEEL=(\S+)$", dockerfile, re.MULTILINE)
+    if match is None:
+        return None  # a Dockerfile without the recorded-hash step
+    entry = f"cu{cuda.replace('.', '')}/{match.group(1)}"
+    recorded = (REPO_ROOT / PADDLE_GPU_WHEEL_HASHES).read_text(encoding="utf-8").splitlines()
+    return None if any(line.endswith(f"  {entry}") for line in recorded if not line.startswith("#")) else entry

@@ -218,3 +218,27 @@ def test_exactly_six_alarms(template: Template) -> None:
         "ApproximateNumberOfMessagesVisible",  # the webhook DLQ
         "HasBacklogWithoutCapacity",
     ]
+
+
+def test_without_a_recorded_paddle_wheel_hash_the_gpu_stack_alone_warns(synthesis: Synthesis) -> None:
+    """`cdk deploy --all` builds every image before it deploys a stack, and the endpoint image stops at the Paddle GPU
+    wheel whose sha256 is not recorded: the GPU stack carries a warning the CLI prints before building anything (and
+    `--strict` refuses on), one line that says what to do; the core stack, deployed alone, has none."""
+    from ocr_infra.image_build import unrecorded_paddle_gpu_wheel
+
+    def errors(stack: Any) -> list[str]:
+        metadata = json.loads((synthesis.outdir / f"{stack.artifact_id}.metadata.json").read_text())
+        return [entry["data"] for entries in metadata.values() for entry in entries
+                if entry["type"] == "aws:cdk:warning" and "paddle-gpu-wheel-unrecorded" in entry["data"]]
+
+    entry = unrecorded_paddle_gpu_wheel("12.9")
+    assert errors(synthesis.stack) == []
+    if entry is None:  # recorded (after scripts/record-paddle-gpu-wheel.sh): nothing to refuse
+        assert errors(synthesis.gpu_stack) == []
+        return
+    assert entry == "cu129/paddlepaddle_gpu-3.2.2-cp312-cp312-linux_x86_64.whl"
+    [warning] = errors(synthesis.gpu_stack)
+    assert warning.startswith(f"No sha256 recorded for {entry} in containers/vl-endpoint/paddlepaddle-gpu.sha256, so the "
+                              "endpoint image cannot build: run scripts/record-paddle-gpu-wheel.sh")
+    assert "(npx cdk deploy OcrPlatform). [ack: ocr:paddle-gpu-wheel-unrecorded]" in warning
+    assert synthesis.synth_error is None
