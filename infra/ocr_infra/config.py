@@ -40,8 +40,9 @@ CONTEXT_KEY = "ocr"
 CORE_STACK_ID = "OcrPlatform"
 GPU_STACK_ID = "OcrPlatformGpu"
 
-#: AWS publishes the Powertools for AWS Lambda (Python) layers from this account in every commercial region.
-POWERTOOLS_LAYER_ACCOUNT = "017000801446"
+#: AWS publishes the Powertools for AWS Lambda (Python) layers from this account in every commercial region, which are
+#: the ``aws`` partition's (ocr_infra.platform_function.powertools_layer).
+POWERTOOLS_LAYER_ACCOUNT, POWERTOOLS_LAYER_PARTITION = "017000801446", "aws"
 
 _STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 
