@@ -99,7 +99,7 @@ class PlatformConfig(PlatformFields):
         within("max_instance_count", 1, 100)
         within("endpoint_startup_timeout_seconds", 60, 3600)
         if not re.match(r"^\d+\.\d+$", self.endpoint_image_cuda):
-            problems.append(f"endpoint_image_cuda={self.endpoint_image_cuda!r} must be a CUDA version such as 11.8")
+            problems.append(f"endpoint_image_cuda={self.endpoint_image_cuda!r} must be a CUDA version such as 12.9")
         elif not unknown and "sagemaker" in self.backends and (cuda := cuda_problem(self.endpoint_ami_version, self.instance_type, self.endpoint_image_cuda)):
             problems.append(cuda)
         within("max_concurrent_invocations_per_instance", 1, 1000)
