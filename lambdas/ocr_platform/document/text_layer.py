@@ -18,6 +18,9 @@ What a ``TextLayer`` holds:
   the mark of an earlier OCR's layer over a scan; ``covered_by_image`` whether an image covers most of
   the page, under which visible text is just as hidden.
 - ``fonts``: each line's font, so a born-digital document's character maps are checked once per font.
+- ``replaced``: surrogate halves without their other half, written as U+FFFD (``document.layer_text``: every
+  character is made into writable, normalised text here, once, so no output format meets a surrogate, a control
+  character or a presentation form).
 - ``skipped``: characters not used for lines: slanted (neither upright nor turned by a multiple of 90
   degrees; OCR reads them instead), without a box, or off the crop box.
 
@@ -36,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ocr_platform.core.words import word_spans
+from ocr_platform.document.layer_text import code_point, is_surrogate, layer_chars, normal_text
 from ocr_platform.document.char_boxes import char_gap, turn, turned_box, union_box
 from ocr_platform.document.marks import LineChars, attach_marks, is_mark, stands_over
 
@@ -91,6 +95,7 @@ class TextLayer:
     covered_by_image: bool
     skipped: int
     fonts: set[str] = field(default_factory=set)
+    replaced: int = 0
 
     @property
     def empty(self) -> bool:
@@ -203,14 +208,25 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
     handle = textpage.raw
     reader = _CharReader(handle, geometry)
     builder = _LineBuilder(geometry)
-    unmapped = skipped = 0
+    unmapped = skipped = replaced = 0
     invisible = False
     # About 2,500 characters a dense page: the pdfium calls are bound once, and upright text skips the turn.
     unicode_of, generated, map_error, angle_of = (
         pdfium_c.FPDFText_GetUnicode, pdfium_c.FPDFText_IsGenerated, pdfium_c.FPDFText_HasUnicodeMapError, pdfium_c.FPDFText_GetCharAngle,
     )
-    for index in range(max(pdfium_c.FPDFText_CountChars(handle), 0)):
+    count = max(pdfium_c.FPDFText_CountChars(handle), 0)
+    paired = -1  # the index of a low surrogate already joined to the high one before it
+    for index in range(count):
+        if index == paired:
+            continue
         code = unicode_of(handle, index)
+        if is_surrogate(code):
+            joined = code_point(code, unicode_of(handle, index + 1) if index + 1 < count else None)
+            if joined is None:
+                replaced += 1
+            else:
+                paired = index + 1
+            code = joined or 0xFFFD
         char = chr(code) if 0 < code < 0x110000 else "\ufffd"
         if generated(handle, index):
             builder.generated(char)
@@ -220,6 +236,10 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
             continue
         if map_error(handle, index) or _unreadable(char):
             unmapped += 1
+        char = layer_chars(char)
+        if not char:  # a control character: no text
+            skipped += 1
+            continue
         style = reader.style(index)
         invisible = invisible or style.invisible
         quarter = _quarter_turns(angle_of(handle, index))
@@ -238,6 +258,7 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
         covered_by_image=bool(lines) and _image_covers_page(page, geometry),
         skipped=skipped,
         fonts={line.font for line in lines},
+        replaced=replaced,
     )
 
 
@@ -337,8 +358,8 @@ class _LineBuilder:
         """A line's text and its words, each with the union of its characters' boxes (``core.words`` splits them)."""
         joined = "".join(chars.chars)
         text, lead = joined.strip(), len(joined) - len(joined.lstrip())
-        words = [(text[a:b], self._polygon(union_box(chars.boxes[lead + a : lead + b]), chars.quarter)) for a, b in word_spans(text)]
-        return text, words
+        words = [(normal_text(text[a:b]), self._polygon(union_box(chars.boxes[lead + a : lead + b]), chars.quarter)) for a, b in word_spans(text)]
+        return normal_text(text), words
 
     def _polygon(self, box: Sequence[float], quarter: int) -> list[list[float]]:
         """A box of the text's own frame as four pixel corners, from its top-left in reading direction."""
@@ -359,8 +380,8 @@ class _LineBuilder:
             self._text.append(" ")
             self._boxes.append(None)
         self._pending_space = False
-        self._text.append(char)
-        self._boxes.append(box)
+        self._text.extend(char)
+        self._boxes.extend([box] * len(char))
         x0, y0, x1, y1 = box
         self._box = [x0, y0, x1, y1] if self._box is None else [min(self._box[0], x0), min(self._box[1], y0), max(self._box[2], x1), max(self._box[3], y1)]
         self._last = box
