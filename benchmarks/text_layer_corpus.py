@@ -39,9 +39,8 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("OCR_MODEL_CACHE_DIR", str(Path(tempfile.gettempdir()) / "ocr-benchmark-models"))
 
-    from tests.text_layer_corpus import CORPUS_MODEL, read_and_score
-
     from ocr_platform.engines import get_engine
+    from tests.text_layer_corpus import CORPUS_MODEL, read_and_score
 
     engine = get_engine(CORPUS_MODEL)
     files = sorted(p for p in args.corpus.glob("*.pdf") if not args.only or p.name in args.only)

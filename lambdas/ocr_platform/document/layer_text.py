@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from ocr_platform.core.results import ResultWarning
+
 #: Code points whose compatibility mapping is the letters they are drawn for: Latin, Armenian and Hebrew ligatures and
 #: presentation forms (U+FB00-U+FB4F), Arabic presentation forms A (U+FB50-U+FDFF) and B (U+FE70-U+FEFF).
 PRESENTATION_RANGES = ((0xFB00, 0xFB4F), (0xFB50, 0xFDFF), (0xFE70, 0xFEFE))
@@ -65,3 +67,25 @@ def normal_text(text: str) -> str:
     if text.isascii():
         return "".join(ch for ch in text if ch.isprintable() or ch.isspace())
     return unicodedata.normalize("NFC", "".join(map(layer_chars, text)))
+
+
+def repaired_warning(pages: dict[int, int]) -> list[ResultWarning]:
+    """The ``layer_text_repaired`` warning for pages read from a layer with lone surrogate halves (page: count), if any.
+
+    >>> repaired_warning({3: 2})[0]["message"]
+    'Page 3 took its text from the PDF text layer, where 2 characters were half a character code each and are written as U+FFFD.'
+    >>> repaired_warning({})
+    []
+    """
+    if not pages:
+        return []
+    count = sum(pages.values())
+    where = f"Page {next(iter(pages))}" if len(pages) == 1 else f"Pages {', '.join(map(str, sorted(pages)))}"
+    return [{
+        "code": LAYER_TEXT_REPAIRED,
+        "requested": "text_layer",
+        "ran": "text_layer",
+        "reason": "the text layer's character map gave lone UTF-16 surrogate halves, which no text encoding can hold",
+        "message": f"{where} took {'its' if len(pages) == 1 else 'their'} text from the PDF text layer, where {count} characters were half a "
+        "character code each and are written as U+FFFD.",
+    }]

@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from ocr_platform.core.words import word_spans
-from ocr_platform.document.layer_text import code_point, is_surrogate, layer_chars, normal_text
 from ocr_platform.document.char_boxes import char_gap, turn, turned_box, union_box
+from ocr_platform.document.layer_text import code_point, is_surrogate, layer_chars, normal_text
 from ocr_platform.document.marks import LineChars, attach_marks, is_mark, stands_over
 
 #: Characters further apart than this many line heights start a new line (a column gap, a table cell).
@@ -64,6 +64,7 @@ class LayerLine:
         invisible: drawn in an invisible render mode.
         words: each word's text and polygon (the union of its characters' boxes, corners as the line's;
             words as ``core.words`` splits them).
+        unmapped: its characters without a Unicode mapping (``TextLayer.unmapped``, line by line).
     """
 
     text: str
@@ -71,6 +72,7 @@ class LayerLine:
     font: str = ""
     invisible: bool = False
     words: list[tuple[str, list[list[float]]]] = field(default_factory=list)
+    unmapped: int = 0
 
     @property
     def box(self) -> tuple[float, float, float, float]:
@@ -234,8 +236,8 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
         if char.isspace():
             builder.space()
             continue
-        if map_error(handle, index) or _unreadable(char):
-            unmapped += 1
+        lacks_map = bool(map_error(handle, index)) or _unreadable(char)
+        unmapped += lacks_map
         char = layer_chars(char)
         if not char:  # a control character: no text
             skipped += 1
@@ -248,7 +250,7 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
             skipped += 1
             builder.break_line()
             continue
-        builder.add(char, turned_box(box, quarter) if quarter else box, quarter, style)
+        builder.add(char, turned_box(box, quarter) if quarter else box, quarter, style, unmapped=lacks_map)
     lines = builder.finish()
     return TextLayer(
         lines=lines,
@@ -332,6 +334,7 @@ class _LineBuilder:
         self._quarter = 0
         self._style = _Style("", False)
         self._pending_space = False
+        self._unmapped = 0
         self._tops: list[tuple[int, float]] = []  # each line's quarter turns and top, in its text's own frame
 
     def generated(self, char: str) -> None:
@@ -349,10 +352,12 @@ class _LineBuilder:
             text, words = self._text_and_words(chars)
             if text:
                 polygon = self._polygon(self._box, self._quarter)
-                self.lines.append(LayerLine(text=text, polygon=polygon, font=self._style.font, invisible=self._style.invisible, words=words))
+                self.lines.append(LayerLine(
+                    text=text, polygon=polygon, font=self._style.font, invisible=self._style.invisible, words=words, unmapped=self._unmapped,
+                ))
                 self._line_chars.append(chars)
                 self._tops.append((self._quarter, self._box[3]))
-        self._text, self._boxes, self._box, self._last, self._pending_space = [], [], None, None, False
+        self._text, self._boxes, self._box, self._last, self._pending_space, self._unmapped = [], [], None, None, False, 0
 
     def _text_and_words(self, chars: LineChars) -> tuple[str, list[tuple[str, list[list[float]]]]]:
         """A line's text and its words, each with the union of its characters' boxes (``core.words`` splits them)."""
@@ -367,7 +372,7 @@ class _LineBuilder:
         corners = [(x0, top), (x1, top), (x1, bottom), (x0, bottom)]
         return [[round(v, 1) for v in self.geometry.to_pixels(*turn(point, quarter))] for point in corners]
 
-    def add(self, char: str, box: tuple[float, float, float, float], quarter: int, style: _Style) -> None:
+    def add(self, char: str, box: tuple[float, float, float, float], quarter: int, style: _Style, *, unmapped: bool = False) -> None:
         self.chars += 1
         if is_mark(char) and not (self._last is not None and quarter == self._quarter and stands_over(box, self._last)):
             self._marks.append((char, box, quarter))  # away from its letter: put back by finish
@@ -380,6 +385,7 @@ class _LineBuilder:
             self._text.append(" ")
             self._boxes.append(None)
         self._pending_space = False
+        self._unmapped += unmapped
         self._text.extend(char)
         self._boxes.extend([box] * len(char))
         x0, y0, x1, y1 = box
