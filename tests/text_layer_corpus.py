@@ -7,7 +7,8 @@ Shared by ``benchmarks/text_layer_corpus.py`` (every file, the table in docs/per
 Scoring: word F1 (``core.text_metrics.word_f1``'s bag of words) after the same Unicode normalisation on both sides
 (``document.layer_text.normal_text``: NFC, presentation forms and ligatures to their letters), with one change for
 scripts written without spaces (Han, Hiragana, Katakana, Thai): each of their letters is a word, so a line that
-pdfminer breaks elsewhere than pdfium is not a whole line of misses.
+pdftotext breaks elsewhere than pdfium is not a whole line of misses; and a zero-width non-joiner (U+200C) joins the
+parts of a Persian word, as pdftotext writes them; Arabic harakat and Hebrew points are not scored (``_POINTS``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ CORPUS = Path(__file__).resolve().parent / "documents" / "text_layers"
 CORPUS_MODEL = "pp-ocrv6"
 #: Scripts whose words are not separated by spaces: scored letter by letter.
 UNSPACED = ("CJK", "HIRAGANA", "KATAKANA", "THAI", "HANGUL SYLLABLE")
+#: Arabic harakat and Hebrew points: pdftotext sets a mark typed apart from its letter (``حتماً``'s fathatan in
+#: XeLaTeX's Persian) beside the word, so words are scored without them.
+_POINTS = re.compile(r"[\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed]")
 _TOKEN = re.compile(r"\w[\w\u0300-\u036f\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0900-\u0903\u093a-\u094f\u0e31-\u0e3a\u0e47-\u0e4e]*")
 
 
@@ -39,7 +43,7 @@ def tokens(text: str) -> Counter[str]:
     from ocr_platform.document.layer_text import normal_text
 
     found: Counter[str] = Counter()
-    for word in _TOKEN.findall(normal_text(text).lower()):
+    for word in _TOKEN.findall(_POINTS.sub("", normal_text(text)).replace("\u200c", "").lower()):
         run = ""
         for char in word:
             if _unspaced(char):

@@ -14,6 +14,9 @@ layer's lines are built (``document.text_layer``):
   (NFKC, on those ranges only: compatibility forms elsewhere, such as full-width digits or superscripts, stay as
   typed); a control character (Unicode category ``Cc``) other than white space, and the byte-order mark, are no
   text and are dropped (XML cannot even hold most of them).
+- ``is_joiner_space``: a space glyph drawn over the Arabic letter before it stands for a zero-width non-joiner
+  (XeLaTeX's Persian typesets ``واژه‌های`` with its non-joiner as a space glyph inside the word; pdfium reads it as a
+  word break, ``واژه های``); it is written as U+200C, as typed.
 - ``normal_text``: each line's and word's text in NFC (a letter and its combining accent as one character, as
   typed on most keyboards).
 
@@ -36,6 +39,8 @@ from ocr_platform.core.results import ResultWarning
 PRESENTATION_RANGES = ((0xFB00, 0xFB4F), (0xFB50, 0xFDFF), (0xFE70, 0xFEFE))
 #: Characters dropped from a layer's text: the byte-order mark (a zero-width no-break space in old text).
 DROPPED = frozenset({"\ufeff"})
+#: The zero-width non-joiner: Persian's mark inside a word where two letters are not to join.
+ZWNJ = "\u200c"
 #: A result warning's ``code`` when a page's text layer held surrogate halves alone, written as U+FFFD.
 LAYER_TEXT_REPAIRED = "layer_text_repaired"
 
@@ -50,6 +55,24 @@ def code_point(code: int, following: int | None) -> int | None:
 
 def is_surrogate(code: int) -> bool:
     return 0xD800 <= code <= 0xDFFF
+
+
+def is_joiner_space(last: str, last_box: tuple[float, float, float, float], box: tuple[float, float, float, float]) -> bool:
+    """Whether a space glyph at ``box`` lies mostly over the box of the Arabic letter ``last`` before it (boxes
+    ``left, bottom, right, top``).
+
+    >>> is_joiner_space("ه", (494.4, 0, 501.5, 10), (494.4, 0, 497.9, 10)), is_joiner_space("ه", (494.4, 0, 501.5, 10), (490, 0, 494.4, 10))
+    (True, False)
+    """
+    width = box[2] - box[0]
+    overlap = min(box[2], last_box[2]) - max(box[0], last_box[0])
+    return width > 0 and overlap >= 0.5 * width and unicodedata.name(last, "").startswith("ARABIC")
+
+
+def unreadable(char: str) -> bool:
+    """A character that stands for no letter a reader knows: the replacement character, private use, a C0 control."""
+    code = ord(char)
+    return code == 0xFFFD or 0xE000 <= code <= 0xF8FF or code < 0x20
 
 
 def layer_chars(char: str) -> str:

@@ -40,7 +40,7 @@ from typing import Any
 
 from ocr_platform.core.words import word_spans
 from ocr_platform.document.char_boxes import char_gap, turn, turned_box, union_box
-from ocr_platform.document.layer_text import code_point, is_surrogate, layer_chars, normal_text
+from ocr_platform.document.layer_text import ZWNJ, code_point, is_joiner_space, is_surrogate, layer_chars, normal_text, unreadable
 from ocr_platform.document.marks import LineChars, attach_marks, is_mark, stands_over
 
 #: Characters further apart than this many line heights start a new line (a column gap, a table cell).
@@ -234,9 +234,9 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
             builder.generated(char)
             continue
         if char.isspace():
-            builder.space()
+            builder.space(reader.box(index))
             continue
-        lacks_map = bool(map_error(handle, index)) or _unreadable(char)
+        lacks_map = bool(map_error(handle, index)) or unreadable(char)
         unmapped += lacks_map
         char = layer_chars(char)
         if not char:  # a control character: no text
@@ -343,7 +343,12 @@ class _LineBuilder:
         else:
             self.space()
 
-    def space(self) -> None:
+    def space(self, box: tuple[float, float, float, float] | None = None) -> None:
+        """A space; one drawn over the Arabic letter before it is no gap between words but a non-joiner (``layer_text``)."""
+        if box is not None and self._last is not None and not self._quarter and is_joiner_space(self._text[-1], self._last, box):
+            self._text.append(ZWNJ)
+            self._boxes.append(self._last)
+            return
         self._pending_space = bool(self._text)
 
     def break_line(self) -> None:
@@ -426,11 +431,6 @@ def _quarter_turns(angle: float) -> int | None:
     if abs(turns - nearest) * (math.pi / 2) > ANGLE_TOLERANCE:
         return None
     return nearest % 4
-
-
-def _unreadable(char: str) -> bool:
-    code = ord(char)
-    return code == 0xFFFD or 0xE000 <= code <= 0xF8FF or code < 0x20
 
 
 def _image_covers_page(page: Any, geometry: PageGeometry) -> bool:
