@@ -22,8 +22,8 @@ layer's lines are built (``document.text_layer``):
 
 >>> layer_chars("\\ufefb"), layer_chars("\\ufb01"), layer_chars("\\x03"), layer_chars("\\uff11")
 ('لا', 'fi', '', '１')
->>> code_point(0xD83D, 0xDE00), code_point(0xD83D, 0x41), code_point(0xDE00, None)
-(128512, None, None)
+>>> code_point(0xD83D, 0xDE00), code_point(0xDE00, 0xD83D), code_point(0xD83D, 0x41), code_point(0xDE00, None)
+(128512, 128512, None, None)
 >>> normal_text("e\\u0301") == "\\u00e9"
 True
 """
@@ -46,9 +46,13 @@ LAYER_TEXT_REPAIRED = "layer_text_repaired"
 
 
 def code_point(code: int, following: int | None) -> int | None:
-    """The character a high surrogate ``code`` and the next code unit ``following`` make together, or ``None`` when
-    they are not a pair."""
-    if 0xD800 <= code <= 0xDBFF and following is not None and 0xDC00 <= following <= 0xDFFF:
+    """The character a surrogate ``code`` and the next code unit ``following`` make together (high then low, or low
+    then high where pdfium reversed a right-to-left run), or ``None`` when they are not a pair."""
+    if following is None:
+        return None
+    if 0xDC00 <= code <= 0xDFFF and 0xD800 <= following <= 0xDBFF:  # a run pdfium turned right to left: the pair reversed
+        code, following = following, code
+    if 0xD800 <= code <= 0xDBFF and 0xDC00 <= following <= 0xDFFF:
         return 0x10000 + ((code - 0xD800) << 10) + (following - 0xDC00)
     return None
 

@@ -26,6 +26,7 @@ import unicodedata
 from typing import Any
 
 from ocr_platform.document.text_layer import LayerLine
+from ocr_platform.engines.scripts import letter_script
 
 #: Lines of a hidden layer recognised per page.
 HIDDEN_SAMPLE = 3
@@ -75,9 +76,22 @@ def agreement(read: str, layer: str) -> float:
     return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 
-def read_agrees(layer: str, read: str) -> bool:
-    """Whether ``read`` (the line's ink, recognised) says what the layer says, as written or folded."""
-    return max(agreement(read, layer), agreement(folded(read), folded(layer))) >= MIN_AGREEMENT
+def read_agrees(layer: str, read: str, scripts: frozenset[str] | None = None) -> bool:
+    """Whether ``read`` (the line's ink, recognised) says what the layer says, as written or folded; in a line that
+    mixes scripts, what it says in the recogniser's ``scripts`` (the Latin of ``والذي ( Cicero(``) is enough.
+
+    >>> read_agrees("والذي ( Cicero(", "lgJl ( Cicero(", frozenset({"Latin"})), read_agrees("والذي ( Cicero(", "lgJl ( Cicero(")
+    (True, False)
+    """
+    if max(agreement(read, layer), agreement(folded(read), folded(layer))) >= MIN_AGREEMENT:
+        return True
+    if scripts is None:
+        return False
+    own = "".join(ch for ch in layer if letter_script(ch) in scripts)
+    foreign = sum(1 for ch in layer if letter_script(ch) not in scripts and letter_script(ch) is not None)
+    if not foreign or len(own) < MIN_SAMPLE_CHARS:
+        return False
+    return agreement("".join(ch for ch in read if ch.isalpha()), own) >= MIN_AGREEMENT
 
 
 def explained(read: str, layer: str) -> bool:

@@ -255,7 +255,7 @@ class TextLayerChoice:
         suspects = [line for line in layer.lines if line.unmapped]
         sample = hidden_sample(suspects)
         reads = [read for read in read_sample(sample) if read is not None] if sample else []
-        if reads and all(read_agrees(line.text, read) for line, read in zip(sample, read_sample(sample), strict=True) if read is not None):
+        if reads and all(read_agrees(line.text, read, self.scripts) for line, read in zip(sample, read_sample(sample), strict=True) if read is not None):
             return layer
         reason = "characters without a Unicode mapping, and the ink reads otherwise" if reads else "characters without a Unicode mapping"
         dropped += [{"text": line.text, "reason": reason} for line in suspects]
@@ -286,7 +286,7 @@ class TextLayerChoice:
             if read is None:
                 continue
             judged += 1
-            if not read_agrees(line.text, read):
+            if not read_agrees(line.text, read, self.scripts):
                 wrong.add(line.font)
                 why = why or f"the layer says {line.text!r} where the page reads otherwise (agreement {agreement(read, line.text):.2f})"
         if wrong:
