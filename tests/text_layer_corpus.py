@@ -68,6 +68,22 @@ def corpus_f1(reference: str, hypothesis: str) -> float:
     return 2 * sum((ref & hyp).values()) / (sum(ref.values()) + sum(hyp.values()))
 
 
+def corpus_script(text: str) -> str:
+    """The script a corpus file is filed under in the tables: its most common letters outside Latin, Han with kana as
+    Japanese, Arabic script with Persian's own letters (``پ چ ژ گ``) as Persian; Latin when it has no others."""
+    from ocr_platform.engines.scripts import letter_script
+
+    counts = Counter(script for ch in text if (script := letter_script(ch)) not in (None, "Latin"))
+    if not counts:
+        return "Latin"
+    if counts["Hiragana"] + counts["Katakana"] >= 5:
+        return "Japanese"
+    script = counts.most_common(1)[0][0]
+    if script == "Arabic" and any(ch in text for ch in "پچژگ"):
+        return "Persian"
+    return {"Han": "Chinese", "Hangul": "Korean (Hangul)"}.get(script, script)
+
+
 def reference_pages(path: Path) -> list[str]:
     """Each page's text as poppler's ``pdftotext`` extracts it (UTF-8, right-to-left lines in logical order)."""
     import subprocess
@@ -113,7 +129,7 @@ def read_and_score(path: Path, engine: Any, *, workdir: Path | None = None) -> d
         })
     f1s = [page["f1"] for page in pages]
     return {
-        "file": path.name, "pages": len(pages), "f1": round(sum(f1s) / len(f1s), 3) if f1s else None,
+        "file": path.name, "script": corpus_script("".join(references)), "pages": len(pages), "f1": round(sum(f1s) / len(f1s), 3) if f1s else None,
         "min_f1": min(f1s, default=None), "sources": dict(Counter(page["source"] for page in pages)),
         "scripts": sorted({page["script"] for page in pages if page["script"]}),
         "warnings": [warning["code"] for warning in result.get("warnings", [])], "detail": pages,

@@ -40,6 +40,10 @@ MIN_AGREEMENT = 0.7
 #: A confident reading sharing at least this agreement with the layer line is that line's ink read in part (a script
 #: the recogniser half reads, a mixed-script line), not evidence that the layer names another script.
 FALSE_SCRIPT_AGREEMENT = 0.3
+#: A line in a script the recogniser does not read, with at most this share of its characters lacking a Unicode
+#: mapping, is trusted as one fully mapped (pdfium's guesses for a few glyphs are right as often as not; no ink test
+#: can judge them), subject to the false-script probe; a line with more is dropped to OCR.
+MOSTLY_MAPPED = 0.25
 #: A crop whose darkest pixels are this close to its lightest (0..255) holds no ink.
 MIN_INK_CONTRAST = 40
 
@@ -107,6 +111,11 @@ def has_ink(crop_bgr: Any) -> bool:
     return bool(gray.size) and float(gray.max() - gray.min()) >= MIN_INK_CONTRAST
 
 
+def mostly_mapped(line: LayerLine) -> bool:
+    """Whether at most ``MOSTLY_MAPPED`` of the line's characters lack a Unicode mapping."""
+    return line.unmapped <= MOSTLY_MAPPED * len(line.text)
+
+
 def sampleable(line: LayerLine) -> bool:
     return sum(ch.isalnum() for ch in line.text) >= MIN_SAMPLE_CHARS
 
@@ -126,3 +135,8 @@ def font_sample(lines: list[LayerLine], verified: set[str]) -> list[LayerLine]:
         short = [line for line in candidates if len(line.text) <= MAX_SAMPLE_CHARS]
         sample.append(max(short, key=lambda line: len(line.text)) if short else min(candidates, key=lambda line: len(line.text)))
     return sample
+
+
+def offset(x0: float, y0: float, x: float, y: float) -> tuple[float, float]:
+    """A region's point ``(x, y)`` on the page, the region's top-left corner at ``(x0, y0)``."""
+    return x + x0, y + y0

@@ -3,18 +3,24 @@
 ``text_layer: auto`` reads a PDF page's own text where it is real and recognises only what it lacks.
 "Real" is measured, not trusted (``TextLayerChoice.read``):
 
-1. **Readable.** A layer with more than ``MAX_UNMAPPED_SHARE`` of characters that map to no Unicode value
-   (a font without a character map) is not used.
-2. **Truthful.** A sample of the layer's lines is recognised from the image and compared with what the
-   layer says (``agreement``). A visible layer can only be wrong through a font's character map, so each
-   font is checked once per document (``verified_fonts``); a hidden layer (an invisible render mode or text
-   under a page-sized image: an earlier OCR) is checked on every page, with ``HIDDEN_SAMPLE`` lines. A
-   sample that agrees less than ``MIN_AGREEMENT`` rejects the page's layer. A recogniser cannot judge a line
-   in a script it does not read (``scripts``, from ``engines.scripts``): such lines are not sampled, and a
-   visible layer whose characters all map to Unicode is trusted for them, unless the recogniser reads one of
-   them confidently (``CONFIDENT_READ``): then the ink is in a script it reads and the layer says otherwise.
-   raw.json's ``layer_check`` says what decided (``recognized_sample``, ``verified_fonts``,
-   ``script_not_covered``, ``nothing_to_sample``), and the page its ``script`` (``engines.scripts``).
+1. **Readable, line by line.** A line whose characters lack a Unicode mapping (pdfium guessed them from the font:
+   right as often as not) is kept only where its ink agrees: when more than ``MAX_UNMAPPED_SHARE`` of the page's
+   characters lack one, the longest such lines are recognised, and unless all agree (``engines.layer_lines``: as
+   written, or folded, Cyrillic and Greek read as their Latin look-alikes) those lines are dropped and their ink is
+   OCR'd like any the layer lacks. A hidden layer with that many is not used.
+2. **Truthful, font by font.** A sample of the layer's lines is recognised from the image and compared with what the
+   layer says (``layer_lines.read_agrees``). A visible layer can only be wrong through a font's character map, so each
+   font is checked once per document (``verified_fonts``); a font whose sampled line the ink contradicts loses its
+   lines on the page (OCR reads their ink), the rest of the layer stays; a page left with no line is OCR'd whole. A
+   hidden layer (an invisible render mode or text under a page-sized image: an earlier OCR) is checked on every page,
+   with ``HIDDEN_SAMPLE`` lines, and rejected whole. A line with no ink to read (a font that is not embedded and that
+   this machine cannot draw) is not judged. A recogniser cannot judge a line in a script it does not read
+   (``scripts``, from ``engines.scripts``): such lines are not sampled, and a visible line whose characters all map
+   to Unicode is trusted, unless the recogniser reads one of them confidently (``CONFIDENT_READ``) as something
+   sharing almost nothing with it (``layer_lines.explained``): then the ink is in a script it reads and the layer says
+   otherwise. raw.json's ``layer_check`` says what decided (``recognized_sample``, ``verified_fonts``,
+   ``script_not_covered``, ``nothing_to_sample``, ``not_drawn``), ``dropped_lines`` the lines left to OCR and why,
+   and the page its ``script`` (``engines.scripts``).
 3. **Complete.** The ink the layer lacks is found on the render (``engines.missing_ink``: an ink mask minus the
    layer's line boxes, without specks, rules, frames and the strokes of diagrams), grouped into regions. A
    layer that covers less than ``MIN_COVERAGE`` of the page's text ink is not used.
@@ -58,6 +64,8 @@ from ocr_platform.engines.layer_lines import (
     font_sample,
     has_ink,
     hidden_sample,
+    mostly_mapped,
+    offset,
     read_agrees,
     sampleable,
 )
@@ -252,12 +260,15 @@ class TextLayerChoice:
         text from the font, right as often as not, so the ink decides. The longest ``HIDDEN_SAMPLE`` such lines are
         recognised (folded: ``layer_lines``); all of them agreeing keeps them, else they are all dropped (noted in
         ``dropped``)."""
-        suspects = [line for line in layer.lines if line.unmapped]
+        foreign = {id(line) for line in self._foreign_lines(layer)}
+        suspects = [line for line in layer.lines if line.unmapped and id(line) not in foreign]
         sample = hidden_sample(suspects)
-        reads = [read for read in read_sample(sample) if read is not None] if sample else []
-        if reads and all(read_agrees(line.text, read, self.scripts) for line, read in zip(sample, read_sample(sample), strict=True) if read is not None):
+        reads = dict(zip(map(id, sample), read_sample(sample), strict=True)) if sample else {}
+        if not suspects or any(read is not None for read in reads.values()) and all(
+            read_agrees(line.text, read, self.scripts) for line in sample if (read := reads[id(line)]) is not None
+        ):
             return layer
-        reason = "characters without a Unicode mapping, and the ink reads otherwise" if reads else "characters without a Unicode mapping"
+        reason = "characters without a Unicode mapping" + (", and the ink reads otherwise" if any(reads.values()) else "")
         dropped += [{"text": line.text, "reason": reason} for line in suspects]
         return replace(layer, lines=[line for line in layer.lines if not line.unmapped])
 
@@ -267,11 +278,11 @@ class TextLayerChoice:
 
     def _foreign_lines(self, layer: TextLayer) -> list[LayerLine]:
         """The lines in a script the recogniser does not read, when the layer may be trusted for them: visible, and
-        every character of the line mapped to Unicode. A hidden layer is sampled whole."""
+        most characters of the line mapped to Unicode (``layer_lines.mostly_mapped``). A hidden layer is sampled whole."""
         if self.scripts is None or layer.hidden:
             return []
         scripts = self.scripts
-        return [line for line in layer.lines if not line.unmapped and (script := dominant_script(line.text)) is not None and script not in scripts]
+        return [line for line in layer.lines if mostly_mapped(line) and (script := dominant_script(line.text)) is not None and script not in scripts]
 
     def _disagreement(self, layer: TextLayer, read_sample: ReadSample, *, exclude: list[LayerLine]) -> tuple[str, set[str]]:
         """Which check passed, or why the layer is false (``the layer says ...``) and the fonts whose sampled line the
@@ -341,13 +352,8 @@ class TextLayerChoice:
         for box in regions:
             for line in self._regions[keys[box]]:
                 if line["score"] >= MIN_REGION_SCORE and sum(ch.isalnum() for ch in line["text"]) >= MIN_REGION_CHARS:
-                    lines.append(mapped_line(line, functools.partial(_offset, box[0], box[1])))
+                    lines.append(mapped_line(line, functools.partial(offset, box[0], box[1])))
         return lines
-
-
-def _offset(x0: float, y0: float, x: float, y: float) -> tuple[float, float]:
-    """A region's point ``(x, y)`` on the page, the region's top-left corner at ``(x0, y0)``."""
-    return x + x0, y + y0
 
 
 def _false_script(foreign: list[LayerLine], confident: ConfidentReads | None) -> str | None:
