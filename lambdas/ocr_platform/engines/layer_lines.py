@@ -26,7 +26,7 @@ import unicodedata
 from typing import Any
 
 from ocr_platform.document.text_layer import LayerLine
-from ocr_platform.engines.scripts import letter_script
+from ocr_platform.engines.scripts import dominant_script, letter_script
 
 #: Lines of a hidden layer recognised per page.
 HIDDEN_SAMPLE = 3
@@ -109,6 +109,28 @@ def has_ink(crop_bgr: Any) -> bool:
 
     gray = np.asarray(crop_bgr).mean(axis=2) if np.asarray(crop_bgr).ndim == 3 else np.asarray(crop_bgr)
     return bool(gray.size) and float(gray.max() - gray.min()) >= MIN_INK_CONTRAST
+
+
+def foreign_to(text: str, scripts: frozenset[str]) -> bool:
+    """Whether a recogniser of ``scripts`` cannot judge ``text``: most of its letters are in another script, or it has
+    no letters and digits of another script (``١٤٣٤``).
+
+    >>> foreign_to("한글 문서", frozenset({"Latin"})), foreign_to("١٤٣٤-", frozenset({"Latin"})), foreign_to("2026", frozenset({"Latin"}))
+    (True, True, False)
+    """
+    script = dominant_script(text)
+    if script is None:
+        return any(ch.isdigit() and not ch.isascii() and unicodedata.name(ch, "").split()[0] not in ("FULLWIDTH", "CIRCLED") for ch in text)
+    return script not in scripts
+
+
+def mixed_script(text: str, scripts: frozenset[str] | None) -> bool:
+    """Whether ``text`` holds letters both in and out of the recogniser's ``scripts`` (``Korean: 안녕하세요``): a sample
+    line that disagrees then speaks for itself, not for its font (whose other lines may be in either)."""
+    if scripts is None:
+        return False
+    found = {letter_script(ch) for ch in text} - {None}
+    return bool(found & scripts) and bool(found - scripts)
 
 
 def mostly_mapped(line: LayerLine) -> bool:

@@ -62,8 +62,10 @@ from ocr_platform.engines.layer_lines import (
     agreement,
     explained,
     font_sample,
+    foreign_to,
     has_ink,
     hidden_sample,
+    mixed_script,
     mostly_mapped,
     offset,
     read_agrees,
@@ -243,10 +245,10 @@ class TextLayerChoice:
                     return false_script
             check, wrong = self._disagreement(layer, read_sample, exclude=foreign)
             if wrong:
-                kept = [line for line in layer.lines if line.font not in wrong]
+                kept = [line for line in layer.lines if line.font not in wrong and line.text not in wrong]
                 if layer.hidden or not any(line.text.strip() for line in kept):
                     return check
-                dropped += [{"text": line.text, "reason": check} for line in layer.lines if line.font in wrong]
+                dropped += [{"text": line.text, "reason": check} for line in layer.lines if line not in kept]
                 layer, check = replace(layer, lines=kept), "recognized_sample"
             regions, coverage = uncovered_regions(image, layer.lines)
             if coverage < MIN_COVERAGE:
@@ -282,7 +284,7 @@ class TextLayerChoice:
         if self.scripts is None or layer.hidden:
             return []
         scripts = self.scripts
-        return [line for line in layer.lines if mostly_mapped(line) and (script := dominant_script(line.text)) is not None and script not in scripts]
+        return [line for line in layer.lines if mostly_mapped(line) and foreign_to(line.text, scripts)]
 
     def _disagreement(self, layer: TextLayer, read_sample: ReadSample, *, exclude: list[LayerLine]) -> tuple[str, set[str]]:
         """Which check passed, or why the layer is false (``the layer says ...``) and the fonts whose sampled line the
@@ -298,7 +300,7 @@ class TextLayerChoice:
                 continue
             judged += 1
             if not read_agrees(line.text, read, self.scripts):
-                wrong.add(line.font)
+                wrong.add(line.font if not mixed_script(line.text, self.scripts) else line.text)
                 why = why or f"the layer says {line.text!r} where the page reads otherwise (agreement {agreement(read, line.text):.2f})"
         if wrong:
             return why, wrong
