@@ -71,8 +71,10 @@ def corpus_f1(reference: str, hypothesis: str) -> float:
 def corpus_script(text: str) -> str:
     """The script a corpus file is filed under in the tables: its most common letters outside Latin, Han with kana as
     Japanese, Arabic script with Persian's own letters (``پ چ ژ گ``) as Persian; Latin when it has no others."""
+    from ocr_platform.document.layer_text import normal_text
     from ocr_platform.engines.scripts import letter_script
 
+    text = normal_text(text)
     counts = Counter(script for ch in text if (script := letter_script(ch)) not in (None, "Latin"))
     if not counts:
         return "Latin"
