@@ -24,6 +24,7 @@ SAMPLE = [
     ("pymupdf-chinese-tables.pdf", "Han"),
     ("fpdf2-kerning.pdf", "Cyrillic"),
     ("fpdf2-thai-wraps-zerowidthspace.pdf", "Thai"),
+    ("pymupdf-test-3887.pdf", "Greek"),
 ]
 #: Files whose layer once crashed every output format (surrogate halves from pdfium).
 CRASHED = ["pdfjs-bug1175962.pdf", "pdfjs-issue7426.pdf", "fpdf2-fallback-font-with-non-alpha-on-fontkey.pdf"]
