@@ -204,6 +204,31 @@ MAX_ZIP_RATIO = 200
 MAX_ZIP_ENTRIES = 10_000
 MAX_HTML_BYTES = 10 * 1024 * 1024
 MAX_EMBEDDED_PICTURES = 200
+#: The work budget of one Office or HTML file (``ocr_platform.document.work_budget``), counted from what the file
+#: declares before any reader runs; a file over it fails ``document_too_large`` naming the limit. Measured on 2 cores
+#: (paddleocr 3.7's converter, openpyxl 3.1): a 100,000-cell sheet took 2.8 s and 56 MB, so ``OFFICE_CELL_BYTES``
+#: (about 560 B, rounded up) and ``OFFICE_CELL_MICROSECONDS`` (28 us) per cell, a merged or spanned cell counted
+#: as the cells it covers (``defaults.max_office_cells`` derives the budget from the processor's memory).
+#: Sheets and slides, hidden ones included, are read one part each, a shared part again for each use.
+OFFICE_CELL_BYTES = 600
+OFFICE_CELL_MICROSECONDS = 28
+#: A DOCX paragraph: 2,000 took the converter 15.6 s and 6,000 took 48 s (8 ms each, whatever their length).
+OFFICE_PARAGRAPH_MILLISECONDS = 8
+#: How long reading one Office file's content may take (before its pictures' OCR): an eighth of the processor's
+#: 900 s timeout, so a file within its budget always leaves the time its pages need.
+OFFICE_READ_SECONDS = 112
+#: The share of the processor's memory one document's tables may take (the rest: the runtime, the models, pictures).
+OFFICE_MEMORY_SHARE_PERCENT = 33
+MAX_OFFICE_UNITS = 1_000
+#: Any one part of an Office file, whatever its name or type, may unpack to at most this.
+MAX_PART_BYTES = 32 * 1024 * 1024
+#: The XML an Office file's readers parse, a shared part counted each time it is used.
+MAX_PARSED_XML_BYTES = 32 * 1024 * 1024
+#: HTML elements (Beautiful Soup holds each as an object; markdownify walks each) and their nesting.
+MAX_HTML_NODES = 300_000
+MAX_HTML_DEPTH = 256
+#: The pixels of all pictures one Office or HTML file embeds, as their headers declare them (each decoded in full).
+MAX_PICTURE_PIXELS = 150_000_000
 
 #: How long a jobs API upload form (presigned POST) and a result link (presigned GET) stay valid.
 UPLOAD_URL_SECONDS = 900

@@ -29,7 +29,7 @@ import math
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +39,7 @@ from ocr_platform.core.chunks import PAGES_PATTERN
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.document.native_files import NativeFile, native_file, route_refusal
 from ocr_platform.document.native_pages import NativePage
+from ocr_platform.document.work_budget import WorkBudget
 from ocr_platform.document.zip_safety import ZipLimits
 
 if TYPE_CHECKING:  # Pillow is imported when a document is opened, not with this module
@@ -79,6 +80,7 @@ class IntakeLimits:
         max_page_pixels: pixel budget of one page image; a larger page is rendered (or resized) smaller.
         min_scale: below this scale a page would be unreadable, so it is refused instead.
         max_image_pixels: a raster image header claiming more pixels than this is refused undecoded.
+        budget: the work one Office or HTML file may ask for (``ocr_platform.document.work_budget``).
     """
 
     max_bytes: int = defaults.MAX_DOCUMENT_BYTES
@@ -93,6 +95,7 @@ class IntakeLimits:
     max_unpacked_xml_bytes: int = defaults.MAX_UNPACKED_XML_BYTES
     max_html_bytes: int = defaults.MAX_HTML_BYTES
     max_pictures: int = defaults.MAX_EMBEDDED_PICTURES
+    budget: WorkBudget = field(default_factory=WorkBudget)
 
     def zip_limits(self) -> ZipLimits:
         return ZipLimits(self.max_unpacked_bytes, self.max_zip_ratio, self.max_zip_entries, self.max_unpacked_xml_bytes)
@@ -348,7 +351,7 @@ def _native(path: Path, limits: IntakeLimits) -> NativeFile | None:
         head = handle.read(1024)
     if not head:
         raise JobError(ErrorCode.EMPTY_DOCUMENT, "The file is empty.")
-    return native_file(path, head, zip_limits=limits.zip_limits(), max_html_bytes=limits.max_html_bytes)
+    return native_file(path, head, zip_limits=limits.zip_limits(), max_html_bytes=limits.max_html_bytes, budget=limits.budget)
 
 
 def read_native(path: Path, *, pages: str | None, limits: IntakeLimits) -> tuple[NativeFile, list[NativePage]]:
