@@ -8,7 +8,12 @@ names the limit its refusal must name. The hostile-input tests (tests/ocr/test_h
 from __future__ import annotations
 
 import base64
+import io
+import json
 import os
+import subprocess
+import sys
+import time
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -184,9 +189,16 @@ def html_data_pictures(path: Path) -> Path:
 
 
 def docx_big_picture(path: Path, count: int = 1) -> Path:
-    picture = _png(8_900, 8_900)  # 79.2 million pixels, under the 80 million of one image
-    extra = {f"word/media/image{n}.png": picture for n in range(1, count + 1)}
-    return _docx(path, "<w:p><w:r><w:t>A picture</w:t></w:r></w:p>", extra=extra)
+    """A DOCX (python-docx) of ``count`` different white pictures of about 79.2 million pixels each, just under the
+    80 million of one image, a few dozen kilobytes each."""
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("Pictures")
+    for n in range(count):
+        document.add_picture(io.BytesIO(_png(8_900 - n, 8_900)))
+    document.save(str(path))
+    return path
 
 
 @dataclass(frozen=True)
@@ -218,6 +230,50 @@ CASES = (
     Case("html-data-pictures", "html", html_data_pictures, "max_picture_pixels"),
     Case("docx-pictures-near-the-pixel-limit", "docx", lambda path: docx_big_picture(path, 3), "max_picture_pixels"),
 )
+
+
+MEMORY_CEILING_BYTES = 1536 * 1024 * 1024
+TIME_CEILING_SECONDS = 10
+
+#: The child: the processor's reading path for an Office or HTML file, under the memory ceiling; it prints the
+#: refusal (or that there was none) as one JSON line, and its own peak resident memory.
+CHILD = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, ({ceiling}, {ceiling}))
+from pathlib import Path
+from ocr_platform.core.errors import JobError
+from ocr_platform.engines.native_reading import native_result
+
+class NoEngine:
+    info = {{}}
+    def predict(self, *args, **kwargs):
+        raise AssertionError("a picture reached the engine: the budget let the file through")
+
+try:
+    native_result(Path(sys.argv[1]), job_id="hostile", model="pp-ocrv5", engine=NoEngine())
+    outcome = {{"code": None, "message": "read"}}
+except JobError as err:
+    outcome = {{"code": str(err.code), "message": err.message}}
+# VmHWM: this program's own peak (ru_maxrss would keep the forking parent's from before exec)
+peak = [line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")]
+outcome["peak_kb"] = int(peak[0]) if peak else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps(outcome))
+"""
+
+
+def run_child(path: Path, env: dict[str, str] | None = None, timeout: float = TIME_CEILING_SECONDS) -> dict[str, object]:
+    """Read ``path`` in a child process under the ceilings; its outcome (``code``, ``message``, ``peak_kb``,
+    ``seconds``: the child's whole run, Python's start included)."""
+    repo = Path(__file__).resolve().parents[1]
+    started = time.perf_counter()
+    environ = {**os.environ, "PYTHONPATH": f"{repo / 'lambdas'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", **(env or {})}
+    done = subprocess.run([sys.executable, "-c", CHILD.format(ceiling=MEMORY_CEILING_BYTES), str(path)], capture_output=True,
+                          text=True, timeout=timeout, env=environ, check=False)
+    if done.returncode != 0:
+        raise AssertionError(f"the child ended {done.returncode}: {done.stderr[-2000:]}")
+    outcome: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    outcome["seconds"] = time.perf_counter() - started
+    return outcome
 
 
 def sizes(folder: Path) -> dict[str, int]:

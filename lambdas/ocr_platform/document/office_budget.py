@@ -27,7 +27,7 @@ import zipfile
 from typing import IO, Any
 
 from ocr_platform.core.errors import ErrorCode, JobError
-from ocr_platform.document.work_budget import PictureCount, WorkBudget, _drop, over_budget
+from ocr_platform.document.work_budget import PictureCount, WorkBudget, drop_passed, over_budget
 
 _CELL_REF = re.compile(r"^\$?([A-Za-z]{1,7})\$?(\d{1,9})$")
 _IMAGE_TYPE = re.compile(r"^image/", re.IGNORECASE)
@@ -115,7 +115,7 @@ def _check(archive: zipfile.ZipFile, kind: str, main: str, budget: WorkBudget) -
         content_type = _type_of(types, name)
         if _IMAGE_TYPE.match(content_type):
             with archive.open(info) as stream:
-                pictures.add(stream)  # type: ignore[arg-type]
+                pictures.add(stream)
         elif "xml" in content_type.lower() or name.lower().endswith((".xml", ".rels")) or not content_type:
             count.add_xml(info.file_size, name)
     {"xlsx": _xlsx, "pptx": _pptx, "docx": _docx}[kind](count, main)
@@ -137,7 +137,7 @@ def _sheet(count: _Count, where: str, part: str) -> None:
         tag = element.tag.rpartition("}")[2]
         if event == "end":
             if tag in ("c", "row", "mergeCell"):
-                _drop(element)
+                drop_passed(element)
             continue
         if tag == "row":
             number = element.get("r", "")
@@ -195,7 +195,7 @@ def _tables(count: _Count, where: str, part: str, *, paragraphs: bool = False) -
             elif tag == "tr" and stack:
                 stack[-1]["width"] = max(stack[-1]["width"], stack[-1]["row_width"])
             if tag in ("tbl", "tr", "p") and not stack:
-                _drop(element)
+                drop_passed(element)
             continue
         if tag == "p" and paragraphs:
             count.paragraph()
@@ -272,7 +272,7 @@ def _content_types(archive: zipfile.ZipFile) -> tuple[dict[str, str], dict[str, 
         return overrides, extensions
     try:
         for _, element in etree.iterparse(stream, resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False):
-            tag = element.tag.rpartition("}")[2]
+            tag = str(element.tag).rpartition("}")[2]
             if tag == "Override":
                 overrides[element.get("PartName", "").lstrip("/").lower()] = element.get("ContentType", "")
             elif tag == "Default":

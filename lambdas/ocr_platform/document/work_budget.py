@@ -11,10 +11,12 @@ count past its limit ends the walk with ``document_too_large``, one line naming 
 setting that raises it. The defaults and their arithmetic are in ``ocr_platform.core.default_values`` and
 ``ocr_platform.core.limits`` (``max_office_cells``).
 
->>> check_html(b"<html><body>" + b"<div>" * 300 + b"</body></html>", WorkBudget())
-Traceback (most recent call last):
-...
-ocr_platform.core.errors.JobError: [document_too_large] The HTML file nests its elements more than 256 deep; ...
+>>> try:
+...     check_html(b"<html><body>" + b"<div>" * 300 + b"</body></html>", WorkBudget())
+... except JobError as err:
+...     print(err.code, err.message)  # doctest: +NORMALIZE_WHITESPACE
+document_too_large The HTML file nests its elements 257 deep; the limit is 256 deep (max_html_depth,
+OCR_MAX_HTML_DEPTH). Split the file, or raise the limit.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import IO, Any
 
 from ocr_platform.core import defaults
 from ocr_platform.core.errors import ErrorCode, JobError
@@ -103,7 +105,7 @@ class PictureCount:
         self.label = label
         self.pixels = 0
 
-    def add(self, header: bytes | io.IOBase) -> None:
+    def add(self, header: bytes | IO[bytes]) -> None:
         """Add the picture whose first bytes (or stream) are ``header``; one Pillow cannot size counts nothing."""
         from PIL import Image
 
@@ -131,7 +133,7 @@ def check_html(data: bytes, budget: WorkBudget) -> None:
         for event, element in parser:
             if event == "end":
                 depth -= 1
-                _drop(element)
+                drop_passed(element)
                 continue
             nodes += 1
             depth += 1
@@ -139,8 +141,7 @@ def check_html(data: bytes, budget: WorkBudget) -> None:
                 raise over_budget("The HTML file has more elements than", budget.max_html_nodes, "max_html_nodes",
                                   budget.max_html_nodes)
             if depth > budget.max_html_depth:
-                raise JobError(ErrorCode.DOCUMENT_TOO_LARGE, f"The HTML file nests its elements more than {budget.max_html_depth} "
-                               f"deep; the limit is {budget.max_html_depth} (max_html_depth, {BUDGET_ENV['max_html_depth']}).")
+                raise over_budget("The HTML file nests its elements", depth, "max_html_depth", budget.max_html_depth, " deep")
             if element.tag == "img":
                 _add_data_picture(str(element.get("src", "")), pictures)
     except etree.XMLSyntaxError:
@@ -158,7 +159,7 @@ def _add_data_picture(src: str, pictures: PictureCount) -> None:
         return
 
 
-def _drop(element: Any) -> None:
+def drop_passed(element: Any) -> None:
     """Free an element once passed, and the siblings before it, so the walk holds one path of the tree."""
     element.clear()
     parent = element.getparent()

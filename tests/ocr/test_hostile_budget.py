@@ -1,0 +1,56 @@
+"""Hostile inputs: small Office and HTML files that declare a huge task end in seconds with ``document_too_large``.
+
+Each file of issue 42's table is built in code (tests/hostile_files.py) and read by the CPU route's reading path
+(``native_result``, as the processor calls it) in a child process under a memory ceiling (``RLIMIT_AS``) and a time
+ceiling: the child must refuse the file in one line naming the limit, before any reader or engine runs. Time and
+peak memory of each case are reported by benchmarks/hostile_budget.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.document.intake import IntakeLimits, file_type
+from ocr_platform.document.work_budget import BUDGET_ENV, WorkBudget
+from tests import hostile_files
+from tests.hostile_files import CASES, Case, run_child
+from tests.office_documents import DOCX_PICTURES, DOCX_TEXT, HTML_TABLES, PPTX_MIXED, XLSX_TEXT
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_a_hostile_file_is_refused_in_seconds_naming_its_limit(case: Case, tmp_path: Path) -> None:
+    path = case.build(tmp_path / f"{case.name}.{case.suffix}")
+    outcome = run_child(path)
+    assert outcome["code"] == ErrorCode.DOCUMENT_TOO_LARGE, outcome
+    message = str(outcome["message"])
+    assert "\n" not in message
+    assert case.limit in message and BUDGET_ENV[case.limit] in message, message
+
+
+def test_a_raised_limit_lets_a_large_file_through_and_the_next_limit_still_holds(tmp_path: Path) -> None:
+    deck = hostile_files.pptx_5000_shared_slides(tmp_path / "deck.pptx")
+    with pytest.raises(JobError, match="max_units") as refused:
+        file_type(deck, IntakeLimits())
+    assert refused.value.code == ErrorCode.DOCUMENT_TOO_LARGE
+    raised = IntakeLimits(budget=WorkBudget.from_env({BUDGET_ENV["max_units"]: "6000"}))
+    assert file_type(deck, raised).value == "pptx"
+    dense = hostile_files.xlsx_900_shared_dense_sheets(tmp_path / "dense.xlsx")
+    more_xml = IntakeLimits(budget=WorkBudget.from_env({BUDGET_ENV["max_xml_bytes"]: str(2**31)}))
+    with pytest.raises(JobError, match="max_cells"):  # 900 uses of a 40,000-cell sheet: past the file's cells
+        file_type(dense, more_xml)
+
+
+@pytest.mark.parametrize("path", [DOCX_PICTURES, DOCX_TEXT, PPTX_MIXED, XLSX_TEXT, HTML_TABLES], ids=lambda p: p.name)
+def test_ordinary_files_are_well_within_the_budget(path: Path) -> None:
+    assert file_type(path, IntakeLimits()).native
+
+
+def test_a_file_just_within_a_limit_passes_and_one_over_it_is_refused(tmp_path: Path) -> None:
+    sheet = hostile_files.far_cells(tmp_path / "far.xlsx")  # A1 and XFD1048576: 17,179,869,184 cells
+    budget = WorkBudget(max_table_cells=16_384 * 1_048_576, max_cells=16_384 * 1_048_576)
+    assert file_type(sheet, IntakeLimits(budget=budget)).value == "xlsx"
+    with pytest.raises(JobError, match="17,179,869,184 cells; the limit is 17,179,869,183"):
+        file_type(sheet, IntakeLimits(budget=WorkBudget(max_table_cells=16_384 * 1_048_576 - 1)))
