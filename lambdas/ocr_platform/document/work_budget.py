@@ -31,20 +31,11 @@ from typing import IO, Any
 
 from ocr_platform.core import defaults
 from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.settings import WORK_BUDGET_ENV
 
-#: Each limit's environment variable (read by ``ocr_platform.engines.settings.PaddleSettings``): a user with a
-#: legitimately large file raises it there.
-BUDGET_ENV = {
-    "max_units": "OCR_MAX_OFFICE_UNITS",
-    "max_cells": "OCR_MAX_OFFICE_CELLS",
-    "max_table_cells": "OCR_MAX_TABLE_CELLS",
-    "max_paragraphs": "OCR_MAX_DOCX_PARAGRAPHS",
-    "max_part_bytes": "OCR_MAX_PART_BYTES",
-    "max_xml_bytes": "OCR_MAX_PARSED_XML_BYTES",
-    "max_html_nodes": "OCR_MAX_HTML_NODES",
-    "max_html_depth": "OCR_MAX_HTML_DEPTH",
-    "max_picture_pixels": "OCR_MAX_PICTURE_PIXELS",
-}
+#: Each limit's environment variable, read by ``WorkBudget.from_env`` (the processor's ``PaddleSettings``): a user with a
+#: legitimately large file raises it there, or through ``PlatformConfig.work_budget`` on a deployed stage.
+BUDGET_ENV = WORK_BUDGET_ENV
 _DATA_URI = re.compile(r"^\s*data:image/[\w.+-]+;base64,", re.IGNORECASE)
 #: Enough of a data: URI's payload to hold any picture header Pillow reads the size from.
 _HEADER_CHARS = 64 * 1024
