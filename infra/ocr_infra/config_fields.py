@@ -204,7 +204,7 @@ class PlatformFields:
     processor_bake_models: str = defaults.PROCESSOR_BAKE_MODELS
     cpu_pages_per_chunk: int = defaults.CPU_PAGES_PER_CHUNK
     max_pages: int = defaults.MAX_PAGES
-    work_budget: tuple[str, ...] = ()
+    work_budget: tuple[str, ...] = defaults.WORK_BUDGET
     max_failed_page_percent: int = defaults.MAX_FAILED_PAGE_PERCENT
     gpu_pages_per_chunk: int = defaults.GPU_PAGES_PER_CHUNK
 

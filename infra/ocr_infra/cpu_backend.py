@@ -61,7 +61,7 @@ class CpuBackendProps:
     bake_models: str = defaults.PROCESSOR_BAKE_MODELS
     pages_per_chunk: int = defaults.CPU_PAGES_PER_CHUNK
     max_pages: int = defaults.MAX_PAGES
-    work_budget: tuple[str, ...] = ()
+    work_budget: tuple[str, ...] = defaults.WORK_BUDGET
     max_concurrency: int = defaults.PROCESSOR_MAX_CONCURRENCY
     concurrency_mode: str = defaults.PROCESSOR_CONCURRENCY_MODE
     admission_lease_seconds: int = defaults.processor_admission_lease_seconds()

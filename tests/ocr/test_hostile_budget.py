@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.settings import work_budget_env
 from ocr_platform.document.intake import IntakeLimits, file_type
 from ocr_platform.document.work_budget import BUDGET_ENV, WorkBudget
 from tests import hostile_files
@@ -54,3 +55,9 @@ def test_a_file_just_within_a_limit_passes_and_one_over_it_is_refused(tmp_path: 
     assert file_type(sheet, IntakeLimits(budget=budget)).value == "xlsx"
     with pytest.raises(JobError, match="17,179,869,184 cells; the limit is 17,179,869,183"):
         file_type(sheet, IntakeLimits(budget=WorkBudget(max_table_cells=16_384 * 1_048_576 - 1)))
+
+
+def test_the_platform_configs_work_budget_reaches_the_processors_budget() -> None:
+    environment = work_budget_env(["max_cells=5000000", "max_units=3000"])
+    budget = WorkBudget.from_env(environment)
+    assert (budget.max_cells, budget.max_units, budget.max_paragraphs) == (5_000_000, 3_000, WorkBudget().max_paragraphs)

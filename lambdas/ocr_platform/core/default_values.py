@@ -229,6 +229,8 @@ MAX_HTML_NODES = 300_000
 MAX_HTML_DEPTH = 256
 #: The pixels of all pictures one Office or HTML file embeds, as their headers declare them (each decoded in full).
 MAX_PICTURE_PIXELS = 150_000_000
+#: ``PlatformConfig.work_budget``: no limit of the work budget raised or lowered (``NAME=VALUE`` items).
+WORK_BUDGET: tuple[str, ...] = ()
 
 #: How long a jobs API upload form (presigned POST) and a result link (presigned GET) stay valid.
 UPLOAD_URL_SECONDS = 900
