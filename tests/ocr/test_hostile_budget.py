@@ -61,3 +61,9 @@ def test_the_platform_configs_work_budget_reaches_the_processors_budget() -> Non
     environment = work_budget_env(["max_cells=5000000", "max_units=3000"])
     budget = WorkBudget.from_env(environment)
     assert (budget.max_cells, budget.max_units, budget.max_paragraphs) == (5_000_000, 3_000, WorkBudget().max_paragraphs)
+
+
+def test_the_processors_variables_raise_the_budget_of_every_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    deck = hostile_files.pptx_5000_shared_slides(tmp_path / "deck.pptx")
+    monkeypatch.setenv(BUDGET_ENV["max_units"], "6000")
+    assert file_type(deck, IntakeLimits()).value == "pptx"

@@ -224,10 +224,12 @@ MAX_OFFICE_UNITS = 1_000
 MAX_PART_BYTES = 32 * 1024 * 1024
 #: The XML an Office file's readers parse, a shared part counted each time it is used.
 MAX_PARSED_XML_BYTES = 32 * 1024 * 1024
-#: HTML elements (Beautiful Soup holds each as an object; markdownify walks each) and their nesting.
+#: HTML elements (Beautiful Soup holds each as an object; markdownify walks each): 290,000 table cells took 13.3 s
+#: and 327 MB (46 us and 1.1 KB each); their nesting stays well inside Python's recursion limit (markdownify recurses).
 MAX_HTML_NODES = 300_000
 MAX_HTML_DEPTH = 256
-#: The pixels of all pictures one Office or HTML file embeds, as their headers declare them (each decoded in full).
+#: The pixels of all pictures one Office or HTML file embeds, as their headers declare them: each is decoded (shrunk
+#: to the page budget as it is) and read by OCR; one of 79.2 million pixels took 2.6 s and 490 MB above the engine's.
 MAX_PICTURE_PIXELS = 150_000_000
 #: ``PlatformConfig.work_budget``: no limit of the work budget raised or lowered (``NAME=VALUE`` items).
 WORK_BUDGET: tuple[str, ...] = ()

@@ -80,7 +80,8 @@ class IntakeLimits:
         max_page_pixels: pixel budget of one page image; a larger page is rendered (or resized) smaller.
         min_scale: below this scale a page would be unreadable, so it is refused instead.
         max_image_pixels: a raster image header claiming more pixels than this is refused undecoded.
-        budget: the work one Office or HTML file may ask for (``ocr_platform.document.work_budget``).
+        budget: the work one Office or HTML file may ask for (``ocr_platform.document.work_budget``); by default the
+            defaults, each raised or lowered by its ``OCR_MAX_*`` variable where that is set (as on the processor).
     """
 
     max_bytes: int = defaults.MAX_DOCUMENT_BYTES
@@ -95,7 +96,7 @@ class IntakeLimits:
     max_unpacked_xml_bytes: int = defaults.MAX_UNPACKED_XML_BYTES
     max_html_bytes: int = defaults.MAX_HTML_BYTES
     max_pictures: int = defaults.MAX_EMBEDDED_PICTURES
-    budget: WorkBudget = field(default_factory=WorkBudget)
+    budget: WorkBudget = field(default_factory=WorkBudget.from_env)
 
     def zip_limits(self) -> ZipLimits:
         return ZipLimits(self.max_unpacked_bytes, self.max_zip_ratio, self.max_zip_entries, self.max_unpacked_xml_bytes)
