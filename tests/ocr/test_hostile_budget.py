@@ -67,3 +67,19 @@ def test_the_processors_variables_raise_the_budget_of_every_read(tmp_path: Path,
     deck = hostile_files.pptx_5000_shared_slides(tmp_path / "deck.pptx")
     monkeypatch.setenv(BUDGET_ENV["max_units"], "6000")
     assert file_type(deck, IntakeLimits()).value == "pptx"
+
+
+@pytest.mark.parametrize("mode", ["L", "P", "RGB"])
+def test_an_embedded_picture_past_the_page_budget_reaches_the_engine_within_it(mode: str) -> None:
+    import io
+
+    from PIL import Image
+
+    from ocr_platform.engines.native_reading import _as_png
+
+    buffer = io.BytesIO()
+    Image.new(mode, (5000, 4000), 1).save(buffer, "PNG")
+    png = _as_png(buffer.getvalue(), IntakeLimits(max_page_pixels=5_000_000))
+    assert png
+    with Image.open(io.BytesIO(png)) as image:
+        assert image.size == (2500, 2000) and image.mode == "RGB"

@@ -179,8 +179,10 @@ def _within_page_budget(image: Any, max_pixels: int) -> Any:
         return image
     try:
         return image.reduce(factor)
-    except ValueError:  # a mode reduce does not take (a palette): converted whole, as before
-        return image
+    except ValueError:  # a mode reduce does not average (a palette, one bit a pixel): every factor-th pixel
+        from PIL import Image
+
+        return image.resize((max(1, image.width // factor), max(1, image.height // factor)), Image.Resampling.NEAREST)
 
 
 def _warnings(native: NativeFile, reader: _PictureReader) -> list[ResultWarning]:
