@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ocr_platform.core.settings import WORK_BUDGET_ENV
+
 _CT = "http://schemas.openxmlformats.org/package/2006/content-types"
 _REL = "http://schemas.openxmlformats.org/package/2006/relationships"
 _OFFICE_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -201,14 +203,33 @@ def docx_big_picture(path: Path, count: int = 1) -> Path:
     return path
 
 
+def pdf_content_bomb(path: Path) -> Path:
+    """A one-page PDF of 76 KB whose page draws three million small rectangles (39 MB of instructions)."""
+    content = zlib.compress(b"0 0 1 1 re f\n" * 3_000_000, 9)
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+               b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content + b"\nendstream"]
+    data = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(data))
+        data += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    table = len(data)
+    data += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    data += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, table)
+    path.write_bytes(bytes(data))
+    return path
+
+
 @dataclass(frozen=True)
 class Case:
-    """One hostile file: its ``name``, how to ``build`` it, and the limit its refusal names."""
+    """One hostile file: its ``name``, how to ``build`` it, the limit its refusal names, and the refusal's code."""
 
     name: str
     suffix: str
     build: Callable[[Path], Path]
     limit: str
+    code: str = "document_too_large"
 
 
 CASES = (
@@ -229,7 +250,10 @@ CASES = (
     Case("html-deep", "html", html_deep, "max_html_depth"),
     Case("html-data-pictures", "html", html_data_pictures, "max_picture_pixels"),
     Case("docx-pictures-near-the-pixel-limit", "docx", lambda path: docx_big_picture(path, 3), "max_picture_pixels"),
+    Case("pdf-page-of-three-million-rectangles", "pdf", pdf_content_bomb, "max_page_content_bytes", "page_too_large"),
 )
+#: The setting that raises each limit, as the refusal names it.
+SETTINGS = {**WORK_BUDGET_ENV, "max_page_content_bytes": "OCR_MAX_PAGE_CONTENT_BYTES"}
 
 
 MEMORY_CEILING_BYTES = 1536 * 1024 * 1024
@@ -242,6 +266,7 @@ import json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, ({ceiling}, {ceiling}))
 from pathlib import Path
 from ocr_platform.core.errors import JobError
+from ocr_platform.document.intake import open_document
 from ocr_platform.engines.native_reading import native_result
 
 class NoEngine:
@@ -250,7 +275,13 @@ class NoEngine:
         raise AssertionError("a picture reached the engine: the budget let the file through")
 
 try:
-    native_result(Path(sys.argv[1]), job_id="hostile", model="pp-ocrv5", engine=NoEngine())
+    path = Path(sys.argv[1])
+    if path.suffix == ".pdf":  # the page loop renders each page on its own
+        with open_document(path) as document:
+            for number in document.selected_pages:
+                document.render(number)
+    else:
+        native_result(path, job_id="hostile", model="pp-ocrv5", engine=NoEngine())
     outcome = {{"code": None, "message": "read"}}
 except JobError as err:
     outcome = {{"code": str(err.code), "message": err.message}}

@@ -231,6 +231,9 @@ MAX_HTML_DEPTH = 256
 #: The pixels of all pictures one Office or HTML file embeds, as their headers declare them: each is decoded (shrunk
 #: to the page budget as it is) and read by OCR; one of 79.2 million pixels took 2.6 s and 490 MB above the engine's.
 MAX_PICTURE_PIXELS = 150_000_000
+#: A PDF page's drawing instructions, unpacked (``ocr_platform.document.pdf_budget``): a page of a million small
+#: rectangles (13 MB of them) took pdfium 398 MB, about 30 bytes of memory per byte (``defaults.max_page_content_bytes``).
+PDF_CONTENT_MEMORY_FACTOR = 30
 #: ``PlatformConfig.work_budget``: no limit of the work budget raised or lowered (``NAME=VALUE`` items).
 WORK_BUDGET: tuple[str, ...] = ()
 

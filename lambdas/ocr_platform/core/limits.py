@@ -39,6 +39,7 @@ from ocr_platform.core.default_values import (
     OFFICE_PARAGRAPH_MILLISECONDS,
     OFFICE_READ_SECONDS,
     OUTPUT_MEMORY_FACTOR,
+    PDF_CONTENT_MEMORY_FACTOR,
     PROCESSOR_MAX_CONCURRENCY,
     PROCESSOR_MAX_EVENT_AGE_HOURS,
     PROCESSOR_MEMORY_MB,
@@ -92,6 +93,18 @@ def office_cells_seconds(cells: int = max_office_cells(), microseconds: int = OF
     49
     """
     return cells * microseconds / 1_000_000
+
+
+def max_page_content_bytes(
+    memory_mb: int = PROCESSOR_MEMORY_MB, share_percent: int = OFFICE_MEMORY_SHARE_PERCENT, factor: int = PDF_CONTENT_MEMORY_FACTOR
+) -> int:
+    """The unpacked drawing instructions one PDF page may hold: the same share of the processor's memory as an
+    Office file's tables, over what pdfium holds per byte of them.
+
+    >>> max_page_content_bytes()  # 3008 MiB x 33 % / 30
+    34695282
+    """
+    return memory_mb * 1024 * 1024 * share_percent // 100 // factor
 
 
 def max_docx_paragraphs(seconds: int = OFFICE_READ_SECONDS, milliseconds: int = OFFICE_PARAGRAPH_MILLISECONDS) -> int:

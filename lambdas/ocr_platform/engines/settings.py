@@ -112,6 +112,7 @@ class PaddleSettings:
                 render_scale=float(env.get("OCR_RENDER_SCALE", base.intake.render_scale)),
                 max_pages=int(env.get("OCR_MAX_PAGES", base.intake.max_pages)),
                 max_page_pixels=int(env.get("OCR_MAX_PAGE_PIXELS", base.intake.max_page_pixels)),
+                max_page_content_bytes=int(env.get("OCR_MAX_PAGE_CONTENT_BYTES", base.intake.max_page_content_bytes)),
                 budget=WorkBudget.from_env(env),
             ),
         )
