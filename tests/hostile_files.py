@@ -41,7 +41,7 @@ _SLIDE_TYPE = "application/vnd.openxmlformats-officedocument.presentationml.slid
 def _package(path: Path, kind: str, main: str, parts: dict[str, bytes], overrides: dict[str, str]) -> Path:
     """A minimal Office package: content types, the root relationship to ``main``, and ``parts``."""
     types = "".join(f'<Override PartName="/{name}" ContentType="{value}"/>' for name, value in {main: _MAIN[kind], **overrides}.items())
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         archive.writestr("[Content_Types].xml", f'<?xml version="1.0"?><Types xmlns="{_CT}"><Default Extension="rels" '
                          f'ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" '
                          f'ContentType="application/xml"/><Default Extension="png" ContentType="image/png"/>{types}</Types>')
@@ -157,15 +157,13 @@ def pptx_5000_shared_slides(path: Path) -> Path:
 
 
 def docx_part_name_dodges(path: Path) -> Path:
-    """The main part under a name that is not ``.xml`` (told by its content type): 34 MB of paragraphs of text
-    that does not compress much (so no ZIP ratio check stops it first)."""
-    text = os.urandom(17 * 1024 * 1024).hex()
-    body = "".join(f"<w:p><w:r><w:t>{text[i:i + 4000]}</w:t></w:r></w:p>" for i in range(0, len(text), 4000))
+    """The main part under a name that is not ``.xml`` (told by its content type): 70 MB of numbered paragraphs."""
+    body = "".join(f"<w:p><w:r><w:t>Paragraph {n} of the report.</w:t></w:r></w:p>" for n in range(1_100_000))
     return _docx(path, body, main="word/document.bin")
 
 
 def xlsx_rows_under_another_name(path: Path) -> Path:
-    rows = "".join(f'<row r="{r}"><c r="A{r}"><v>{r}</v></c><c r="B{r}"><v>{r}</v></c></row>' for r in range(1, 450_001))
+    rows = "".join(f'<row r="{r}"><c r="A{r}"><v>{r}</v></c><c r="B{r}"><v>{r}</v></c></row>' for r in range(1, 1_000_001))
     return _xlsx(path, [_sheet(rows)], part="xl/data/rows{}.bin")
 
 
@@ -240,7 +238,7 @@ CASES = (
     Case("pptx-table-huge-spans", "pptx", pptx_huge_spans, "max_table_cells"),
     Case("docx-table-huge-gridspan", "docx", docx_huge_gridspan, "max_table_cells"),
     Case("xlsx-10000-sheets-one-part", "xlsx", xlsx_10000_shared_sheets, "max_units"),
-    Case("xlsx-900-sheets-one-dense-part", "xlsx", xlsx_900_shared_dense_sheets, "max_xml_bytes"),
+    Case("xlsx-900-sheets-one-dense-part", "xlsx", xlsx_900_shared_dense_sheets, "max_cells"),
     Case("pptx-5000-slides-one-part", "pptx", pptx_5000_shared_slides, "max_units"),
     Case("docx-50000-short-paragraphs", "docx", docx_many_paragraphs, "max_paragraphs"),
     Case("docx-main-part-named-bin", "docx", docx_part_name_dodges, "max_part_bytes"),

@@ -220,10 +220,11 @@ OFFICE_READ_SECONDS = 112
 #: The share of the processor's memory one document's tables may take (the rest: the runtime, the models, pictures).
 OFFICE_MEMORY_SHARE_PERCENT = 33
 MAX_OFFICE_UNITS = 1_000
-#: Any one part of an Office file, whatever its name or type, may unpack to at most this.
-MAX_PART_BYTES = 32 * 1024 * 1024
-#: The XML an Office file's readers parse, a shared part counted each time it is used.
-MAX_PARSED_XML_BYTES = 32 * 1024 * 1024
+#: Any one part of an Office file, whatever its name or type, may unpack to at most this; the XML its readers parse,
+#: a shared part counted each time it is used, as much. The readers hold a part as a tree: a 42 MB sheet of a
+#: million cells took 488 MB and 21.7 s (12 bytes per byte), so 64 MiB is about 800 MB of the processor's 3008.
+MAX_PART_BYTES = 64 * 1024 * 1024
+MAX_PARSED_XML_BYTES = 64 * 1024 * 1024
 #: HTML elements (Beautiful Soup holds each as an object; markdownify walks each): 290,000 table cells took 13.3 s
 #: and 327 MB (46 us and 1.1 KB each); their nesting stays well inside Python's recursion limit (markdownify recurses).
 MAX_HTML_NODES = 300_000

@@ -29,6 +29,7 @@ A macro-enabled file (``.docm``, ``.pptm``, ``.xlsm``) is read like its plain tw
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import tempfile
@@ -92,9 +93,23 @@ def office_kind(path: Path, limits: ZipLimits, budget: WorkBudget | None = None)
                            "PowerPoint or Excel main part); send the document itself.")
         types = _read_part(archive, "[Content_Types].xml")
         macro = bool(_MACRO_CONTENT_TYPE.search(types)) or any(name.lower().endswith("vbaproject.bin") for name in names)
-        check_office(archive, main.kind, main.name, budget or WorkBudget())
+        refusal = _budget_refusal(str(path), path.stat().st_size, path.stat().st_mtime_ns, main.kind, main.name, budget or WorkBudget())
+        if refusal is not None:
+            raise refusal
         count = _unit_count(archive, main)
     return OfficeFile(main.kind, macro, count, main.strict, bool(_OTHER_MAIN_TYPE.search(types)))
+
+
+@functools.lru_cache(maxsize=8)
+def _budget_refusal(path: str, size: int, modified_ns: int, kind: str, main: str, budget: WorkBudget) -> JobError | None:
+    """The file's work counted once per process (a job's intake asks up to three times), keyed by the file's
+    identity; ``None`` when it is within ``budget``."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            check_office(archive, kind, main, budget)
+    except JobError as err:
+        return err
+    return None
 
 
 def _read_part(archive: zipfile.ZipFile, name: str) -> bytes:

@@ -21,10 +21,11 @@ walked once, its counts added again for each later use.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import zipfile
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.document.work_budget import PictureCount, WorkBudget, drop_passed, over_budget
@@ -48,14 +49,15 @@ class _Count:
         self.paragraphs = 0
         self.parts: dict[str, list[int]] = {}  # a part read once: the cells of each of its tables, for its later uses
 
-    def parse(self, name: str) -> Any:
-        """Stream the part ``name``."""
+    def parse(self, name: str, tags: tuple[str, ...] | None = None, events: tuple[Literal["start", "end"], ...] = ("start", "end")) -> Any:
+        """Stream the part ``name``: the ``events`` of its ``tags`` (local names; default: all)."""
         from lxml import etree
 
         info = self.infos.get(name)
         if info is None:
             return iter(())
-        return etree.iterparse(self.archive.open(info), events=("start", "end"), resolve_entities=False,
+        wanted = [f"{{*}}{tag}" for tag in tags] if tags else None
+        return etree.iterparse(self.archive.open(info), events=events, tag=wanted, resolve_entities=False,
                                no_network=True, huge_tree=False, load_dtd=False)
 
     def add_xml(self, size: int, name: str) -> None:
@@ -132,38 +134,38 @@ def _xlsx(count: _Count, main: str) -> None:
 
 
 def _sheet(count: _Count, where: str, part: str) -> None:
+    """Count one sheet: start events only (a cell's place is in its attributes), each passed row dropped."""
     row = column = last_row = last_column = merged = 0
-    for event, element in count.parse(part):
+    passed: Any = None
+    for _, element in count.parse(part, ("row", "c", "mergeCell"), events=("start",)):
         tag = element.tag.rpartition("}")[2]
-        if event == "end":
-            if tag in ("c", "row", "mergeCell"):
-                drop_passed(element)
-            continue
-        if tag == "row":
-            number = element.get("r", "")
-            row, column = (int(number) if number.isdigit() else row + 1), 0
-        elif tag == "c":
+        if tag == "c":
             found = _CELL_REF.match(element.get("r", ""))
             column = _column(found.group(1)) if found else column + 1
             if found:
                 row = int(found.group(2))
-        elif tag == "mergeCell":
+        else:
+            if passed is not None:
+                drop_passed(passed)
+            passed = element
+            if tag == "row":
+                number = element.get("r", "")
+                row, column = (int(number) if number.isdigit() else row + 1), 0
+                continue
             first, _, last = element.get("ref", "").partition(":")
             top, bottom = _CELL_REF.match(first), _CELL_REF.match(last or first)
-            if top and bottom:
-                rows = abs(int(bottom.group(2)) - int(top.group(2))) + 1
-                columns = abs(_column(bottom.group(1)) - _column(top.group(1))) + 1
-                merged += rows * columns
-                if merged > count.budget.max_table_cells:
-                    count.table(where, merged, "has merged ranges covering")
-                last_row, last_column = max(last_row, int(bottom.group(2)), int(top.group(2))), max(
-                    last_column, _column(bottom.group(1)), _column(top.group(1)))
-            continue
-        else:
-            continue
-        last_row, last_column = max(last_row, row), max(last_column, column)
-        if last_row * last_column > count.budget.max_table_cells:
-            count.table(where, last_row * last_column, "has a used range of")
+            if top is None or bottom is None:
+                continue
+            rows = abs(int(bottom.group(2)) - int(top.group(2))) + 1
+            columns = abs(_column(bottom.group(1)) - _column(top.group(1))) + 1
+            merged += rows * columns
+            if merged > count.budget.max_table_cells:
+                count.table(where, merged, "has merged ranges covering")
+            row, column = max(int(bottom.group(2)), int(top.group(2))), max(_column(bottom.group(1)), _column(top.group(1)))
+        if row > last_row or column > last_column:
+            last_row, last_column = max(last_row, row), max(last_column, column)
+            if last_row * last_column > count.budget.max_table_cells:
+                count.table(where, last_row * last_column, "has a used range of")
     count.table(where, last_row * last_column + merged, "has a used range and merged ranges of", part)
 
 
@@ -185,7 +187,7 @@ def _tables(count: _Count, where: str, part: str, *, paragraphs: bool = False) -
     """Count each table of the part (DOCX ``w:tbl`` or DrawingML ``a:tbl``): rows x its widest reach."""
     stack: list[dict[str, int]] = []
     number = 0
-    for event, element in count.parse(part):
+    for event, element in count.parse(part, ("tbl", "tr", "tc", "gridCol", "gridSpan", "gridBefore", "gridAfter", "p")):
         tag = element.tag.rpartition("}")[2]
         if event == "end":
             if tag == "tbl" and stack:
@@ -287,6 +289,7 @@ def _type_of(types: tuple[dict[str, str], dict[str, str]], name: str) -> str:
     return overrides.get(name.lower()) or extensions.get(posixpath.splitext(name)[1].lstrip(".").lower(), "")
 
 
+@functools.lru_cache(maxsize=4096)
 def _column(letters: str) -> int:
     number = 0
     for letter in letters.upper():
