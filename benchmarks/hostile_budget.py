@@ -1,7 +1,8 @@
 """Hostile Office and HTML files against the work budget: each case's time and peak memory until it is refused.
 
 Every file of issue 42's table is built in code (tests/hostile_files.py, nothing stored) and read by the CPU
-route's reading path (``native_result``) in its own child process under a 1.5 GiB address-space ceiling, as the
+route's reading path (``native_result``; a PDF's pages rendered one by one, as the page loop does) in its own
+child process under a 1.5 GiB address-space ceiling, as the
 hostile-input tests do (tests/ocr/test_hostile_budget.py). For each case: the file's size, the child's wall time
 (Python's start and imports included), its peak resident memory (``VmHWM``), and the refusal.
 

@@ -1,7 +1,8 @@
-"""Hostile inputs: small Office and HTML files that declare a huge task end in seconds with ``document_too_large``.
+"""Hostile inputs: small files that declare a huge task end in seconds with ``document_too_large`` (Office, HTML) or
+``page_too_large`` (a PDF page whose drawing instructions unpack past the budget).
 
 Each file of issue 42's table is built in code (tests/hostile_files.py) and read by the CPU route's reading path
-(``native_result``, as the processor calls it) in a child process under a memory ceiling (``RLIMIT_AS``) and a time
+(``native_result``, as the processor calls it; a PDF's pages rendered one by one) in a child process under a memory ceiling (``RLIMIT_AS``) and a time
 ceiling: the child must refuse the file in one line naming the limit, before any reader or engine runs. Time and
 peak memory of each case are reported by benchmarks/hostile_budget.py.
 """

@@ -230,7 +230,7 @@ MAX_PARSED_XML_BYTES = 64 * 1024 * 1024
 MAX_HTML_NODES = 300_000
 MAX_HTML_DEPTH = 256
 #: The pixels of all pictures one Office or HTML file embeds, as their headers declare them: each is decoded (shrunk
-#: to the page budget as it is) and read by OCR; one of 79.2 million pixels took 2.6 s and 490 MB above the engine's.
+#: to the page budget as it is) and read by OCR; one of 79.2 million pixels took 2.0 to 2.6 s and about 490 MB above the engine's.
 MAX_PICTURE_PIXELS = 150_000_000
 #: A PDF page's drawing instructions, unpacked (``ocr_platform.document.pdf_budget``): a page of a million small
 #: rectangles (13 MB of them) took pdfium 398 MB, about 30 bytes of memory per byte (``defaults.max_page_content_bytes``).
