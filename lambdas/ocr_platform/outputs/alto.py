@@ -9,21 +9,24 @@ its lines (``outputs.page_layout``); each line a ``TextLine``; each word a ``Str
 ``WC`` (the word's score, 0 to 1), with an ``SP`` where the line's text has a space between two words. A page
 says its ``ROTATION`` (degrees counter-clockwise its text is turned, the result's ``rotation``) and ``LANG`` (a
 BCP 47 tag, ``core.language_tags``, where the result names the page's language); blocks and lines their
-``BASEDIRECTION`` (``rtl`` for right-to-left text), and a turned line its ``ROTATION`` in quarter turns. A page
+``BASEDIRECTION`` (``rtl`` for right-to-left text), and a block of turned lines its ``ROTATION`` in quarter turns
+(ALTO 4.4 has none on ``TextLine``). A page
 without text has an empty ``PrintSpace``.
 
 >>> from ocr_platform.core.results import EngineInfo, build_result
 >>> line = {"text": "Total 4", "polygon": [[10, 10], [90, 10], [90, 30], [10, 30]], "score": 0.97}
 >>> doc = build_result("j", "pp-ocrv5", EngineInfo(name="PP-OCRv5", models=[], version="3"),
 ...                    [{"page": 1, "width": 200, "height": 100, "scale": 1.0, "lines": [line]}])
->>> print(alto_document(doc).split("<TextLine ")[1].split("<SP")[0])
-ID="line_1_1" HPOS="10" VPOS="10" WIDTH="80" HEIGHT="20" BASEDIRECTION="ltr"><String ID="string_1_1" HPOS="10" VPOS="10" WIDTH="58" HEIGHT="20" CONTENT="Total" WC="0.97" />
+>>> print(alto_document(doc).split("<TextLine ")[1].split("<SP")[0].replace("><", ">\\n<"))
+ID="line_1_1" HPOS="10" VPOS="10" WIDTH="80" HEIGHT="20" BASEDIRECTION="ltr">
+<String ID="string_1_1" HPOS="10" VPOS="10" WIDTH="58" HEIGHT="20" CONTENT="Total" WC="0.97" />
 """
 
 from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
+from collections import Counter
 
 from ocr_platform.core.language_tags import bcp47, is_right_to_left
 from ocr_platform.core.results import OcrResult, Page
@@ -82,11 +85,12 @@ def _page(layout: ET.Element, page: Page) -> None:
         if region.block is not None:
             block.set("TAGREFS", _tag_id(str(region.block.get("label", "text"))))
         block.set("BASEDIRECTION", _direction(" ".join(line["text"] for line in region.lines)))
+        turn = Counter(text_angle(line["polygon"]) for line in region.lines).most_common(1)[0][0]
+        if turn:
+            block.set("ROTATION", str(turn))
         for line in region.lines:
             text_line = ET.SubElement(block, "TextLine", {"ID": next_id("line"), **_position(box_of(line["polygon"]), width, height),
                                                           "BASEDIRECTION": _direction(line["text"])})
-            if text_angle(line["polygon"]):
-                text_line.set("ROTATION", str(text_angle(line["polygon"])))
             for word, spaced in spaced_words(line):
                 position = _position(box_of(word["polygon"]), width, height)
                 ET.SubElement(text_line, "String", {

@@ -16,8 +16,9 @@ empty ``ocr_page``; no element is self-closing, so HTML5 and XML parsers read th
 >>> line = {"text": "Total 4", "polygon": [[10, 10], [90, 10], [90, 30], [10, 30]], "score": 0.97}
 >>> doc = build_result("j", "pp-ocrv5", EngineInfo(name="PP-OCRv5", models=[], version="3"),
 ...                    [{"page": 1, "width": 200, "height": 100, "scale": 1.0, "lines": [line]}])
->>> print(hocr_document(doc).split("<body>")[1].split("<p ")[0])
-<div class="ocr_page" id="page_1" title="image pages/00001.jpg; bbox 0 0 200 100; ppageno 0; scan_res 72 72"><div class="ocr_carea" id="block_1_1" title="bbox 10 10 90 30">
+>>> print(hocr_document(doc).split("<body>")[1].split("<p ")[0].replace("><", ">\\n<"))
+<div class="ocr_page" id="page_1" title="image pages/00001.jpg; bbox 0 0 200 100; ppageno 0; scan_res 72 72">
+<div class="ocr_carea" id="block_1_1" title="bbox 10 10 90 30">
 """
 
 from __future__ import annotations

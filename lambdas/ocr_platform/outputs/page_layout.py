@@ -18,9 +18,9 @@ make one more region after the blocks.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-import math
 from dataclasses import dataclass, field
 
 from ocr_platform.core.results import Block, Line, Page
