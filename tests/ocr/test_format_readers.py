@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -185,6 +186,7 @@ SHORTFALLS = {
 
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(reason=SHORTFALLS[name], strict=True)) if name in SHORTFALLS else name
                                   for name in NAMES])
+@pytest.mark.skipif(shutil.which("pdftotext") is None, reason="poppler-utils' pdftotext is not installed (scripts/setup.sh installs it)")
 def test_ocrmypdfs_hocr_renderer_makes_a_pdf_that_pdftotext_reads_as_the_result(results: dict[str, OcrResult], name: str, tmp_path: Path) -> None:
     import ocrmypdf
     from ocrmypdf.font import MultiFontManager
@@ -202,3 +204,27 @@ def test_ocrmypdfs_hocr_renderer_makes_a_pdf_that_pdftotext_reads_as_the_result(
         read = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
         expected = " ".join(word["text"] for line in page["lines"] for word in line["words"])
         assert word_f1(expected, read) >= 0.95, (word_f1(expected, read), read[:500])
+
+
+def test_an_engines_empty_line_and_a_blank_page_leave_no_trace_and_languages_are_bcp_47() -> None:
+    """Hand-built: what PP-OCRv5 returns for a box over a picture (text "", score 0), a blank page, a Korean page."""
+    from ocr_platform.core.results import EngineInfo, build_result
+    from tests.result_schema import assert_valid_result
+
+    square = [[10, 10], [90, 10], [90, 30], [10, 30]]
+    pages: list[Any] = [
+        {"page": 1, "width": 200, "height": 100, "scale": 2.0, "language": "korean",
+         "lines": [{"text": "", "polygon": square, "score": 0.0}, {"text": "안녕 세계", "polygon": square, "score": 0.9}]},
+        {"page": 2, "width": 200, "height": 100, "scale": 2.0, "lines": [{"text": "  ", "polygon": square, "score": 0.0}]},
+    ]
+    result = build_result("j", "pp-ocrv5", EngineInfo(name="PP-OCRv5", models=[], version="3"), pages)
+    assert [[line["text"] for line in page["lines"]] for page in result["pages"]] == [["안녕 세계"], []]
+    assert result["text"] == "안녕 세계\f"
+    assert_valid_result(result)
+    hocr = hocr_document(result)
+    assert '<div class="ocr_page" id="page_1" title="image pages/00001.jpg; bbox 0 0 200 100; ppageno 0; scan_res 144 144" lang="ko">' in hocr
+    assert '<div class="ocr_page" id="page_2" title="image pages/00002.jpg; bbox 0 0 200 100; ppageno 1; scan_res 144 144"></div>' in hocr
+    response = textract_document(result)
+    assert "DetectDocumentTextModelVersion" in response and "AnalyzeDocumentModelVersion" not in response
+    assert [block["Text"] for block in response["Blocks"] if block["BlockType"] == "LINE"] == ["안녕 세계"]
+    assert 'LANG="ko"' in alto_document(result)
