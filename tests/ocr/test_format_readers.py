@@ -7,6 +7,7 @@ a PDF whose text pdftotext reads as result.json's words; no format holds an empt
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shutil
@@ -228,3 +229,30 @@ def test_an_engines_empty_line_and_a_blank_page_leave_no_trace_and_languages_are
     assert "DetectDocumentTextModelVersion" in response and "AnalyzeDocumentModelVersion" not in response
     assert [block["Text"] for block in response["Blocks"] if block["BlockType"] == "LINE"] == ["안녕 세계"]
     assert 'LANG="ko"' in alto_document(result)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_textract_blocks_have_the_shapes_of_real_textract_responses(results: dict[str, OcrResult], name: str) -> None:
+    """Key sets, JSON types, entity and relationship types against real responses (tests/documents/textract: derived
+    from amazon-textract-response-parser's public test data), and the value ranges Textract's API reference gives."""
+    shapes = json.loads((Path(__file__).resolve().parents[1] / "documents" / "textract" / "shapes.json").read_text(encoding="utf-8"))
+    response = textract_document(results[name])
+    assert set(response) - {"DetectDocumentTextModelVersion"} <= set(shapes["top_level_keys"])
+    by_id = {block["Id"]: block for block in response["Blocks"]}
+    for block in response["Blocks"]:
+        kind, shape = block["BlockType"], shapes["blocks"].get(block["BlockType"])
+        if shape is not None:
+            assert set(shape["always"]) - {"Relationships"} <= set(block), (kind, block)
+            assert set(block) - {"Page"} <= set(shape["keys"]), (kind, set(block) - set(shape["keys"]))
+            assert all(type(value).__name__ in shape["keys"].get(key, [type(value).__name__]) for key, value in block.items()), block
+            assert {r["Type"] for r in block.get("Relationships", [])} <= set(shape["relationships"])
+        assert 0 <= block.get("Confidence", 0) <= 100
+        box = block["Geometry"]["BoundingBox"]
+        assert all(0 <= box[key] <= 1 for key in ("Left", "Top", "Width", "Height")) and len(block["Geometry"]["Polygon"]) == 4
+        if kind in ("LINE", "WORD"):
+            assert block["Text"] and block["Text"] == block["Text"].strip()
+        if kind == "LINE":
+            [child] = block["Relationships"]
+            assert block["Text"] == " ".join(by_id[i]["Text"] for i in child["Ids"])
+        if kind.startswith("LAYOUT_"):
+            assert {by_id[i]["BlockType"] for r in block["Relationships"] for i in r["Ids"]} == {"LINE"}
