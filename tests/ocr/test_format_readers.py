@@ -256,3 +256,28 @@ def test_textract_blocks_have_the_shapes_of_real_textract_responses(results: dic
             assert block["Text"] == " ".join(by_id[i]["Text"] for i in child["Ids"])
         if kind.startswith("LAYOUT_"):
             assert {by_id[i]["BlockType"] for r in block["Relationships"] for i in r["Ids"]} == {"LINE"}
+
+
+@pytest.mark.skipif(shutil.which("pdftotext") is None, reason="poppler-utils' pdftotext is not installed (scripts/setup.sh installs it)")
+@pytest.mark.parametrize("case", [
+    pytest.param("skewed", marks=pytest.mark.xfail(strict=True, reason="pdftotext runs neighbouring slanted lines together (F1 0.67)")),
+    "own_text",
+])
+def test_the_searchable_pdf_reads_as_the_result_in_pdftotext(ppocr, results: dict[str, OcrResult], case: str, tmp_path: Path) -> None:
+    """The skewed scan (an image PDF), and a born-digital public page read by OCR anyway (``text_layer: ignore``):
+    pdftotext reads the page's words once each, in lines."""
+    from ocr_platform.outputs.searchable_pdf import write_searchable_pdf
+
+    if case == "skewed":
+        source = tmp_path / "skewed.pdf"
+        scan = _render(PUBLIC / "warn-report-3-pages.pdf", 0).rotate(4, expand=True, fillcolor="white", resample=Image.Resampling.BICUBIC)
+        scan.save(source, resolution=150)
+        result, _ = ocr_document(source, job_id="skewed-pdf", model="pp-ocrv5", engine=ppocr)
+    else:
+        source = PUBLIC / "warn-report-3-pages.pdf"
+        result, _ = ocr_document(source, job_id="own", model="pp-ocrv5", engine=ppocr, pages="1", options={"text_layer": "ignore"})
+        assert result["pages"][0].get("text_source", "ocr") == "ocr"
+    target = write_searchable_pdf(source, result, tmp_path / "searchable.pdf")
+    read = subprocess.run(["pdftotext", "-enc", "UTF-8", str(target), "-"], capture_output=True, text=True, check=True).stdout
+    expected = " ".join(word["text"] for page in result["pages"] for line in page["lines"] for word in line["words"])
+    assert word_f1(expected, read) >= 0.95, word_f1(expected, read)
