@@ -39,9 +39,15 @@ from ocr_platform.cli.command_support import FORMAT_CHOICES
 from ocr_platform.cli.local_commands import run_local_ocr, run_local_stack_command, run_pipeline
 from ocr_platform.cli.platform_commands import run_console_command, run_doctor, run_platform_command
 from ocr_platform.core import defaults
-from ocr_platform.core.client_errors import PlatformClientError, describe_aws_error
+from ocr_platform.core.client_errors import ExitStatus, PlatformClientError, describe_aws_error
 from ocr_platform.core.routing import MODEL_TABLE
 from ocr_platform.engines.options import MODEL_BACKENDS, MODEL_VARIANTS, TEXT_LAYER_MODES
+
+#: The code of a file the command could not read or write (the operating system's reason and the path follow).
+OS_ERROR = "file_error"
+#: The code and exit status (128 + SIGINT, as shells report it) of a command stopped with Ctrl-C.
+INTERRUPTED = "interrupted"
+INTERRUPTED_EXIT = 130
 
 LANG_HELP = f"PaddleOCR language code, or auto to pick the recogniser per page (default: {defaults.LANGUAGE})"
 
@@ -92,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     def with_job_inputs(cmd: argparse.ArgumentParser) -> argparse.ArgumentParser:
         cmd.add_argument("file", help="the document: a local file, or an https:// URL the platform fetches once")
         cmd.add_argument(
-            "--callback-url", help="https:// URL that gets one signed POST when the job ends (README: Webhooks)",
+            "--callback-url", help="https:// URL that gets one signed POST when the job ends (docs: Events, webhooks and input by URL)",
         )
         return cmd
 
@@ -185,9 +191,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         problem = describe_aws_error(err)
         print(f"error: {problem.code}: {problem.message}", file=sys.stderr)
         return int(problem.exit_status)
+    except OSError as err:  # a file the command had to read or write; the path is in the message
+        print(f"error: {OS_ERROR}: {err.strerror or err}" + (f": {err.filename}" if err.filename else ""), file=sys.stderr)
+        return int(ExitStatus.USAGE)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        print(f"error: {INTERRUPTED}: stopped by Ctrl-C; a submitted job goes on (ocr-platform status JOB_ID)", file=sys.stderr)
+        return INTERRUPTED_EXIT
 
 
 if __name__ == "__main__":
