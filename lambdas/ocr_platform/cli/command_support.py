@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -85,10 +85,16 @@ def check_writable(*paths: Path | None) -> None:
             problem = f"{path} is a directory; name a file in it"
         elif not folder.is_dir():
             problem = f"the folder {folder} does not exist; create it (mkdir -p {folder}) or name a file in a folder that exists"
-        elif not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-            problem = f"{path} cannot be written (permission denied); name a file in a folder you can write to"
         else:
-            continue
+            try:  # asking the file system itself: permissions, a read-only mount, root's exceptions all answer here
+                if path.exists():
+                    path.open("ab").close()
+                else:
+                    tempfile.TemporaryFile(dir=folder).close()
+            except OSError as err:
+                problem = f"{path} cannot be written ({err.strerror or err}); name a file in a folder you can write to"
+            else:
+                continue
         raise PlatformClientError("output_unwritable", problem + ".", ExitStatus.USAGE)
 
 

@@ -12,6 +12,7 @@ from ocr_platform.cli.client import OcrClient, resolve_target
 from ocr_platform.cli.command_support import check_writable, engine_options, pdf_target, print_json, print_warnings, write_formatted
 from ocr_platform.cli.progress import JobProgress
 from ocr_platform.core.client_errors import ExitStatus, PlatformClientError
+from ocr_platform.document.url_input import is_url_input
 
 
 def run_platform_command(args: argparse.Namespace) -> int:
@@ -21,6 +22,8 @@ def run_platform_command(args: argparse.Namespace) -> int:
 
     if args.command == "models":
         _check_model_dirs(args.model_dirs)
+    if args.command == "submit" and not is_url_input(args.file) and not Path(args.file).is_file():
+        raise PlatformClientError("file_not_found", f"{args.file} is not a readable file.")
     if args.command == "result":
         check_writable(args.output if args.format != "pdf" else None, pdf_target(args))
     target = resolve_target(args.stack, region=args.region)
