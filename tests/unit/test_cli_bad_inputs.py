@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -107,16 +106,16 @@ def test_a_type_no_route_reads_is_refused_before_any_model_library_loads(user_en
 
 
 def test_a_run_stopped_with_ctrl_c_says_so_in_one_line(user_env: dict[str, str], tmp_path: Path) -> None:
-    """Ctrl-C while ``ocr`` works: one ``error: interrupted`` line and the shell's 130, no traceback."""
+    """Ctrl-C while ``ocr`` reads a four-page scan: one ``error: interrupted`` line and the shell's 130, no traceback."""
     process = subprocess.Popen(
         [sys.executable, "-m", "ocr_platform.cli.commands", "ocr", str(PUBLIC / "pikepdf-fourpages.pdf"), "--model", "pp-ocrv5",
          "--text-layer", "ignore", "--output", str(tmp_path / "r.json")],
         env=user_env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    time.sleep(1.0)
+    assert process.stderr is not None
+    first = process.stderr.readline()  # the first page's progress line: the command is at work, reading pages
+    assert first.strip() == "page 1/4", first
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=120)
-    done = subprocess.CompletedProcess(process.args, process.returncode, out, err)
-    if process.returncode == 0:
-        pytest.fail(f"the run finished before Ctrl-C reached it: {err}")
+    out, rest = process.communicate(timeout=120)
+    done = subprocess.CompletedProcess(process.args, process.returncode, out, rest)
     assert (_one_error_line(done), done.returncode) == ("interrupted", 130)

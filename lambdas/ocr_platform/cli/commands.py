@@ -28,6 +28,7 @@ This module holds the argument parser and ``main``; the commands live in ``local
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,12 +43,6 @@ from ocr_platform.core import defaults
 from ocr_platform.core.client_errors import ExitStatus, PlatformClientError, describe_aws_error
 from ocr_platform.core.routing import MODEL_TABLE
 from ocr_platform.engines.options import MODEL_BACKENDS, MODEL_VARIANTS, TEXT_LAYER_MODES
-
-#: The code of a file the command could not read or write (the operating system's reason and the path follow).
-OS_ERROR = "file_error"
-#: The code and exit status (128 + SIGINT, as shells report it) of a command stopped with Ctrl-C.
-INTERRUPTED = "interrupted"
-INTERRUPTED_EXIT = 130
 
 LANG_HELP = f"PaddleOCR language code, or auto to pick the recogniser per page (default: {defaults.LANGUAGE})"
 
@@ -64,6 +59,10 @@ __all__ = [
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ocr-platform", description="Serverless OCR on AWS: submit documents, poll jobs, read results.")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true",
+        help="also show the OCR libraries' own log lines (PaddleX's model loading, pypdfium2's advice), kept off the terminal by default",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     def with_stack(cmd: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -103,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
         return cmd
 
     ocr = commands.add_parser("ocr", help="run the OCR engine on a local file in this process (no AWS)")
-    ocr.add_argument("file", type=Path)
+    ocr.add_argument("file", type=Path, help="the document: a PDF, PNG, JPEG, TIFF, BMP or WEBP file, or a DOCX, PPTX, XLSX or HTML file")
     ocr.add_argument("--model", required=True, choices=sorted(MODEL_TABLE))
     ocr.add_argument("--lang", default=defaults.LANGUAGE, help=LANG_HELP)
     ocr.add_argument("--pages", help='page selection, e.g. "1-3,7"')
@@ -182,21 +181,49 @@ _COMMANDS = {
 }
 
 
+#: The loggers of the libraries under the engines whose information and advice are no news to a user of the CLI,
+#: and the level below which they are kept off the terminal: PaddleX's colour-coded ``Creating model`` lines,
+#: pypdfium2's advice to rebuild it with XFA support (a warning, though nothing is wrong).
+QUIET_LOGGERS = {"paddlex": "WARNING", "paddleocr": "WARNING", "pypdfium2": "ERROR"}
+
+
+def quiet_libraries() -> None:
+    """Raise ``QUIET_LOGGERS``' levels. PaddleX sets its own logger's level when it is imported, so that logger
+    also gets a filter, which stays; the others' modules log on child loggers, which take the level set here."""
+    for name, level in QUIET_LOGGERS.items():
+        floor = logging.getLevelNamesMapping()[level]
+        logger = logging.getLogger(name)
+        logger.setLevel(floor)
+        logger.addFilter(_AtLeast(floor))
+
+
+class _AtLeast:
+    """A logging filter that passes records of ``level`` and above."""
+
+    def __init__(self, level: int) -> None:
+        self.level = level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= self.level
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a problem the user can fix is one line on stderr and an ``ExitStatus``."""
     args = _parser().parse_args(argv)
+    if not args.verbose:
+        quiet_libraries()
     try:
         return int(_COMMANDS[args.command](args))
     except (PlatformClientError, AwsClientError, BotoCoreError) as err:
         problem = describe_aws_error(err)
-        print(f"error: {problem.code}: {problem.message}", file=sys.stderr)
-        return int(problem.exit_status)
-    except OSError as err:  # a file the command had to read or write; the path is in the message
-        print(f"error: {OS_ERROR}: {err.strerror or err}" + (f": {err.filename}" if err.filename else ""), file=sys.stderr)
-        return int(ExitStatus.USAGE)
+    except OSError as err:  # a file the command had to read or write; the system's reason and the path
+        problem = PlatformClientError("file_error", f"{err.strerror or err}" + (f": {err.filename}" if err.filename else ""))
     except KeyboardInterrupt:
-        print(f"error: {INTERRUPTED}: stopped by Ctrl-C; a submitted job goes on (ocr-platform status JOB_ID)", file=sys.stderr)
-        return INTERRUPTED_EXIT
+        problem = PlatformClientError(
+            "interrupted", "stopped by Ctrl-C; a job already submitted goes on (ocr-platform status JOB_ID)", ExitStatus.INTERRUPTED,
+        )
+    print(f"error: {problem.code}: {problem.message}", file=sys.stderr)
+    return int(problem.exit_status)
 
 
 if __name__ == "__main__":
