@@ -194,7 +194,8 @@ def quiet_libraries() -> None:
         floor = logging.getLevelNamesMapping()[level]
         logger = logging.getLogger(name)
         logger.setLevel(floor)
-        logger.addFilter(_AtLeast(floor))
+        if not any(isinstance(f, _AtLeast) for f in logger.filters):
+            logger.addFilter(_AtLeast(floor))
 
 
 class _AtLeast:
