@@ -269,8 +269,22 @@ def test_cli_run_shows_the_transitions_and_writes_the_result(
 
     err = capsys.readouterr().err
     assert "QUEUED" in err and "PROCESSING (lambda)" in err and "COMPLETED in" in err
+    assert "read by OCR with PP-OCRv5 (1 page)" in err  # a scan: what read it is the engine
+    assert f"sign in as {local.console_user}" in err and local.console_password in err  # how to open the console
     assert "Invoice 2026-0042" in err  # the text preview
     assert _cer(json.loads(output.read_text()), 0, ENGLISH_PAGES[0]) <= 0.02
+
+
+def test_cli_run_of_the_quick_start_sample_says_its_text_layer_was_read(
+    local: stack.StackInfo, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The README's first command: a born-digital PDF, whose summary names its text layer, not an OCR engine."""
+    from ocr_platform.cli import commands as cli
+
+    output = tmp_path / "result.json"
+    assert cli.main(["run", str(REPO / "samples" / "invoice.pdf"), "--model", "pp-ocrv6", "--output", str(output)]) == 0
+    assert "read by text layer (1 page, no OCR)" in capsys.readouterr().err
+    assert json.loads(output.read_text())["pages"][0]["text_source"] == "text_layer"
 
 
 def test_cli_run_reads_a_word_file_and_its_pictures_through_the_stack(local: stack.StackInfo, tmp_path: Path,
