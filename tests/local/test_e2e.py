@@ -1022,3 +1022,25 @@ def test_a_document_submitted_by_url_is_fetched_once_and_read_like_an_upload(cli
     assert (failed["status"], failed["error"]["code"]) == ("FAILED", "input_unreachable")
     assert "404" in failed["error"]["message"]
 
+
+
+def test_cli_run_does_not_fail_a_completed_job_it_cannot_save(
+    local: stack.StackInfo, docs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The job COMPLETED but reading its result back fails (here S3 refuses the GET): ``run`` exits 0 and says where
+    the result is and how to save it, instead of a traceback after the work was done."""
+    from botocore.exceptions import ClientError
+
+    from ocr_platform.cli import commands as cli
+    from ocr_platform.cli.client import OcrClient
+
+    def refused(self: OcrClient, job_id: str, fmt: str) -> bytes:
+        raise ClientError({"Error": {"Code": "SlowDown", "Message": "Please reduce your request rate."}}, "GetObject")
+
+    monkeypatch.setattr(OcrClient, "formatted", refused)
+    assert cli.main(["run", str(docs["png"]), "--model", "pp-ocrv5", "--output", str(tmp_path / "result.json")]) == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "warning: aws_error: GetObject failed (SlowDown" in err
+    job_id = err.split("job ", 1)[1].split(":", 1)[0]
+    assert f"job {job_id} COMPLETED: its result is s3://{local.bucket}/results/{job_id}/result.json" in err
+    assert f"ocr-platform result {job_id} --output FILE" in err
