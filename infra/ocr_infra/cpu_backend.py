@@ -12,6 +12,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_destinations as destinations
 from constructs import Construct
 
+from ocr_infra.image_build import DOCKER_MEDIA_TYPES_OUTPUTS
 from ocr_infra.paths import CPU_OCR_DOCKERFILE, REPO_ROOT
 from ocr_infra.platform_function import CommonFunctionProps, PlatformFunction, PlatformFunctionProps
 from ocr_infra.secure_defaults import acknowledge_wildcards, allow
@@ -78,6 +79,7 @@ class CpuBackend(Construct):
             str(REPO_ROOT),
             file=CPU_OCR_DOCKERFILE,
             platform=ecr_assets.Platform.LINUX_AMD64,
+            outputs=list(DOCKER_MEDIA_TYPES_OUTPUTS),  # Docker media types: what Lambda accepts (ocr_infra.image_build)
             build_args={"BAKE_MODELS": props.bake_models} if props.bake_models else None,
             display_name="cpu-ocr processor image",
         )

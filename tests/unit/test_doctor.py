@@ -136,6 +136,7 @@ def test_a_ready_account_passes_every_check(ready_account: None) -> None:
     assert "reserved mode is possible here" in line(lines, "ok    reserved concurrency  ")
     assert line(lines, "ok    lambda memory  ").startswith("ok    lambda memory  every function fits a new account's 3008 MB")
     assert lines[-1] == "ready for `npx cdk deploy`"
+    assert lines[-2].startswith("note  the GPU stack reads the core's outputs") and "`npx cdk deploy --all`" in lines[-2]
     assert not [text for text in lines if text.startswith(("FAIL", "WARN", "skip"))]
 
 
@@ -254,12 +255,16 @@ def test_docker_must_answer(answer: Any, status: str, detail: str, fix: str) -> 
     assert (result.status.value, detail in result.detail, fix in result.fix) == (status, True, True)
 
 
-def test_docker_warns_of_the_containerd_image_store_lambda_refuses() -> None:
-    """Lambda rejects the image manifest such a store pushes: the deploy would fail half-way."""
-    info = "Server Version: 28.2.2\nStorage Driver: overlayfs\n driver-type: io.containerd.snapshotter.v1\nArchitecture: x86_64\n"
+def test_docker_fails_on_a_containerd_image_store_that_would_push_oci_manifests() -> None:
+    """SageMaker and Lambda reject the OCI manifest such a store pushes with an attestation: the deploy would fail
+    half-way. Without default attestations the assets' Docker media types hold (ocr_infra.image_build)."""
+    info = "Server Version: 29.0.1\nStorage Driver: overlayfs\n driver-type: io.containerd.snapshotter.v1\nArchitecture: x86_64\n"
     result = doctor.check_docker(lambda argv: (0, info), {})
-    assert result.status is doctor.Status.WARN and "containerd image store" in result.detail
-    assert result.fix.startswith('turn off "Use containerd for pulling and storing images"')
+    assert result.status is doctor.Status.FAIL and "containerd image store" in result.detail
+    assert "SageMaker (the endpoint image) and Lambda (the processor image) refuse" in result.detail
+    assert result.fix.startswith("export BUILDX_NO_DEFAULT_ATTESTATIONS=1 before `npx cdk deploy`, or turn off")
+    fixed = doctor.check_docker(lambda argv: (0, info), {"BUILDX_NO_DEFAULT_ATTESTATIONS": "1"})
+    assert fixed.status is doctor.Status.OK and "pushed with Docker media types" in fixed.detail
     assert doctor.check_docker(lambda argv: (0, info.replace("io.containerd.snapshotter.v1", "overlay2")), {}).status is doctor.Status.OK
 
 

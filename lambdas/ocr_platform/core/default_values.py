@@ -37,11 +37,11 @@ INFLIGHT_MARGIN_SECONDS = 300
 IDLE_MINUTES = 10
 IDLE_BACKLOG_THRESHOLD = 0.1
 ENDPOINT_BASE_IMAGE = ""
-#: The endpoint host: driver 550 / CUDA 12.4 (``ocr_infra.gpu_host``), which runs the image's CUDA; without an
-#: AMI version an ``ml.g5`` host runs driver 470 / CUDA 11.4.
-ENDPOINT_AMI_VERSION = "al2-ami-sagemaker-inference-gpu-3-1"
+#: The endpoint host: driver 580 / CUDA 13.0 (``ocr_infra.gpu_host``), which runs the image's CUDA 12.9; without an
+#: AMI version an ``ml.g5`` host runs driver 470 / CUDA 11.4, and ``-gpu-3-1`` runs CUDA 12.4 at most.
+ENDPOINT_AMI_VERSION = "al2023-ami-sagemaker-inference-gpu-4-1"
 #: The CUDA the endpoint image is built for: ``ARG CUDA_VERSION`` of containers/vl-endpoint/Dockerfile.
-ENDPOINT_IMAGE_CUDA = "11.8"
+ENDPOINT_IMAGE_CUDA = "12.9"
 #: ContainerStartupHealthCheckTimeoutInSeconds (60..3600): how long a new instance's container may take to answer
 #: ``/ping`` 200. A cold start loads PaddleOCR-VL's layout model and 0.9B VLM from the image onto the GPU (about
 #: 1-3 minutes); 20 minutes leaves room for a slow volume and the vLLM backend's server start.
