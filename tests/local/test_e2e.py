@@ -502,7 +502,8 @@ def _id_token(local: stack.StackInfo, email: str) -> str:
 def test_the_readmes_jobs_api_flow_signs_an_invited_user_in_and_creates_a_job(local: stack.StackInfo, tmp_path: Path) -> None:
     """The README's jobs API block, run by bash with the real AWS CLI and curl against the local stack, with
     ``POOL``, ``CLIENT`` and ``API`` as the README says to set them: the invited user answers the new-password
-    challenge, signs in again with their own password and creates a job that their listing shows."""
+    challenge, signs in again with their own password, creates a job, uploads its file with the presigned POST,
+    polls it to COMPLETED, and their listing shows it."""
     told_by_env = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION", "AWS_REGION")
     shell = {
         name: value for name, value in os.environ.items()
@@ -511,14 +512,18 @@ def test_the_readmes_jobs_api_flow_signs_an_invited_user_in_and_creates_a_job(lo
     shell["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     # What the README says to do first on the local stack; the rest is its block as written.
     local_setup = 'eval "$(ocr-platform local env)"\nPOOL=$OCR_USER_POOL_ID CLIENT=$OCR_USER_POOL_CLIENT_ID API=$OCR_API_URL\n'
+    (tmp_path / "samples").mkdir()
+    shutil.copy(REPO / "samples" / "scan.pdf", tmp_path / "samples" / "scan.pdf")
 
     run = subprocess.run(["bash", "-e", "-c", local_setup + _readme_block("jobs-api-flow")], cwd=tmp_path, env=shell,
                          capture_output=True, text=True, timeout=300)
 
     assert run.returncode == 0, f"stdout:\n{run.stdout}\nstderr:\n{run.stderr}"
-    created, listed = (json.loads(line) for line in run.stdout.splitlines() if line.strip())
+    created, status, listed = (line for line in run.stdout.splitlines() if line.strip())
+    created, listed = json.loads(created), json.loads(listed)
     assert (created["status"], sorted(created["upload"])) == ("QUEUED", ["fields", "url"])
-    assert [(job["job_id"], job["file_name"]) for job in listed["jobs"]] == [(created["job_id"], "scan.pdf")]
+    assert status == "COMPLETED"  # the upload started the job and the polling loop saw it end
+    assert [(job["job_id"], job["file_name"], job["status"]) for job in listed["jobs"]] == [(created["job_id"], "scan.pdf", "COMPLETED")]
     assert _status(local, "you@example.com") == "CONFIRMED"  # the challenge set the user's own password
 
 
