@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from tests import documents
 from tests.documents import ENGLISH_PAGES, character_error_rate, render_page
 from tests.local.campaign import queue_depth
 from tests.local.webhook_receiver import WebhookReceiver, receiver_that_is_down
+from tests.unit.test_doc_snippets import RUN_ON_LOCAL_STACK
 
 IDLE_PERIODS = 10
 PERIOD_SECONDS = 0.5
@@ -1049,3 +1051,22 @@ def test_cli_run_does_not_fail_a_completed_job_it_cannot_save(
     job_id = err.split("job ", 1)[1].split(":", 1)[0]
     assert f"job {job_id} COMPLETED: its result is s3://{local.bucket}/results/{job_id}/result.json" in err
     assert f"ocr-platform result {job_id} --output FILE" in err
+
+
+@pytest.mark.parametrize("page", RUN_ON_LOCAL_STACK)
+def test_a_pages_shell_snippets_run_as_written_on_the_local_stack(page: str, local: stack.StackInfo, tmp_path: Path) -> None:
+    """Every bash block of the page, in order, from a copy of the repository's samples, in a shell prepared as the
+    AWS CLI page says (``eval "$(ocr-platform local env)"``): each exits 0 and writes what it names."""
+    shutil.copytree(REPO / "samples", tmp_path / "samples")
+    shell = {**os.environ, **local.client_environment(), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    text = (REPO / page).read_text(encoding="utf-8")
+    blocks = re.findall(r"^```bash\n(.*?)^```", text, re.M | re.S)
+    assert blocks
+    for block in blocks:
+        run = subprocess.run(["bash", "-e", "-c", block], cwd=tmp_path, env=shell, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, f"{page}:\n{block}\nstderr:\n{run.stderr}"
+        assert "Traceback" not in run.stderr
+    written = {"docs/using-it/searchable-pdf.md": ["scan.searchable.pdf", "invoice.searchable.pdf"],
+               "docs/using-it/office-and-html.md": ["result.json"]}[page]
+    for name in written:
+        assert (tmp_path / name).stat().st_size > 0, f"{page}: {name} was not written"

@@ -4,7 +4,10 @@ Each fenced ``bash`` or ``python`` block of README.md and docs/ is checked as a 
 ``bash -n``, Python with ``compile``; and every file a snippet gives ``ocr-platform ocr|run|submit`` or uploads with
 ``aws s3 cp`` is in the repository (``samples/`` holds them, with their sources and licences), so a reader
 running the snippet from the repository root meets no "file not found". Running the snippets themselves
-against a local stack is not done here yet.
+against the local stack is ``tests/local/test_e2e.py``'s: the pages in ``RUN_ON_LOCAL_STACK`` block by block, and
+the blocks between ``<!-- aws-cli-flow:start -->`` / ``<!-- jobs-api-flow:start -->`` markers. Every other block
+says why it is not run, in a comment on the line before it: ``<!-- snippet: needs-aws -->`` (it needs a real AWS
+account) or ``<!-- snippet: not-run: <where it is checked instead> -->``; a test here holds every block to that.
 """
 
 from __future__ import annotations
@@ -31,6 +34,22 @@ def _snippets() -> list[tuple[str, str, str]]:
 
 
 SNIPPETS = _snippets()
+#: Pages whose every bash block ``tests/local/test_e2e.py`` runs, in order, on its own local stack.
+RUN_ON_LOCAL_STACK = ("docs/using-it/searchable-pdf.md", "docs/using-it/office-and-html.md")
+RUN_BETWEEN_MARKERS = ("aws-cli-flow", "jobs-api-flow")
+REASON = re.compile(r"<!-- snippet: (needs-aws|not-run: .+) -->$")
+
+
+def test_every_snippet_is_run_or_says_why_not() -> None:
+    unaccounted = []
+    for page in PAGES:
+        name, text = page.relative_to(ROOT).as_posix(), page.read_text(encoding="utf-8")
+        for match in FENCE.finditer(text):
+            before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+            flow = any(f"<!-- {marker}:start -->" == before for marker in RUN_BETWEEN_MARKERS)
+            if name not in RUN_ON_LOCAL_STACK and not flow and not REASON.fullmatch(before):
+                unaccounted.append(f"{name}:{text[: match.start()].count(chr(10)) + 1}")
+    assert not unaccounted, f"neither run on the local stack nor marked needs-aws / not-run: {unaccounted}"
 
 
 def test_the_pages_have_snippets() -> None:
