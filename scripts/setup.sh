@@ -49,18 +49,19 @@ if [ ! -f "$checkov_stamp" ] || [ "$(cat "$checkov_stamp")" != "$checkov_hash" ]
 fi
 
 # Debian's Chromium and ChromeDriver for the console's browser tests (a browser download from elsewhere
-# is not possible here). Installed with apt-get when missing and this shell may (root, or sudo without a
-# password); otherwise those tests skip with one line.
-if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+# is not possible here), and poppler-utils' pdftotext, the PDF text reader the output-format tests read PDFs
+# with (tests/ocr/test_format_readers.py). Installed with apt-get when missing and this shell may (root, or
+# sudo without a password); otherwise those tests skip with one line.
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ] || [ ! -x /usr/bin/pdftotext ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt=(apt-get)
   elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then apt=(sudo apt-get)
   else apt=(); fi
   if [ ${#apt[@]} -gt 0 ]; then
-    echo "setup: installing Debian's chromium and chromium-driver (browser tests)"
-    DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q chromium chromium-driver >/dev/null \
-      || { "${apt[@]}" update -q >/dev/null && DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q chromium chromium-driver >/dev/null; }
+    echo "setup: installing Debian's chromium, chromium-driver and poppler-utils (browser and PDF reader tests)"
+    DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q chromium chromium-driver poppler-utils >/dev/null \
+      || { "${apt[@]}" update -q >/dev/null && DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q chromium chromium-driver poppler-utils >/dev/null; }
   else
-    echo "setup: chromium is not installed and apt-get is not available to this user; the browser tests will skip"
+    echo "setup: chromium or pdftotext is not installed and apt-get is not available to this user; their tests will skip"
   fi
 fi
 

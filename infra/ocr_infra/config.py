@@ -31,6 +31,7 @@ from ocr_infra.config_fields import PlatformFields
 from ocr_infra.gpu_host import cuda_problem
 from ocr_platform.core import defaults
 from ocr_platform.core.routing import MODEL_TABLE, Backend
+from ocr_platform.core.settings import work_budget_env
 
 #: The context key holding a JSON object of overrides; ``ocr:<field>`` keys override single fields.
 CONTEXT_KEY = "ocr"
@@ -116,6 +117,10 @@ class PlatformConfig(PlatformFields):
         within("max_pages", 1, 100_000)
         within("cpu_pages_per_chunk", 1, self.max_pages)
         within("max_failed_page_percent", 0, 100)
+        try:
+            work_budget_env(self.work_budget)
+        except ValueError as err:
+            problems.append(str(err))
         if not problems and (worst := self.worst_chunk_seconds) > self.processor_timeout_seconds:
             problems.append(
                 f"a chunk of cpu_pages_per_chunk={self.cpu_pages_per_chunk} worst-case pages at processor_memory_mb="

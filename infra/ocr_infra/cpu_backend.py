@@ -18,7 +18,7 @@ from ocr_infra.platform_function import CommonFunctionProps, PlatformFunction, P
 from ocr_infra.secure_defaults import acknowledge_wildcards, allow
 from ocr_platform.core import defaults
 from ocr_platform.core.s3_layout import CHUNKS_PREFIX, DOCUMENTS_PREFIX, MODELS_PREFIX, RESULTS_PREFIX
-from ocr_platform.core.settings import ENV, engine_fallback_value
+from ocr_platform.core.settings import ENV, engine_fallback_value, work_budget_env
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,8 @@ class CpuBackendProps:
         pages_per_chunk: a job of more pages than this is split into chunks, one invocation each
             (``OCR_CPU_PAGES_PER_CHUNK``).
         max_pages: the most pages one job may read (``OCR_MAX_PAGES``).
+        work_budget: ``NAME=VALUE`` limits of an Office or HTML file's work (``OCR_MAX_OFFICE_CELLS`` and the others
+            of ``ocr_platform.core.settings.WORK_BUDGET_ENV``).
         max_concurrency / concurrency_mode: ``reserved``: the function's reserved concurrency is
             ``max_concurrency`` (Lambda's async queue holds what it throttles, up to ``max_event_age_hours``);
             ``dispatcher``: none reserved, the stage's processor semaphore of ``max_concurrency`` slots bounds
@@ -59,6 +61,7 @@ class CpuBackendProps:
     bake_models: str = defaults.PROCESSOR_BAKE_MODELS
     pages_per_chunk: int = defaults.CPU_PAGES_PER_CHUNK
     max_pages: int = defaults.MAX_PAGES
+    work_budget: tuple[str, ...] = defaults.WORK_BUDGET
     max_concurrency: int = defaults.PROCESSOR_MAX_CONCURRENCY
     concurrency_mode: str = defaults.PROCESSOR_CONCURRENCY_MODE
     admission_lease_seconds: int = defaults.processor_admission_lease_seconds()
@@ -106,6 +109,7 @@ class CpuBackend(Construct):
                     ENV.CPU_THREADS: str(defaults.processor_cpu_threads(props.memory_mb)),
                     ENV.PROCESSOR_SLOTS: str(slots),
                     ENV.ADMISSION_LEASE_SECONDS: str(props.admission_lease_seconds),
+                    **work_budget_env(props.work_budget),
                 },
                 finishes_jobs=True,
                 reserved_concurrency=props.max_concurrency if reserved else None,

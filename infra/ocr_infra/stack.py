@@ -216,6 +216,7 @@ class OcrPlatformStack(Stack):
                     bake_models=cfg.processor_bake_models,
                     pages_per_chunk=cfg.cpu_pages_per_chunk,
                     max_pages=cfg.max_pages,
+                    work_budget=cfg.work_budget,
                     max_concurrency=cfg.processor_max_concurrency,
                     concurrency_mode=cfg.processor_concurrency_mode,
                     admission_lease_seconds=cfg.admission_lease_seconds,

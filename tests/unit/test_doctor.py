@@ -310,3 +310,20 @@ def test_the_minimum_bootstrap_version_is_the_installed_aws_cdk_libs() -> None:
     constants = dict(re.findall(r"(MIN_(?:LOOKUP_ROLE_)?BOOTSTRAP_STACK_VERSION)=(\d+)", source))
     assert int(constants["MIN_BOOTSTRAP_STACK_VERSION"]) == doctor.MIN_BOOTSTRAP_VERSION
     assert int(constants["MIN_LOOKUP_ROLE_BOOTSTRAP_STACK_VERSION"]) == doctor.LOOKUP_ROLE_BOOTSTRAP_VERSION
+
+
+def test_pointed_at_the_local_stack_it_says_so_and_blocks(ready_account: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shell prepared with ``eval "$(ocr-platform local env)"``: the doctor names the endpoint, not a fine AWS account."""
+    from types import SimpleNamespace
+
+    from ocr_platform.local import supervisor
+
+    monkeypatch.setattr(supervisor, "running_stack", lambda: SimpleNamespace(moto_url="http://127.0.0.1:4566"))
+    environ = {"AWS_ENDPOINT_URL": "http://127.0.0.1:4566", "AWS_ENDPOINT_URL_LAMBDA": "http://127.0.0.1:4567"}
+    results = doctor.diagnose(docker=docker_ok, environ=environ)
+    lines = doctor.format_results(results).splitlines()
+    assert doctor.exit_status(results) == 1
+    found = line(lines, "FAIL  endpoint  ")
+    assert "AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_LAMBDA" in found and "the running local stack" in found and "not your AWS account" in found
+    assert "unset AWS_ENDPOINT_URL AWS_ENDPOINT_URL_LAMBDA" in fix_of(lines, "FAIL  endpoint  ")
+    assert not [text for text in run()[1] if text.startswith("FAIL  endpoint")], "without the variables there is no endpoint check"

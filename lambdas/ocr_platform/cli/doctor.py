@@ -287,7 +287,29 @@ def diagnose(
                               f"create it (`aws configure --profile {err.kwargs.get('profile')}` or `aws configure sso`), or name another profile")
         return [config_result, missing, skipped("region", "needs the profile"), skipped("cdk bootstrap", "needs credentials"),
                 check_docker(docker, environ), *_skipped_quotas("needs credentials")]
-    return [config_result, *run_checks(session, config, region_source=source, docker=docker, environ=environ, qualifier=qualifier)]
+    endpoint = check_endpoint(environ)
+    checks = run_checks(session, config, region_source=source, docker=docker, environ=environ, qualifier=qualifier)
+    return [config_result, *([endpoint] if endpoint else []), *checks]
+
+
+def check_endpoint(environ: Mapping[str, str]) -> CheckResult | None:
+    """A check that fails when the standard boto3 variables point the doctor (and ``cdk deploy``) away from AWS,
+    as in a shell prepared with ``eval "$(ocr-platform local env)"`` for the local stack; ``None`` when none is set."""
+    names = sorted(name for name in environ if name == "AWS_ENDPOINT_URL" or name.startswith("AWS_ENDPOINT_URL_"))
+    if not names:
+        return None
+    url = environ.get("AWS_ENDPOINT_URL") or environ[names[0]]
+    try:
+        from ocr_platform.local import supervisor
+
+        running = supervisor.running_stack()
+    except Exception:  # noqa: BLE001 - naming the local stack is a courtesy; the check stands without it
+        running = None
+    what = "the running local stack" if running is not None and url.rstrip("/") == running.moto_url.rstrip("/") else "an endpoint that is not AWS"
+    return CheckResult(
+        "endpoint", Status.FAIL, f"{', '.join(names)} point(s) at {url} ({what}): the checks below read it, not your AWS account",
+        "open a new shell, or `unset " + " ".join(names) + "` (the local stack's `ocr-platform local env` sets them), then run the doctor again",
+    )
 
 
 def format_results(results: Sequence[CheckResult]) -> str:
