@@ -65,6 +65,22 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ] || [ ! -x /usr/b
   fi
 fi
 
+# Debian's poppler-utils for pdftotext: the extraction, independent of pdfium, that the non-Latin text-layer corpus is
+# scored against (tests/ocr/test_text_layer_corpus.py, benchmarks/text_layer_corpus.py). Installed the same way;
+# without it those tests skip with one line.
+if ! command -v pdftotext >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt=(apt-get)
+  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then apt=(sudo apt-get)
+  else apt=(); fi
+  if [ ${#apt[@]} -gt 0 ]; then
+    echo "setup: installing Debian's poppler-utils (pdftotext, the text-layer corpus's reference)"
+    DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q poppler-utils >/dev/null \
+      || { "${apt[@]}" update -q >/dev/null && DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q poppler-utils >/dev/null; }
+  else
+    echo "setup: pdftotext is not installed and apt-get is not available to this user; the text-layer corpus tests will skip"
+  fi
+fi
+
 if [ ! -x node_modules/.bin/cdk ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: installing the CDK CLI (npm ci)"
   npm ci --no-audit --no-fund --loglevel=error
