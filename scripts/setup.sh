@@ -49,8 +49,9 @@ if [ ! -f "$checkov_stamp" ] || [ "$(cat "$checkov_stamp")" != "$checkov_hash" ]
 fi
 
 # Debian's Chromium and ChromeDriver for the console's browser tests (a browser download from elsewhere
-# is not possible here), and poppler-utils' pdftotext, the PDF text reader the output-format tests read PDFs
-# with (tests/ocr/test_format_readers.py). Installed with apt-get when missing and this shell may (root, or
+# is not possible here), and poppler-utils' pdftotext, the PDF text reader independent of pdfium that the
+# output-format tests read PDFs with (tests/ocr/test_format_readers.py) and the non-Latin text-layer corpus is scored
+# against (tests/ocr/test_text_layer_corpus.py, benchmarks/text_layer_corpus.py). Installed with apt-get when missing and this shell may (root, or
 # sudo without a password); otherwise those tests skip with one line.
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ] || [ ! -x /usr/bin/pdftotext ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt=(apt-get)
@@ -62,22 +63,6 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ] || [ ! -x /usr/b
       || { "${apt[@]}" update -q >/dev/null && DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q chromium chromium-driver poppler-utils >/dev/null; }
   else
     echo "setup: chromium or pdftotext is not installed and apt-get is not available to this user; their tests will skip"
-  fi
-fi
-
-# Debian's poppler-utils for pdftotext: the extraction, independent of pdfium, that the non-Latin text-layer corpus is
-# scored against (tests/ocr/test_text_layer_corpus.py, benchmarks/text_layer_corpus.py). Installed the same way;
-# without it those tests skip with one line.
-if ! command -v pdftotext >/dev/null; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt=(apt-get)
-  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then apt=(sudo apt-get)
-  else apt=(); fi
-  if [ ${#apt[@]} -gt 0 ]; then
-    echo "setup: installing Debian's poppler-utils (pdftotext, the text-layer corpus's reference)"
-    DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q poppler-utils >/dev/null \
-      || { "${apt[@]}" update -q >/dev/null && DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q poppler-utils >/dev/null; }
-  else
-    echo "setup: pdftotext is not installed and apt-get is not available to this user; the text-layer corpus tests will skip"
   fi
 fi
 
