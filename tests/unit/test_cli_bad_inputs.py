@@ -111,6 +111,9 @@ def test_a_run_stopped_with_ctrl_c_says_so_in_one_line(user_env: dict[str, str],
         [sys.executable, "-m", "ocr_platform.cli.commands", "ocr", str(PUBLIC / "pikepdf-fourpages.pdf"), "--model", "pp-ocrv5",
          "--text-layer", "ignore", "--output", str(tmp_path / "r.json")],
         env=user_env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # A shell starts background jobs with SIGINT ignored, and the child would inherit that: a user's Ctrl-C
+        # reaches a foreground command, so the child gets the default disposition back.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert process.stderr is not None
     first = process.stderr.readline()  # the first page's progress line: the command is at work, reading pages

@@ -6,7 +6,7 @@ new flag is documented by being added), the CLI's error codes and exit statuses 
 ``ocr_platform.core.client_errors.CLIENT_CODES``, and a job's error codes from ``ocr_platform.core.errors.CAUSES``.
 ``python -m ocr_platform.cli.reference cli|exit-codes|error-codes`` prints one of them.
 
->>> "| `--model` |" in cli_reference()
+>>> "| `--model` `MODEL` |" in cli_reference()
 True
 """
 
