@@ -7,7 +7,8 @@ text whose first kilobyte holds a ``<br>``, a closing tag (``</p>``) or an escap
 fragment that starts with words. Text without any markup is no HTML file (``unsupported_type``).
 It is parsed by Beautiful Soup over lxml and written as Markdown by markdownify (a well-kept HTML-to-Markdown
 library), tables kept as HTML (only their rows, cells, ``colspan`` and ``rowspan``), the whole file one page
-(``unit`` ``document``, ``ocr_platform.document.native_pages``).
+(``unit`` ``document``, ``ocr_platform.document.native_pages``). The page's text is escaped as it is written
+(``ocr_platform.core.markup.escape_text``): markup written as text in the page (``&lt;script&gt;``) stays text.
 
 Nothing in the file runs or is fetched: scripts, styles, frames, objects, forms and ``<head>`` are dropped before
 conversion; a picture embedded in the file (a ``data:`` URI) is handed back for OCR, while a picture that only
@@ -30,11 +31,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import html
 import re
 from typing import Any
 
 from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.markup import escape_text
 from ocr_platform.document.native_pages import NativePage
 
 #: The WHATWG MIME Sniffing standard's HTML rule (white space, then one of its tags or a comment, and a space or ">"),
@@ -132,7 +133,7 @@ def _table_html(table: Any) -> str:
         for cell in row.find_all(["th", "td"], recursive=False):
             spans = "".join(f' {name}="{int(cell[name])}"' for name in ("colspan", "rowspan")
                             if str(cell.get(name, "")).isdigit() and int(cell[name]) > 1)
-            text = html.escape(" ".join(cell.get_text(" ").split()), quote=False)
+            text = escape_text(" ".join(cell.get_text(" ").split()))
             cells.append(f"<{cell.name}{spans}>{text}</{cell.name}>")
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return f"<table>{''.join(rows)}</table>"
@@ -146,6 +147,10 @@ def _converter_class() -> type:
 
         def convert_table(self, el: Any, text: str, parent_tags: Any) -> str:
             return f"\n\n{_table_html(el)}\n\n"
+
+        def escape(self, text: str, parent_tags: Any) -> str:
+            """The page's text escaped (``core.markup.escape_text``): an escaped ``&lt;img onerror=…&gt;`` stays text."""
+            return escape_text(super().escape(text, parent_tags))  # type: ignore[misc]
 
     return Converter
 

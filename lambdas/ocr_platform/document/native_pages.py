@@ -4,7 +4,8 @@
 a natural unit of the file (the flowing document, a slide, a sheet) as Markdown with tables as HTML, whose
 embedded pictures stand as ``<img src="images/…">`` placeholders beside their bytes. Once the pictures are read
 (``ocr_platform.engines.native_reading``), ``page_content`` puts each picture's text where the picture stands and
-cuts the Markdown into blocks in reading order. There is no page geometry: blocks have no ``bbox`` and lines no
+cuts the Markdown into blocks in reading order. The readers escape the file's text (``ocr_platform.core.markup``),
+and a picture's text is escaped where it is put, so no text of the file becomes markup. There is no page geometry: blocks have no ``bbox`` and lines no
 ``polygon``.
 
 >>> page = NativePage(1, "document", '# Report\\n\\nIntro text.\\n\\n<img src="images/image1.png">\\n\\n- one\\n- two')
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any, Literal
 
+from ocr_platform.core.markup import escape_text
 from ocr_platform.core.results import Block, Line, ResultWarning
 
 #: What one page of a natively read file is: the whole flowing document (DOCX, HTML), a slide or a sheet.
@@ -129,11 +131,11 @@ def _block(chunk: str, picture_texts: dict[str, str]) -> tuple[Block | None, str
     bare = PICTURE.sub("", stripped.lstrip("> ")).strip()
     if not bare and PICTURE.search(stripped):  # a paragraph of pictures alone
         text = "\n".join(t for t in (picture_texts.get(ref, "") for ref in PICTURE.findall(stripped)) if t)
-        return ({"label": "image", "text": text} if text else None), text
+        return ({"label": "image", "text": text} if text else None), escape_text(text)
     if "<table" in stripped.lower():
-        table = PICTURE.sub(lambda m: html.escape(picture_texts.get(m.group(1), "")), stripped)
+        table = PICTURE.sub(lambda m: escape_text(picture_texts.get(m.group(1), "")), stripped)
         return {"label": "table", "html": table, "text": table_text(table)}, table
-    markdown = PICTURE.sub(lambda m: picture_texts.get(m.group(1), ""), stripped)
+    markdown = PICTURE.sub(lambda m: escape_text(picture_texts.get(m.group(1), "")), stripped)
     heading = _HEADING.match(markdown)
     if heading:
         label = "doc_title" if len(heading.group(1)) == 1 else "paragraph_title"

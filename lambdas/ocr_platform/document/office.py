@@ -30,8 +30,8 @@ A macro-enabled file (``.docm``, ``.pptm``, ``.xlsm``) is read like its plain tw
 from __future__ import annotations
 
 import functools
+import html
 import re
-import shutil
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -42,6 +42,7 @@ from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.document.native_pages import PICTURE, NativePage, ReadNotes, Unit
 from ocr_platform.document.office_budget import check_office
 from ocr_platform.document.office_package import MainPart, main_part
+from ocr_platform.document.office_text import UnreadablePart, escaped_package
 from ocr_platform.document.work_budget import WorkBudget
 from ocr_platform.document.zip_safety import ZipLimits, checked_names
 
@@ -151,10 +152,10 @@ def read_office(path: Path, office: OfficeFile, pages: list[int], notes: ReadNot
     gets the ``converter_fallback`` warning and the count of pictures the fallback could not place."""
     with tempfile.TemporaryDirectory(prefix="office-") as tmp:
         named = Path(tmp) / f"document.{OFFICE_EXTENSIONS[office.kind]}"
-        if office.macro_enabled or office.other_main_type:
-            _as_plain_type(path, named)
-        else:
-            shutil.copyfile(path, named)
+        try:  # the readers read a copy whose text is escaped (office_text): no document text becomes markup
+            escaped_package(path, named, _plain_content_types if office.macro_enabled or office.other_main_type else None)
+        except (UnreadablePart, zipfile.BadZipFile, OSError, EOFError, ValueError) as err:
+            raise JobError(ErrorCode.CORRUPT_DOCUMENT, f"The {office.kind.upper()} file cannot be read: a part is damaged ({err}).") from None
         try:
             converted = _convert(named, office.kind)
             units = _split(office, converted.markdown, converted.metadata)
@@ -193,7 +194,7 @@ def _fallback(named: Path, office: OfficeFile, why: str, notes: ReadNotes) -> tu
         if read is not None and len(read.units) == office.unit_count:
             notes.warnings.append(fallback_warning(office.kind, reader.name, why))
             notes.unplaced_pictures += read.unplaced_pictures
-            return read.units, read.pictures
+            return [(html.unescape(name) if name else name, text) for name, text in read.units], read.pictures
     if office.strict:
         raise JobError(ErrorCode.UNSUPPORTED_TYPE, f"The {office.kind.upper()} file is saved as Strict Open XML, which is not read; "
                        "save it as Transitional Open XML (the default .docx, .pptx or .xlsx format of Word, PowerPoint and "
@@ -201,16 +202,10 @@ def _fallback(named: Path, office: OfficeFile, why: str, notes: ReadNotes) -> tu
     raise JobError(ErrorCode.CORRUPT_DOCUMENT, f"The {office.kind.upper()} file cannot be read: {why}")
 
 
-def _as_plain_type(source: Path, target: Path) -> None:
-    """Copy the macro-enabled file, template or slide show at ``source`` as its plain twin: only
-    ``[Content_Types].xml`` changes, so the libraries accept it; ``vbaProject.bin`` stays an opaque part that
-    nothing reads or runs."""
-    with zipfile.ZipFile(source) as original, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as copy:
-        for info in original.infolist():
-            data = _read_part(original, info.filename)
-            if info.filename == "[Content_Types].xml":
-                data = _OTHER_MAIN_TYPE.sub(lambda m: _PLAIN_CONTENT_TYPES[(m.group(1) or _FAMILIES[m.group(2).lower()]).lower()], data)
-            copy.writestr(info, data)
+def _plain_content_types(types: bytes) -> bytes:
+    """The ``[Content_Types].xml`` of a macro-enabled file, template or slide show as its plain twin's, so the
+    libraries accept it; ``vbaProject.bin`` stays an opaque part that nothing reads or runs."""
+    return _OTHER_MAIN_TYPE.sub(lambda m: _PLAIN_CONTENT_TYPES[(m.group(1) or _FAMILIES[m.group(2).lower()]).lower()], types)
 
 
 def _split(office: OfficeFile, markdown: str, metadata: dict[str, Any]) -> list[tuple[str | None, str]]:
@@ -237,7 +232,7 @@ def _split(office: OfficeFile, markdown: str, metadata: dict[str, Any]) -> list[
                 continue
             end = min([s for s in starts[index + 1:] if s >= 0] or [len(markdown)])
             units.append((name, markdown[start:end].strip()))
-        return units or [(None, markdown)]
+        return [(html.unescape(name), text) for name, text in units] or [(None, markdown)]  # names read escaped
     return [(None, markdown)]
 
 

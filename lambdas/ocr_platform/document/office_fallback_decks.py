@@ -7,13 +7,15 @@ in reading order, top to bottom then left to right: a title placeholder as a hea
 calculated) as one HTML table under the sheet's name, its anchored pictures after it. One unit per slide or
 sheet, as the converter's. A picture whose bytes cannot be had (a linked one) is counted as not placed.
 
->>> _table_html([["Item", None], ["Tea & cake", 4.5]])
+Both read the copy whose text is escaped (``ocr_platform.document.office_text``), so text goes into the Markdown
+as they read it.
+
+>>> _table_html([["Item", None], ["Tea &amp; cake", 4.5]])
 '<table><tr><td>Item</td><td></td></tr><tr><td>Tea &amp; cake</td><td>4.5</td></tr></table>'
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -92,6 +94,6 @@ def xlsx_markdown(path: Path) -> FallbackRead:
 
 
 def _table_html(rows: Sequence[Sequence[Any]]) -> str:
-    cells = ("".join(f"<td>{html.escape(' '.join(str(v).split()) if v is not None else '', quote=False)}</td>" for v in row)
+    cells = ("".join(f"<td>{' '.join(str(v).split()) if v is not None else ''}</td>" for v in row)
              for row in rows)
     return "<table>" + "".join(f"<tr>{row}</tr>" for row in cells) + "</table>"
