@@ -118,11 +118,10 @@ def test_html_tables_keep_their_spans(tmp_path: Path) -> None:
     assert '<td colspan="2" rowspan="2">Table cells contain body elements.</td>' in page.markdown
 
 
-def test_a_legacy_binary_word_file_is_refused_saying_what_to_save_it_as() -> None:
-    with pytest.raises(JobError) as err:
-        selected_pages(od.LEGACY_DOC, pages=None, limits=IntakeLimits())
-    assert (err.value.code, err.value.message) == (
-        "unsupported_type", "The file is Word 97-2003 (.doc); save it as .docx, .pptx or .xlsx (or as PDF) and resubmit.")
+def test_a_legacy_binary_word_file_is_read_from_its_piece_table() -> None:
+    native, [page] = read_native(od.LEGACY_DOC, pages=None, limits=IntakeLimits())
+
+    assert (native.kind, page.unit, page.markdown) == ("doc", "document", "Test OLE file, saved as Word 97-2003 Document.")
 
 
 #: docx2python 3.5.0's test files that paddleocr's converter cannot read, though Word opens them.

@@ -27,8 +27,9 @@ from typing import Any, Literal
 from ocr_platform.core.markup import escape_text
 from ocr_platform.core.results import Block, Line, ResultWarning
 
-#: What one page of a natively read file is: the whole flowing document (DOCX, HTML), a slide or a sheet.
-Unit = Literal["document", "slide", "sheet"]
+#: What one page of a natively read file is: the whole flowing document (DOCX, HTML, text), a slide, a sheet, an
+#: EPUB's chapter, or a part of an email (the message, an attachment).
+Unit = Literal["document", "slide", "sheet", "chapter", "part"]
 
 #: A picture placeholder in a page's Markdown, as PaddleOCR's converters write it.
 PICTURE = re.compile(r'<img\s+src="(images/[^"]+)"[^>]*>')
@@ -47,8 +48,11 @@ class NativePage:
         number: its 1-based number in the file (the slide's or sheet's position; 1 for a flowing document).
         unit: ``document``, ``slide`` or ``sheet``.
         markdown: the unit as Markdown, tables as HTML, pictures as ``<img src="images/…">`` placeholders.
-        name: a sheet's name; ``None`` otherwise.
+        name: a sheet's name, an email part's place; ``None`` otherwise.
         pictures: the embedded pictures' bytes by placeholder (``images/image1.png``), in the order they appear.
+        part: for an email, where the page came from (``message``, ``attachment 1: invoice.pdf``).
+        attachment: for an email's attachment, its bytes, read by its own reader and route
+            (``ocr_platform.engines.attachment_reading``); ``markdown`` is then empty.
     """
 
     number: int
@@ -56,6 +60,8 @@ class NativePage:
     markdown: str
     name: str | None = None
     pictures: dict[str, bytes] = field(default_factory=dict)
+    part: str | None = None
+    attachment: bytes | None = None
 
     def picture_refs(self) -> list[str]:
         """The placeholders of this page that have bytes, in reading order, each once."""
@@ -65,10 +71,12 @@ class NativePage:
 @dataclass
 class ReadNotes:
     """What reading a file natively adds to its result: warnings (``converter_fallback``: a fallback reader read
-    it) and the embedded pictures the reader could not place in the text (counted in ``pictures_unread``)."""
+    it), the embedded pictures the reader could not place in the text (counted in ``pictures_unread``), and what
+    each reader that found no text saw (the ``no_text`` warning's reason)."""
 
     warnings: list[ResultWarning] = field(default_factory=list)
     unplaced_pictures: int = 0
+    seen: list[str] = field(default_factory=list)
 
 
 @dataclass
