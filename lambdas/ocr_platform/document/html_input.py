@@ -32,6 +32,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import warnings
 from typing import Any
 
 from ocr_platform.core.errors import ErrorCode, JobError
@@ -82,10 +83,12 @@ def _is_text(head: bytes) -> bool:
 
 def read_html(data: bytes) -> NativePage:
     """The HTML file's content as one page of Markdown with its embedded pictures; ``JobError`` if it cannot be read."""
-    from bs4 import BeautifulSoup, Comment
+    from bs4 import BeautifulSoup, Comment, XMLParsedAsHTMLWarning
 
     try:
-        soup = BeautifulSoup(data, "lxml")
+        with warnings.catch_warnings():  # XHTML (an EPUB's chapters, exported pages) is read as HTML on purpose
+            warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+            soup = BeautifulSoup(data, "lxml")
         for tag in soup.find_all(_DROPPED):
             tag.decompose()
         for comment in soup.find_all(string=lambda text: isinstance(text, Comment)):

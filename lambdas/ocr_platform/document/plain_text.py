@@ -107,7 +107,7 @@ def read_text_file(path: Path, kind: str, notes: ReadNotes, max_cells: int) -> l
     if kind == "rtf":
         from striprtf.striprtf import rtf_to_text
 
-        text = rtf_to_text(text, errors="ignore")
+        text = rtf_to_text(text, errors="ignore").replace("\n", "\n\n")  # each RTF paragraph (\\par) its own
         kind = "txt"
     if kind == "csv":
         markdown = _csv_table(text, max_cells)
