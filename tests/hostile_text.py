@@ -95,7 +95,68 @@ def html(path: Path) -> Path:
     return path
 
 
-MAKERS: dict[str, Callable[[Path], Path]] = {"docx": docx, "pptx": pptx, "xlsx": xlsx, "html": html}
+def csv(path: Path) -> Path:
+    """A CSV whose header and cells are the payload (quoted, as the csv module writes it)."""
+    import csv as csv_module
+
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv_module.writer(handle)
+        writer.writerow(["Name", f"Head {PAYLOAD}"])
+        writer.writerow([f"Cell {PAYLOAD}", PAYLOADS[4]])
+    return path
+
+
+def markdown(path: Path) -> Path:
+    """A Markdown file with the payload as a heading, a paragraph, a list item and a table cell."""
+    path.write_text(f"# Title {PAYLOAD}\n\nParagraph {PAYLOAD}\n\n- Item {PAYLOAD}\n\n| a | b |\n|---|---|\n| Cell {PAYLOAD} | x |\n")
+    return path
+
+
+#: The payload of a plain text file: without the escaped tag, which makes a text an HTML fragment (read as HTML).
+TEXT_PAYLOAD = " ".join(p for p in PAYLOADS if "&lt;" not in p)
+
+
+def text(path: Path) -> Path:
+    """A plain text file of two paragraphs of ``TEXT_PAYLOAD``."""
+    path.write_text(f"Paragraph {TEXT_PAYLOAD}\n\nAnother {TEXT_PAYLOAD}\n")
+    return path
+
+
+def eml(path: Path) -> Path:
+    """An email with the payload as its subject and sender's name, in its HTML body (escaped) and its text body."""
+    from email.message import EmailMessage
+
+    message = EmailMessage()
+    message["From"], message["To"], message["Subject"] = f'"{PAYLOADS[1]}" <a@example.com>', "b@example.com", f"Subject {PAYLOAD}"
+    message.set_content(f"Body {PAYLOAD}")
+    escaped = PAYLOAD.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    message.add_alternative(f"<p>Body {escaped}</p>", subtype="html")
+    path.write_bytes(bytes(message))
+    return path
+
+
+def ods(path: Path) -> Path:
+    from tests.other_documents import ods as make
+
+    return make(path, text=f"Cell {PAYLOAD}")
+
+
+def odp(path: Path) -> Path:
+    from tests.other_documents import odp as make
+
+    return make(path, title=f"Title {PAYLOAD}", body=f"Body {PAYLOAD}")
+
+
+def shown_payload(kind: str) -> str:
+    """What a reader shows of the payload a ``kind`` file holds: a Markdown file's ``&lt;`` is Markdown's own way to
+    write ``<``; a text file holds ``TEXT_PAYLOAD``."""
+    if kind == "md":
+        return PAYLOAD.replace("&lt;", "<").replace("&gt;", ">")
+    return TEXT_PAYLOAD if kind == "txt" else PAYLOAD
+
+
+MAKERS: dict[str, Callable[[Path], Path]] = {"docx": docx, "pptx": pptx, "xlsx": xlsx, "html": html, "csv": csv, "md": markdown,
+                                             "txt": text, "eml": eml, "ods": ods, "odp": odp}
 
 
 def live_elements(markdown: str) -> list[str]:

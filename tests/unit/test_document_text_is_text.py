@@ -34,21 +34,32 @@ def test_every_reader_keeps_markup_in_the_document_as_text(kind: str, tmp_path: 
 
     assert ht.live_elements(markdown) == []
     shown = ht.shown_text(markdown)
-    assert ht.PAYLOAD in shown, shown  # the text is there, as typed
+    assert ht.shown_payload(kind) in shown, shown  # the text is there, as typed
 
 
-@pytest.mark.parametrize("kind", ["docx", "pptx", "xlsx"])
-def test_the_fallback_readers_keep_it_as_text_too(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def failing(named: Path, kind: str) -> None:
+@pytest.mark.parametrize(("kind", "first"), [("docx", "_convert"), ("pptx", "pptx_markdown"), ("xlsx", "xlsx_markdown")])
+def test_the_second_readers_keep_it_as_text_too(kind: str, first: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocr_platform.document import office_fallback_decks
+
+    def failing(*args: Any) -> None:
         raise IndexError("list index out of range")
 
-    monkeypatch.setattr(office, "_convert", failing)
+    monkeypatch.setattr(office if first == "_convert" else office_fallback_decks, first, failing)
 
     markdown, warnings = _markdown(ht.MAKERS[kind](tmp_path / f"hostile.{kind}"))
 
     assert [w["code"] for w in warnings] == ["converter_fallback"]
     assert ht.live_elements(markdown) == []
     assert ht.PAYLOAD in ht.shown_text(markdown)
+
+
+def test_mammoth_keeps_it_as_text_too(tmp_path: Path) -> None:
+    from ocr_platform.document.office_mammoth import mammoth_markdown
+
+    read = mammoth_markdown(ht.docx(tmp_path / "hostile.docx"))
+
+    [(_, markdown)] = read.units
+    assert ht.live_elements(markdown) == [] and ht.PAYLOAD in ht.shown_text(markdown)
 
 
 def test_a_sheet_keeps_its_name_as_typed(tmp_path: Path) -> None:

@@ -57,8 +57,9 @@ _TOKEN = "OCRPICTURE{:04d}X"
 _TOKEN_PATTERN = re.compile(r"OCRPICTURE(\d{4})X")
 
 
-def looks_like_html(head: bytes) -> bool:
-    """Whether the first bytes of a file are HTML markup (after a byte-order mark and white space)."""
+def looks_like_html(head: bytes, *, fragments: bool = True) -> bool:
+    """Whether the first bytes of a file are HTML markup (after a byte-order mark and white space); with
+    ``fragments`` False, only a file that starts with markup (not a fragment that starts with words)."""
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         head = head[2:].decode("utf-16-le" if head[:2] == b"\xff\xfe" else "utf-16-be", errors="ignore").encode()
     if head.startswith(b"\xef\xbb\xbf"):
@@ -67,7 +68,7 @@ def looks_like_html(head: bytes) -> bool:
         return False
     if _HTML_START.match(head.lstrip()):
         return True
-    return bool(_HTML_INSIDE.search(head)) and _is_text(head)
+    return fragments and bool(_HTML_INSIDE.search(head)) and _is_text(head)
 
 
 def _is_text(head: bytes) -> bool:

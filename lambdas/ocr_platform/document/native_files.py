@@ -95,9 +95,10 @@ def native_file(path: Path, head: bytes, *, zip_limits: ZipLimits, max_html_byte
     from ocr_platform.document.email_input import looks_like_email
     from ocr_platform.document.html_input import looks_like_html
 
-    if looks_like_email(head) or not looks_like_html(head):
-        other = other_formats.probe_text(path, head, max_html_bytes)
-        return NativeFile(path, other.kind, other.unit, other.unit_count, budget=budget) if other is not None else None
+    if looks_like_email(head) or not looks_like_html(head, fragments=False):  # a CSV or Markdown file may hold some HTML
+        other = other_formats.probe_text(path, head, max_html_bytes, html_fragment=looks_like_html(head))
+        if other is not None or not looks_like_html(head):
+            return NativeFile(path, other.kind, other.unit, other.unit_count, budget=budget) if other is not None else None
     size = path.stat().st_size
     if size > max_html_bytes:
         raise JobError(ErrorCode.DOCUMENT_TOO_LARGE, f"The HTML file is {size:,} bytes; HTML files are read up to {max_html_bytes:,} "

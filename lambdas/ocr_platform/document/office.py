@@ -31,7 +31,6 @@ A macro-enabled file (``.docm``, ``.pptm``, ``.xlsm``) is read like its plain tw
 from __future__ import annotations
 
 import functools
-import html
 import re
 import tempfile
 import zipfile
@@ -42,8 +41,9 @@ from typing import Any
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.document.native_pages import PICTURE, NativePage, ReadNotes, Unit
 from ocr_platform.document.office_budget import check_office
+from ocr_platform.document.office_fallback import FallbackRead
 from ocr_platform.document.office_package import MainPart, main_part
-from ocr_platform.document.office_readers import read_in_turn
+from ocr_platform.document.office_readers import read_in_turn, readers
 from ocr_platform.document.office_text import UnreadablePart, escaped_package
 from ocr_platform.document.work_budget import WorkBudget
 from ocr_platform.document.zip_safety import ZipLimits, checked_names
@@ -161,11 +161,12 @@ def read_office(path: Path, office: OfficeFile, pages: list[int], notes: ReadNot
         except (UnreadablePart, zipfile.BadZipFile, OSError, EOFError, ValueError) as err:
             raise JobError(ErrorCode.CORRUPT_DOCUMENT, f"The {office.kind.upper()} file cannot be read: a part is damaged ({err}).") from None
 
-        def converter() -> tuple[list[tuple[str | None, str]], dict[str, bytes]]:
-            converted = _convert(named, office.kind)
-            return _split(office, converted.markdown, converted.metadata), dict(converted.images)
+        def converter(escaped: Path) -> FallbackRead:
+            converted = _convert(escaped, office.kind)
+            return FallbackRead(_split(office, converted.markdown, converted.metadata), dict(converted.images))
 
-        units, images = read_in_turn(path, named, office.kind, office.unit_count, converter, notes, strict=office.strict)
+        chain = readers(office.kind, converter)
+        units, images = read_in_turn(path, named, office.kind, office.unit_count, chain, notes, strict=office.strict)
     wanted = set(pages)
     result = []
     for number, (name, markdown) in enumerate(units, start=1):
@@ -213,7 +214,7 @@ def _split(office: OfficeFile, markdown: str, metadata: dict[str, Any]) -> list[
                 continue
             end = min([s for s in starts[index + 1:] if s >= 0] or [len(markdown)])
             units.append((name, markdown[start:end].strip()))
-        return [(html.unescape(name), text) for name, text in units] or [(None, markdown)]  # names read escaped
+        return units or [(None, markdown)]
     return [(None, markdown)]
 
 

@@ -56,11 +56,12 @@ class FallbackReader:
     read: Callable[[Path], FallbackRead]
 
 
-def fallback_warning(kind: str, reader: str, why: str) -> ResultWarning:
-    """The ``converter_fallback`` warning of a ``kind`` file read by ``reader`` because the converter failed (``why``)."""
+def fallback_warning(kind: str, reader: str, why: str, *, requested: str = "PaddleOCR's converter") -> ResultWarning:
+    """The ``converter_fallback`` warning of a ``kind`` file read by ``reader`` because the ``requested`` reader
+    failed or found no text (``why``)."""
     return {
-        "code": CONVERTER_FALLBACK, "requested": "paddleocr doc2md", "ran": reader, "reason": why[:300],
-        "message": f"PaddleOCR's converter could not read this {kind.upper()} file, so {reader} read its text, headings, "
+        "code": CONVERTER_FALLBACK, "requested": requested, "ran": reader, "reason": why[:300],
+        "message": f"{requested} could not read this {kind.upper()} file, so {reader} read its text, headings, "
                    "lists and tables; formatting, equations and charts may be simpler than usual or missing.",
     }
 

@@ -1,12 +1,14 @@
 """The readers of an Office file, tried in turn until one finds its text: no silent empty, no false ``corrupt``.
 
-PaddleOCR's converter reads first (``ocr_platform.document.office``). When it fails, whatever it raises, or reads
-the file without finding any text or picture, the fallback readers of the file's kind read it in turn
-(``FALLBACKS``): docx2python then mammoth for a DOCX (``office_fallback``, ``office_mammoth``), python-pptx for a
-PPTX and openpyxl for an XLSX (``office_fallback_decks``). The first that reads every unit and finds text gives
-the result, with a ``converter_fallback`` warning saying why. When none finds text, the file is read as empty
-(its units kept) and ``ReadNotes.seen`` says what each reader saw, for the ``no_text`` warning
-(``ocr_platform.engines.native_reading``); only a file that no reader opens is ``corrupt_document``.
+Each kind has its chain (``readers``): a DOCX is read by PaddleOCR's converter (``paddleocr.doc2md_convert``), then
+docx2python, then mammoth (``office_fallback``, ``office_mammoth``); a PPTX and an XLSX by python-pptx and
+openpyxl used plainly (``office_fallback_decks``: slide titles as headings, shapes in reading order, alt texts and
+notes; numbers as their cells show them, ``cell_format``), then by the converter. When a reader fails, whatever it
+raises, or reads the file without finding any text or picture, the next one reads it. The first that reads every
+unit and finds text gives the result, with a ``converter_fallback`` warning when it was not the first. When none
+finds text, the file is read as empty (its units kept) and ``ReadNotes.seen`` says what each reader saw, for the
+``no_text`` warning (``ocr_platform.engines.native_reading``); only a file that no reader opens is
+``corrupt_document``.
 
 >>> has_text([(None, '<img src="images/a.png">')], {"images/a.png": b"png"}), has_text([(None, "  ")], {})
 (True, False)
@@ -25,6 +27,8 @@ from ocr_platform.document.native_pages import PICTURE, ReadNotes
 from ocr_platform.document.office_fallback import FallbackRead, fallback_warning
 
 Units = list[tuple[str | None, str]]
+#: PaddleOCR's converter, as warnings name it.
+CONVERTER = "PaddleOCR's converter"
 #: What a reader must leave besides tags and markup characters to have read text.
 _WORD = re.compile(r"\w")
 _TAG = re.compile(r"<[^>]+>")
@@ -40,14 +44,18 @@ class Reader:
     original: bool = False
 
 
-def _fallbacks(kind: str) -> tuple[Reader, ...]:
+def readers(kind: str, converter: Callable[[Path], FallbackRead]) -> tuple[Reader, ...]:
+    """The readers of a ``kind`` file, in the order they are tried: for a DOCX, PaddleOCR's converter (``converter``)
+    then docx2python and mammoth; for a PPTX and an XLSX, python-pptx and openpyxl used plainly (slide titles as
+    headings, shapes in reading order, alt text and notes; numbers as their cells show them), then the converter."""
     from ocr_platform.document.office_fallback import docx_markdown
     from ocr_platform.document.office_fallback_decks import pptx_markdown, xlsx_markdown
     from ocr_platform.document.office_mammoth import mammoth_markdown
 
-    readers = {"docx": (Reader("docx2python", docx_markdown), Reader("mammoth", mammoth_markdown, original=True)),
-               "pptx": (Reader("python-pptx", pptx_markdown),), "xlsx": (Reader("openpyxl", xlsx_markdown),)}
-    return readers.get(kind, ())
+    paddle = Reader(CONVERTER, converter)
+    chains = {"docx": (paddle, Reader("docx2python", docx_markdown), Reader("mammoth", mammoth_markdown, original=True)),
+              "pptx": (Reader("python-pptx", pptx_markdown), paddle), "xlsx": (Reader("openpyxl", xlsx_markdown), paddle)}
+    return chains.get(kind, (paddle,))
 
 
 def has_text(units: Units, pictures: dict[str, bytes]) -> bool:
@@ -60,38 +68,32 @@ def has_text(units: Units, pictures: dict[str, bytes]) -> bool:
     return False
 
 
-def read_in_turn(original: Path, escaped: Path, kind: str, unit_count: int, first: Callable[[], tuple[Units, dict[str, bytes]]],
-                 notes: ReadNotes, *, strict: bool = False) -> tuple[Units, dict[str, bytes]]:
-    """The units and pictures of the file: ``first`` (PaddleOCR's converter) and then each fallback of ``kind``
-    until one finds text; the empty read when none does (``notes.seen`` says why). ``corrupt_document`` (or
+def read_in_turn(original: Path, escaped: Path, kind: str, unit_count: int, chain: tuple[Reader, ...], notes: ReadNotes,
+                 *, strict: bool = False) -> tuple[Units, dict[str, bytes]]:
+    """The units and pictures of the file: each reader of ``chain`` in turn until one reads every unit and finds
+    text; the first empty read when none finds text (``notes.seen`` says why). ``corrupt_document`` (or
     ``unsupported_type`` for a Strict Open XML file) when no reader reads it at all."""
     empty: tuple[Units, dict[str, bytes]] | None = None
-    try:
-        units, pictures = first()
-    except Exception as err:  # python-docx, python-pptx, openpyxl and the converter raise many kinds
-        why = f"{type(err).__name__}: {err}"
-        notes.seen.append(f"PaddleOCR's converter failed ({why[:200]})")
-    else:
-        if has_text(units, pictures):
-            return units, pictures
-        why = "PaddleOCR's converter read no text"
-        notes.seen.append(f"PaddleOCR's converter read {len(units)} {_plural(len(units))} with no text")
-        empty = units, pictures
-    for reader in _fallbacks(kind):
+    why = ""
+    for reader in chain:
         try:
             read = reader.read(original if reader.original else escaped)
-        except Exception as err:  # the reader failed too: the next one tries
+        except Exception as err:  # python-docx, python-pptx, openpyxl and the converter raise many kinds: the next one tries
             notes.seen.append(f"{reader.name} failed ({type(err).__name__}: {str(err)[:200]})")
+            why = why or f"{type(err).__name__}: {err}"
             continue
         units = [(html.unescape(name) if name else name, text) for name, text in read.units]  # names are read escaped
         if len(units) != unit_count:
             notes.seen.append(f"{reader.name} read {len(units)} of the file's {unit_count} {_plural(unit_count)}")
+            why = why or f"{reader.name} read {len(units)} of {unit_count} {_plural(unit_count)}"
             continue
         if not has_text(units, read.pictures):
             notes.seen.append(f"{reader.name} read {len(units)} {_plural(len(units))} with no text")
+            why = why or f"{reader.name} read no text"
             empty = empty or (units, read.pictures)
             continue
-        notes.warnings.append(fallback_warning(kind, reader.name, why))
+        if reader is not chain[0]:
+            notes.warnings.append(fallback_warning(kind, reader.name, why, requested=chain[0].name))
         notes.unplaced_pictures += read.unplaced_pictures
         return units, read.pictures
     if empty is not None:

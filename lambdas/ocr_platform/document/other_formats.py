@@ -75,8 +75,9 @@ def probe_ole(path: Path) -> Probe | None:
     return None
 
 
-def probe_text(path: Path, head: bytes, max_text_bytes: int) -> Probe | None:
-    """An email, or a text file (RTF, CSV, Markdown, plain text); ``None`` for any other file."""
+def probe_text(path: Path, head: bytes, max_text_bytes: int, *, html_fragment: bool = False) -> Probe | None:
+    """An email, or a text file (RTF, CSV, Markdown, plain text); ``None`` for any other file, and for plain text
+    that reads as an HTML fragment (``html_fragment``: words, then a closing tag or an escaped ``&lt;``)."""
     from ocr_platform.document.email_input import looks_like_email
     from ocr_platform.document.magic import page_kind
     from ocr_platform.document.plain_text import text_kind
@@ -84,7 +85,7 @@ def probe_text(path: Path, head: bytes, max_text_bytes: int) -> Probe | None:
     if page_kind(head) is not None:
         return None
     kind = "eml" if looks_like_email(head) else text_kind(head)
-    if kind is None:
+    if kind is None or (html_fragment and kind == "txt"):
         return None
     size = path.stat().st_size
     if size > max_text_bytes:
