@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.document.docx_extras import with_extras
 from ocr_platform.document.native_pages import PICTURE, NativePage, ReadNotes, Unit
 from ocr_platform.document.office_budget import check_office
 from ocr_platform.document.office_fallback import FallbackRead
@@ -163,7 +164,8 @@ def read_office(path: Path, office: OfficeFile, pages: list[int], notes: ReadNot
 
         def converter(escaped: Path) -> FallbackRead:
             converted = _convert(escaped, office.kind)
-            return FallbackRead(_split(office, converted.markdown, converted.metadata), dict(converted.images))
+            markdown = with_extras(escaped, converted.markdown) if office.kind == "docx" else converted.markdown
+            return FallbackRead(_split(office, markdown, converted.metadata), dict(converted.images))
 
         chain = readers(office.kind, converter)
         units, images = read_in_turn(path, named, office.kind, office.unit_count, chain, notes, strict=office.strict)

@@ -46,6 +46,23 @@ def pptx_markdown(path: Path) -> FallbackRead:
     return read
 
 
+def _chart(chart: Any) -> str:
+    """A chart as its title and its data: a table of categories by series (the values the chart caches)."""
+    parts = []
+    if chart.has_title and chart.chart_title.has_text_frame and chart.chart_title.text_frame.text.strip():
+        parts.append(" ".join(chart.chart_title.text_frame.text.split()))
+    try:
+        plot = chart.plots[0]
+        categories = [str(c) for c in plot.categories]
+        rows: list[list[Any]] = [["", *categories]]
+        rows += [[series.name, *[escape_text(shown(v, None)) if v is not None else "" for v in series.values]] for series in plot.series]
+    except (IndexError, KeyError, ValueError, AttributeError):
+        rows = []
+    if len(rows) > 1:
+        parts.append(_table_html(rows))
+    return "\n\n".join(parts)
+
+
 def _is_title(shape: Any) -> bool:
     from pptx.enum.shapes import PP_PLACEHOLDER
 
@@ -74,6 +91,8 @@ def _shape_block(shape: Any, slide: int, read: FallbackRead) -> str:
 
     if getattr(shape, "has_table", False) and shape.has_table:
         return _table_html([[cell.text for cell in row.cells] for row in shape.table.rows])
+    if getattr(shape, "has_chart", False) and shape.has_chart:
+        return _chart(shape.chart)
     if shape.shape_type == MSO_SHAPE_TYPE.PICTURE:
         try:
             image = shape.image
