@@ -95,3 +95,60 @@ def test_only_a_docx_that_no_reader_opens_is_corrupt_and_the_error_says_what_eac
     assert caught.value.code is ErrorCode.CORRUPT_DOCUMENT
     for reader in ("PaddleOCR's converter failed", "docx2python failed", "mammoth failed"):
         assert reader in caught.value.message
+
+
+def _page_with_boilerplate() -> bytes:
+    article = " ".join(f"<p>Paragraph {n} of the article tells how the harbour was rebuilt after the storm of 1953.</p>" for n in range(12))
+    return (f"<!DOCTYPE html><html><body><header><nav><a href='/'>Home</a> <a href='/news'>News</a> Sign in to your account</nav>"
+            f"</header><main><article><h1>The harbour</h1>{article}</article></main><aside>Trending now: 154 languages</aside>"
+            "<footer>Copyright notice and cookie settings</footer></body></html>").encode()
+
+
+def test_an_html_page_is_read_without_its_navigation_unless_the_whole_page_is_asked_for(tmp_path: Path) -> None:
+    path = tmp_path / "page.html"
+    path.write_bytes(_page_with_boilerplate())
+
+    main, _ = ocr_document(path, job_id="j", model="pp-ocrv5", engine=NoPictureEngine())
+    whole, _ = ocr_document(path, job_id="j", model="pp-ocrv5", engine=NoPictureEngine(), options={"html": "page"})
+
+    assert "harbour was rebuilt" in main["text"] and "Sign in" not in main["text"] and "154 languages" not in main["text"]
+    [warning] = main["warnings"]
+    assert warning["code"] == "html_main_content" and '"page"' in warning["message"]
+    assert "Sign in" in whole["text"] and "154 languages" in whole["text"] and whole["warnings"] == []
+
+
+def test_a_page_whose_main_content_is_too_little_of_it_is_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "table.html"
+    rows = "".join(f"<tr><td>Grade {n}</td><td>{n * 7} MPa</td></tr>" for n in range(40))
+    path.write_bytes(f"<html><body><nav>Products</nav><table>{rows}</table><footer>Contact</footer></body></html>".encode())
+
+    result, _ = ocr_document(path, job_id="j", model="pp-ocrv5", engine=NoPictureEngine())
+
+    assert "Grade 39" in result["text"] and result["warnings"] == []
+
+
+def test_an_unknown_html_option_is_refused() -> None:
+    with pytest.raises(JobError) as caught:
+        ocr_document(od.HTML_TABLES, job_id="j", model="pp-ocrv5", engine=NoPictureEngine(), options={"html": "article"})
+    assert caught.value.code is ErrorCode.INVALID_OPTIONS
+
+
+def test_a_page_without_boilerplate_reads_the_same_either_way(tmp_path: Path) -> None:
+    path = tmp_path / "plain.html"
+    article = "".join(f"<p>Line {n} of a letter about the harbour.</p>" for n in range(8))
+    path.write_bytes(f"<html><body><h1>A letter</h1>{article}<p>Yours, the harbour master</p></body></html>".encode())
+
+    main, _ = ocr_document(path, job_id="j", model="pp-ocrv5", engine=NoPictureEngine())
+    whole, _ = ocr_document(path, job_id="j", model="pp-ocrv5", engine=NoPictureEngine(), options={"html": "page"})
+
+    assert main["text"] == whole["text"] and "Yours, the harbour master" in main["text"] and main["warnings"] == []
+
+
+def test_the_cli_asks_for_the_whole_page_with_html_page() -> None:
+    from ocr_platform.cli.command_support import engine_options
+    from ocr_platform.cli.commands import _parser
+
+    args = _parser().parse_args(["ocr", str(od.HTML_TABLES), "--model", "pp-ocrv5", "--html", "page"])
+    assert engine_options(args) == {"html": "page"}
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["ocr", str(od.HTML_TABLES), "--model", "pp-ocrv5", "--html", "article"])

@@ -42,7 +42,7 @@ from ocr_platform.cli.platform_commands import run_console_command, run_doctor, 
 from ocr_platform.core import defaults
 from ocr_platform.core.client_errors import ExitStatus, PlatformClientError, describe_aws_error
 from ocr_platform.core.routing import MODEL_TABLE
-from ocr_platform.engines.options import MODEL_BACKENDS, MODEL_VARIANTS, TEXT_LAYER_MODES
+from ocr_platform.engines.options import HTML_CONTENT, MODEL_BACKENDS, MODEL_VARIANTS, TEXT_LAYER_MODES
 
 LANG_HELP = f"PaddleOCR language code, or auto to pick the recogniser per page (default: {defaults.LANGUAGE})"
 
@@ -83,6 +83,10 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument(
             "--text-layer", choices=TEXT_LAYER_MODES,
             help=f"a PDF's own text: auto uses it where it is real and OCRs the rest, ignore OCRs every page (default: {TEXT_LAYER_MODES[0]})",
+        )
+        cmd.add_argument(
+            "--html", choices=HTML_CONTENT,
+            help=f"an HTML file: main reads its main content without navigation and boilerplate, page the whole page (default: {HTML_CONTENT[0]})",
         )
         return cmd
 

@@ -371,7 +371,7 @@ def _native(path: Path, limits: IntakeLimits) -> NativeFile | None:
     return native_file(path, head, zip_limits=limits.zip_limits(), max_html_bytes=limits.max_html_bytes, budget=limits.budget)
 
 
-def read_native(path: Path, *, pages: str | None, limits: IntakeLimits) -> tuple[NativeFile, list[NativePage]]:
+def read_native(path: Path, *, pages: str | None, limits: IntakeLimits, html: str = "main") -> tuple[NativeFile, list[NativePage]]:
     """The Office or HTML file at ``path`` and its selected units (pages), read from its content.
 
     ``unsupported_type`` for any other file; the intake's ``JobError`` for bad input.
@@ -379,7 +379,7 @@ def read_native(path: Path, *, pages: str | None, limits: IntakeLimits) -> tuple
     native = _native(path, limits)
     if native is None:
         raise JobError(ErrorCode.UNSUPPORTED_TYPE, "The file is not read from its own content (an Office, OpenDocument, HTML, email or text file).")
-    return native, native.read(_native_selection(path, native, pages, limits))
+    return native, native.read(_native_selection(path, native, pages, limits), html=html)
 
 
 def _native_selection(path: Path, native: NativeFile, pages: str | None, limits: IntakeLimits) -> list[int]:

@@ -30,6 +30,8 @@ from ocr_platform.document.zip_safety import ZipLimits, checked_names
 NATIVE_ROUTES = tuple(name for name, spec in MODEL_TABLE.items() if spec.backend == "lambda")
 #: A result warning's ``code`` when a macro-enabled Office file was read without its macros.
 MACROS_IGNORED = "macros_ignored"
+#: A result warning's ``code`` when an HTML page was read without its navigation and boilerplate.
+HTML_MAIN_CONTENT = "html_main_content"
 
 
 @dataclass(frozen=True)
@@ -53,8 +55,9 @@ class NativeFile:
     notes: ReadNotes = field(default_factory=ReadNotes)
     budget: WorkBudget = field(default_factory=WorkBudget)
 
-    def read(self, pages: list[int]) -> list[NativePage]:
-        """The ``pages`` (1-based units) of the file, read from its content."""
+    def read(self, pages: list[int], *, html: str = "main") -> list[NativePage]:
+        """The ``pages`` (1-based units) of the file, read from its content; an HTML file's main content, or with
+        ``html`` ``page`` the whole page (``ocr_platform.document.html_main``)."""
         if self.office is not None:
             return read_office(self.path, self.office, pages, self.notes)
         if self.kind != "html":
@@ -64,10 +67,29 @@ class NativeFile:
         from ocr_platform.document.html_input import read_html
         from ocr_platform.document.office_readers import has_text
 
-        page = read_html(self.path.read_bytes())
+        data = self.path.read_bytes()
+        page = read_html(data)
+        if html == "main":
+            page = self._main_content(data, page)
         if not has_text([(None, page.markdown)], page.pictures):
             self.notes.seen.append("Beautiful Soup and markdownify read the page with no text")
         return [page] if 1 in pages else []
+
+    def _main_content(self, data: bytes, whole: NativePage) -> NativePage:
+        from ocr_platform.document.html_input import read_html
+        from ocr_platform.document.html_main import main_content
+
+        summary = main_content(data, whole.markdown)
+        if summary is None:
+            return whole
+        main = read_html(summary.encode("utf-8"))
+        kept, total = len(main.markdown.split()), len(whole.markdown.split())
+        self.notes.warnings.append({
+            "code": HTML_MAIN_CONTENT, "requested": "the HTML page", "ran": "its main content",
+            "reason": f"{kept} of the page's {total} words kept (readability-lxml)",
+            "message": "The page's navigation and boilerplate were left out; set the job's option html to \"page\" to read the whole page.",
+        })
+        return main
 
 
 def native_file(path: Path, head: bytes, *, zip_limits: ZipLimits, max_html_bytes: int, budget: WorkBudget | None = None) -> NativeFile | None:

@@ -33,6 +33,7 @@ from ocr_platform.document.native_files import MACROS_IGNORED, NativeFile, route
 from ocr_platform.document.native_pages import NativePage, page_content
 from ocr_platform.engines import Engine
 from ocr_platform.engines.attachment_reading import Attachments, read_attachment
+from ocr_platform.engines.options import html_content
 
 #: A result warning's ``code`` when pictures embedded in an Office or HTML file were not read.
 PICTURES_UNREAD = "pictures_unread"
@@ -63,7 +64,7 @@ def native_result(
     if route(model).backend != "lambda":
         raise route_refusal(kind.value)
     started = time.perf_counter()
-    native, units = read_native(path, pages=pages, limits=limits)
+    native, units = read_native(path, pages=pages, limits=limits, html=html_content(options))
     reader = _PictureReader(engine, language=language, options=options or {}, limits=limits)
     converted = time.perf_counter() - started
     result_pages: list[Page] = []
