@@ -152,3 +152,16 @@ def test_the_cli_asks_for_the_whole_page_with_html_page() -> None:
     assert engine_options(args) == {"html": "page"}
     with pytest.raises(SystemExit):
         _parser().parse_args(["ocr", str(od.HTML_TABLES), "--model", "pp-ocrv5", "--html", "article"])
+
+
+def test_an_office_file_is_converted_without_importing_paddleocr_or_paddlex() -> None:
+    """PaddleOCR's package import loads PaddleX (seconds); its converter alone reads the file (ocr_platform.document.doc2md)."""
+    import subprocess
+    import sys
+
+    script = ("import sys; from pathlib import Path; from ocr_platform.document.intake import IntakeLimits, read_native;"
+              f"_, units = read_native(Path({str(od.OFFICE / 'blk-paras-and-tables.docx')!r}), pages=None, limits=IntakeLimits());"
+              "print('Lorem ipsum' in units[0].markdown, sorted(m for m in ('paddleocr', 'paddlex', 'paddle') if m in sys.modules))")
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120)
+
+    assert ran.stdout.split("\n")[-2] == "True []"

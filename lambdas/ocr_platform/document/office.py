@@ -179,11 +179,11 @@ def read_office(path: Path, office: OfficeFile, pages: list[int], notes: ReadNot
 
 
 def _convert(named: Path, kind: str) -> Any:
-    from paddleocr import doc2md_convert
+    from ocr_platform.document.doc2md import converter
 
     if kind == "pptx":
         _give_pptx_font_strike()
-    return doc2md_convert(named)
+    return converter()(named)
 
 
 def _plain_content_types(types: bytes) -> bytes:
