@@ -8,12 +8,14 @@ reads what the layer says; whether to believe it is decided against the page ima
 What a ``TextLayer`` holds:
 
 - ``lines``: runs of characters on one baseline, split where pdfium ends a line or where a horizontal gap
-  is wider than ``LINE_GAP`` line heights (columns, table cells), in the same shape as an OCR line. The
+  is wider than ``LINE_GAP`` line heights (columns, table cells; ``document.layer_line``), in the same shape as an OCR line. The
   polygon is the union of the characters' loose boxes (the font's ascent to descent, as a text detector
   draws a line) in the pixel coordinates of the rendered page: scaled by the render scale, turned by the
   page's ``/Rotate`` and offset by its crop box, so an overlay lines up with an OCR line's polygon.
 - ``unmapped``: characters whose font gives no Unicode value (pdfium's Unicode map errors, and private-use
-  or replacement code points): such a layer is text a reader cannot use.
+  or replacement code points): such a layer is text a reader cannot use. A character pdfium flags is mapped after
+  all where the round trip through the embedded font's own character map holds (``document.font_map``:
+  ``font_mapped`` counts them).
 - ``invisible``: whether any character is drawn in an invisible render mode (3, or 7 when it only clips),
   the mark of an earlier OCR's layer over a scan; ``covered_by_image`` whether an image covers most of
   the page, under which visible text is just as hidden.
@@ -38,52 +40,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ocr_platform.core.words import word_spans
-from ocr_platform.document.char_boxes import char_gap, turn, turned_box, union_box
-from ocr_platform.document.layer_text import ZWNJ, code_point, is_joiner_space, is_surrogate, layer_chars, normal_text, unreadable
-from ocr_platform.document.marks import LineChars, attach_marks, is_mark, stands_over
+from ocr_platform.document.char_boxes import PageGeometry, turned_box
+from ocr_platform.document.font_map import Extent, FontMaps
+from ocr_platform.document.layer_line import LayerLine, LineBuilder, Style
+from ocr_platform.document.layer_text import code_point, is_surrogate, layer_chars, unreadable
 
-#: Characters further apart than this many line heights start a new line (a column gap, a table cell).
-LINE_GAP = 1.2
+__all__ = ["LayerLine", "PageGeometry", "TextLayer", "layer_label", "layered_pages", "read_text_layer", "used_layer"]
+
 #: A character further than this (radians) from a multiple of 90 degrees is slanted text, left to OCR.
 ANGLE_TOLERANCE = 0.05
 #: Text render modes that draw nothing (3 invisible, 7 clip only): the layer an earlier OCR left over a scan.
 INVISIBLE_RENDER_MODES = frozenset({3, 7})
 #: An image covering this share of the page hides any text drawn beneath it.
 IMAGE_COVER_SHARE = 0.5
-
-
-@dataclass
-class LayerLine:
-    """One line of the text layer.
-
-    Attributes:
-        text: the characters, with spaces where the layer has them or its words stand apart.
-        polygon: four ``[x, y]`` points (top-left, top-right, bottom-right, bottom-left) in rendered pixels.
-        font: the font of its first character (its base name), for checking a font's character map once.
-        invisible: drawn in an invisible render mode.
-        words: each word's text and polygon (the union of its characters' boxes, corners as the line's;
-            words as ``core.words`` splits them).
-        unmapped: its characters without a Unicode mapping (``TextLayer.unmapped``, line by line).
-    """
-
-    text: str
-    polygon: list[list[float]]
-    font: str = ""
-    invisible: bool = False
-    words: list[tuple[str, list[list[float]]]] = field(default_factory=list)
-    unmapped: int = 0
-
-    @property
-    def box(self) -> tuple[float, float, float, float]:
-        xs = [p[0] for p in self.polygon]
-        ys = [p[1] for p in self.polygon]
-        return min(xs), min(ys), max(xs), max(ys)
-
-    @property
-    def height(self) -> float:
-        x0, y0, x1, y1 = self.box
-        return y1 - y0
 
 
 @dataclass
@@ -98,6 +67,7 @@ class TextLayer:
     skipped: int
     fonts: set[str] = field(default_factory=set)
     replaced: int = 0
+    font_mapped: int = 0
 
     @property
     def empty(self) -> bool:
@@ -111,50 +81,6 @@ class TextLayer:
     def hidden(self) -> bool:
         """Text a reader of the page cannot see: an earlier OCR's layer, not the page's own typesetting."""
         return self.invisible or self.covered_by_image
-
-
-@dataclass(frozen=True)
-class PageGeometry:
-    """How a point of a PDF page's user space lands on its render (pdfium renders the crop box, turned by ``/Rotate``),
-    and back: the text layer maps characters to pixels, the searchable PDF maps a result's pixels to user space.
-
-    >>> geometry = PageGeometry(left=0, bottom=0, right=600, top=800, rotation=0, scale=2.0)
-    >>> geometry.to_pixels(100, 700)
-    (200.0, 200.0)
-    >>> turned = PageGeometry(left=0, bottom=0, right=600, top=800, rotation=90, scale=1.0)
-    >>> turned.to_pixels(100, 700), turned.to_user(700, 100)
-    ((700.0, 100.0), (100.0, 700.0))
-    """
-
-    left: float
-    bottom: float
-    right: float
-    top: float
-    rotation: int
-    scale: float
-
-    def to_pixels(self, x: float, y: float) -> tuple[float, float]:
-        u, v = x - self.left, self.top - y
-        width, height = self.right - self.left, self.top - self.bottom
-        if self.rotation == 90:
-            u, v = height - v, u
-        elif self.rotation == 180:
-            u, v = width - u, height - v
-        elif self.rotation == 270:
-            u, v = v, width - u
-        return u * self.scale, v * self.scale
-
-    def to_user(self, x: float, y: float) -> tuple[float, float]:
-        """The user-space point of the rendered pixel (``x``, ``y``): ``to_pixels`` undone."""
-        u, v = x / self.scale, y / self.scale
-        width, height = self.right - self.left, self.top - self.bottom
-        if self.rotation == 90:
-            u, v = v, height - u
-        elif self.rotation == 180:
-            u, v = width - u, height - v
-        elif self.rotation == 270:
-            u, v = width - v, u
-        return self.left + u, self.top - v
 
 
 def layer_label() -> str:
@@ -209,8 +135,9 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
     geometry = PageGeometry(left=left, bottom=bottom, right=right, top=top, rotation=page.get_rotation() % 360, scale=scale)
     handle = textpage.raw
     reader = _CharReader(handle, geometry)
-    builder = _LineBuilder(geometry)
-    unmapped = skipped = replaced = 0
+    builder = LineBuilder(geometry)
+    fonts = FontMaps()
+    unmapped = skipped = replaced = font_mapped = 0
     invisible = False
     # About 2,500 characters a dense page: the pdfium calls are bound once, and upright text skips the turn.
     unicode_of, generated, map_error, angle_of = (
@@ -236,10 +163,10 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
         if char.isspace():
             builder.space(reader.box(index))
             continue
-        lacks_map = bool(map_error(handle, index)) or unreadable(char)
-        unmapped += lacks_map
-        char = layer_chars(char)
-        if not char:  # a control character: no text
+        guessed = bool(map_error(handle, index))
+        lacks_map = guessed or unreadable(char)
+        letters = layer_chars(char)
+        if not letters:  # a control character: no text
             skipped += 1
             continue
         style = reader.style(index)
@@ -250,7 +177,11 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
             skipped += 1
             builder.break_line()
             continue
-        builder.add(char, turned_box(box, quarter) if quarter else box, quarter, style, unmapped=lacks_map)
+        if guessed and not unreadable(char) and quarter == 0 and fonts.confirms(reader.font(index), char, reader.extent(index, box)):
+            lacks_map = False  # pdfium's guess, drawn by the glyph the embedded font's own map gives it (document.font_map)
+            font_mapped += 1
+        unmapped += lacks_map
+        builder.add(letters, turned_box(box, quarter) if quarter else box, quarter, style, unmapped=lacks_map)
     lines = builder.finish()
     return TextLayer(
         lines=lines,
@@ -261,13 +192,8 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
         skipped=skipped,
         fonts={line.font for line in lines},
         replaced=replaced,
+        font_mapped=font_mapped,
     )
-
-
-@dataclass(frozen=True)
-class _Style:
-    font: str
-    invisible: bool
 
 
 class _CharReader:
@@ -280,7 +206,8 @@ class _CharReader:
         self._textpage = textpage
         self._geometry = geometry
         self._rect = pdfium_c.FS_RECTF()
-        self._styles: dict[int, _Style] = {}
+        self._styles: dict[int, Style] = {}
+        self._fonts: dict[int, Any] = {}
 
     def box(self, index: int) -> tuple[float, float, float, float] | None:
         """The character's loose box in page space (``left, bottom, right, top``); ``None`` off the crop box."""
@@ -294,15 +221,34 @@ class _CharReader:
             return None
         return rect.left, rect.bottom, rect.right, rect.top
 
-    def style(self, index: int) -> _Style:
+    def style(self, index: int) -> Style:
         obj = self._c.FPDFText_GetTextObject(self._textpage, index)
         key = ctypes.cast(obj, ctypes.c_void_p).value or 0
         style = self._styles.get(key)
         if style is None:
-            style = self._styles[key] = self._read_style(obj) if key else _Style("", False)
+            style = self._styles[key] = self._read_style(obj) if key else Style("", False)
         return style
 
-    def _read_style(self, obj: Any) -> _Style:
+    def font(self, index: int) -> Any:
+        """The pdfium font handle of the character's text object (``None`` without one)."""
+        obj = self._c.FPDFText_GetTextObject(self._textpage, index)
+        key = ctypes.cast(obj, ctypes.c_void_p).value or 0
+        if key not in self._fonts:
+            self._fonts[key] = self._c.FPDFTextObj_GetFont(obj) if key else None
+        return self._fonts[key]
+
+    def extent(self, index: int, loose: tuple[float, float, float, float]) -> Extent | None:
+        """The ink of an upright character about its origin, as shares of its advance (the width of its ``loose`` box)."""
+        left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+        x, y = ctypes.c_double(), ctypes.c_double()
+        advance = loose[2] - loose[0]
+        if advance <= 0 or not self._c.FPDFText_GetCharBox(self._textpage, index, *map(ctypes.byref, (left, right, bottom, top))):
+            return None
+        if not self._c.FPDFText_GetCharOrigin(self._textpage, index, ctypes.byref(x), ctypes.byref(y)):
+            return None
+        return (left.value - x.value) / advance, (right.value - x.value) / advance, (bottom.value - y.value) / advance, (top.value - y.value) / advance
+
+    def _read_style(self, obj: Any) -> Style:
         mode = self._c.FPDFTextObj_GetTextRenderMode(obj)
         font = self._c.FPDFTextObj_GetFont(obj)
         name = ""
@@ -310,116 +256,7 @@ class _CharReader:
             buffer = ctypes.create_string_buffer(128)
             length = self._c.FPDFFont_GetBaseFontName(font, buffer, len(buffer))
             name = buffer.raw[: max(0, min(length, len(buffer)) - 1)].decode("latin-1")
-        return _Style(font=name, invisible=mode in INVISIBLE_RENDER_MODES)
-
-
-class _LineBuilder:
-    """Collects characters into lines: same direction and baseline, no wide gap, no line break from pdfium.
-
-    Boxes arrive in the text's own frame (``turned_box``: the page turned so the text runs left to
-    right, y up); a finished line's corners are turned back and mapped to pixels, so its polygon starts
-    at the line's top-left in reading direction whatever the text's or the page's rotation.
-    """
-
-    def __init__(self, geometry: PageGeometry) -> None:
-        self.geometry = geometry
-        self.lines: list[LayerLine] = []
-        self.chars = 0
-        self._text: list[str] = []
-        self._boxes: list[tuple[float, float, float, float] | None] = []  # each of _text's characters' (None: a space)
-        self._line_chars: list[LineChars] = []  # each finished line's characters, for marks put back (document.marks)
-        self._marks: list[tuple[str, tuple[float, float, float, float], int]] = []
-        self._box: list[float] | None = None
-        self._last: tuple[float, float, float, float] | None = None
-        self._quarter = 0
-        self._style = _Style("", False)
-        self._pending_space = False
-        self._unmapped = 0
-        self._tops: list[tuple[int, float]] = []  # each line's quarter turns and top, in its text's own frame
-
-    def generated(self, char: str) -> None:
-        if char in "\r\n":
-            self.break_line()
-        else:
-            self.space()
-
-    def space(self, box: tuple[float, float, float, float] | None = None) -> None:
-        """A space; one drawn over the Arabic letter before it is no gap between words but a non-joiner (``layer_text``)."""
-        if box is not None and self._last is not None and not self._quarter and is_joiner_space(self._text[-1], self._last, box):
-            self._text.append(ZWNJ)
-            self._boxes.append(self._last)
-            return
-        self._pending_space = bool(self._text)
-
-    def break_line(self) -> None:
-        if self._text and self._box is not None:
-            chars = LineChars(self._text, self._boxes, self._quarter)
-            text, words = self._text_and_words(chars)
-            if text:
-                polygon = self._polygon(self._box, self._quarter)
-                self.lines.append(LayerLine(
-                    text=text, polygon=polygon, font=self._style.font, invisible=self._style.invisible, words=words, unmapped=self._unmapped,
-                ))
-                self._line_chars.append(chars)
-                self._tops.append((self._quarter, self._box[3]))
-        self._text, self._boxes, self._box, self._last, self._pending_space, self._unmapped = [], [], None, None, False, 0
-
-    def _text_and_words(self, chars: LineChars) -> tuple[str, list[tuple[str, list[list[float]]]]]:
-        """A line's text and its words, each with the union of its characters' boxes (``core.words`` splits them)."""
-        joined = "".join(chars.chars)
-        text, lead = joined.strip(), len(joined) - len(joined.lstrip())
-        words = [(normal_text(text[a:b]), self._polygon(union_box(chars.boxes[lead + a : lead + b]), chars.quarter)) for a, b in word_spans(text)]
-        return normal_text(text), words
-
-    def _polygon(self, box: Sequence[float], quarter: int) -> list[list[float]]:
-        """A box of the text's own frame as four pixel corners, from its top-left in reading direction."""
-        x0, bottom, x1, top = box
-        corners = [(x0, top), (x1, top), (x1, bottom), (x0, bottom)]
-        return [[round(v, 1) for v in self.geometry.to_pixels(*turn(point, quarter))] for point in corners]
-
-    def add(self, char: str, box: tuple[float, float, float, float], quarter: int, style: _Style, *, unmapped: bool = False) -> None:
-        self.chars += 1
-        if is_mark(char) and not (self._last is not None and quarter == self._quarter and stands_over(box, self._last)):
-            self._marks.append((char, box, quarter))  # away from its letter: put back by finish
-            return
-        if self._text and (quarter != self._quarter or not self._continues(box)):
-            self.break_line()
-        if not self._text:
-            self._style, self._quarter = style, quarter
-        elif self._pending_space or self._apart(box):
-            self._text.append(" ")
-            self._boxes.append(None)
-        self._pending_space = False
-        self._unmapped += unmapped
-        self._text.extend(char)
-        self._boxes.extend([box] * len(char))
-        x0, y0, x1, y1 = box
-        self._box = [x0, y0, x1, y1] if self._box is None else [min(self._box[0], x0), min(self._box[1], y0), max(self._box[2], x1), max(self._box[3], y1)]
-        self._last = box
-
-    def finish(self) -> list[LayerLine]:
-        """The lines, top to bottom: pdfium hands the characters of some turned pages (``/Rotate 90``) over from
-        the last line up, so lines that mostly climb the page are put back in reading order."""
-        self.break_line()
-        for index in attach_marks(self._line_chars, self._marks):
-            self.lines[index].text, self.lines[index].words = self._text_and_words(self._line_chars[index])
-        steps = [b - a for (qa, a), (qb, b) in zip(self._tops, self._tops[1:], strict=False) if qa == qb]
-        if sum(step > 0 for step in steps) > sum(step < 0 for step in steps):
-            self.lines.reverse()
-        return self.lines
-
-    def _continues(self, box: tuple[float, float, float, float]) -> bool:
-        assert self._last is not None and self._box is not None
-        height = max(self._box[3] - self._box[1], 1e-3)
-        middle, line_middle = (box[1] + box[3]) / 2, (self._box[1] + self._box[3]) / 2
-        if abs(middle - line_middle) > height / 2:
-            return False
-        return -height <= char_gap(self._last, box) <= LINE_GAP * height
-
-    def _apart(self, box: tuple[float, float, float, float]) -> bool:
-        """Characters with a gap of a quarter line height between them are separate words, spaced or not."""
-        assert self._last is not None and self._box is not None
-        return char_gap(self._last, box) > 0.25 * max(self._box[3] - self._box[1], 1e-3)
+        return Style(font=name, invisible=mode in INVISIBLE_RENDER_MODES)
 
 
 def _quarter_turns(angle: float) -> int | None:
