@@ -6,16 +6,21 @@ the PDF's maker used Unicode values as codes (pdf.js's ``javauninstall-7r.pdf``:
 and garbage where the codes are glyph numbers. The font program embedded in the PDF usually carries its own
 character map (a TrueType or OpenType ``cmap``: which glyph draws each Unicode character), so a guess can be checked
 without reading the ink: it is taken as mapped when the embedded font's own map sends the guessed character to a
-glyph of the very shape drawn, that is the same ink extent about its origin (``Extent``: left, right, bottom and top
-as shares of the advance width, within ``MATCH_TOLERANCE``). A wrong guess lands on another glyph, or on none.
+glyph of the very shape drawn: the same ink extent about its origin (``Extent``: left, right, bottom and top, as pdfium
+measures a character against its loose box, the advance width joined with the ink; within ``MATCH_TOLERANCE`` of an
+em). A wrong guess lands on another glyph, or on none, though a glyph of about the same shape is near enough one time
+in ten to two (a wrong map, guesses one code off: 5-50 % of them match), so a font's guesses stand only together:
+where at least ``MIN_CONFIRMED_SHARE`` of its distinct guessed characters on the page hold (``FontMaps.confirmed``).
 
 FreeType, through Pillow (``ImageFont``), reads the font program the way pdfium drew it (``FPDFFont_GetFontData``
 gives its bytes). A font that is not embedded (what is drawn is this machine's substitute), or whose program has no
 Unicode map (a CID-keyed CFF font, such as the Korean ``KoPubWorld`` fonts of docling's ``skipped_1page.pdf``),
 confirms nothing: its guessed characters stay unmapped.
 
->>> within((0.06, 0.94, -0.04, 0.77), (0.06, 0.93, -0.04, 0.76)), within((0.06, 0.94, -0.04, 0.77), (0.3, 0.7, 0.5, 0.9))
+>>> matches((0.06, 0.94, -0.04, 0.77), ((0.06, 0.93, -0.04, 0.76), 1.0)), matches((0.06, 0.94, -0.04, 0.77), ((0.3, 0.7, 0.5, 0.9), 1.0))
 (True, False)
+>>> matches((0.15, 1.0, 0.0, 0.94), ((0.16, 1.06, 0.0, 1.0), 0.5))  # ink past the advance: the loose box is the wider
+True
 """
 
 from __future__ import annotations
@@ -28,47 +33,60 @@ from typing import Any
 
 #: A glyph's ink about its origin: left, right, bottom, top, each a share of its advance width (y up).
 Extent = tuple[float, float, float, float]
+#: A glyph of the font program: its ``Extent`` and its advance width in ems.
+Glyph = tuple[Extent, float]
 
 #: Pixels per em the font's glyphs are drawn at to measure them (FreeType's hinting moves an edge by under 1 %).
 RENDER_SIZE = 256
-#: How far (share of the advance width) each edge of the drawn glyph and of the font's glyph for the guess may differ.
+#: How far (ems) each edge of the drawn glyph and of the font's glyph for the guess may differ (pdfium raises a glyph's
+#: top by 1/64 of itself, hinting moves an edge by under 1 %).
 MATCH_TOLERANCE = 0.05
+#: The share of a font's distinct guessed characters on a page that must round-trip for any of them to count as mapped.
+MIN_CONFIRMED_SHARE = 0.9
+#: ... and how many distinct ones that takes at least (fewer say nothing about the font's map).
+MIN_CONFIRMED_CHARS = 4
 #: Font programs kept loaded, by content: a document's fonts recur on every page.
 FONT_CACHE = 32
 #: A character no font maps (a Unicode noncharacter): what the font draws for it is its missing-glyph box.
 _NO_CHARACTER = "\uffff"
 
 
-def within(drawn: Extent, font: Extent) -> bool:
-    """Whether two glyph extents are the same shape's, within ``MATCH_TOLERANCE``."""
-    return all(abs(a - b) <= MATCH_TOLERANCE for a, b in zip(drawn, font, strict=True))
+def matches(drawn: Extent, glyph: Glyph) -> bool:
+    """Whether a character's ``drawn`` extent, measured against its loose box (pdfium's: the advance joined with the
+    ink), is the font ``glyph``'s, within ``MATCH_TOLERANCE`` ems."""
+    (left, right, bottom, top), advance = glyph
+    loose = max(1.0, right) - min(0.0, left)  # the loose box's width, in advances
+    return all(abs(a * loose - b) * advance <= MATCH_TOLERANCE for a, b in zip(drawn, (left, right, bottom, top), strict=True))
 
 
 @dataclass
 class _Program:
-    """One embedded font program, loaded, with the extents measured so far (``None``: the font has no glyph for it)."""
+    """One embedded font program, loaded, with the glyphs measured so far (``None``: the font has no glyph for it)."""
 
     font: Any
     missing: tuple[Any, ...]
-    extents: dict[str, Extent | None] = field(default_factory=dict)
+    glyphs: dict[str, Glyph | None] = field(default_factory=dict)
 
-    def extent(self, char: str) -> Extent | None:
-        if char not in self.extents:
-            self.extents[char] = self._measure(char)
-        return self.extents[char]
+    def glyph(self, char: str) -> Glyph | None:
+        if char not in self.glyphs:
+            self.glyphs[char] = self._measure(char)
+        return self.glyphs[char]
 
-    def _measure(self, char: str) -> Extent | None:
+    def _measure(self, char: str) -> Glyph | None:
         try:
             mask, (x, y) = self.font.getmask2(char, mode="L", anchor="ls")
             advance = float(self.font.getlength(char))
         except (OSError, ValueError):
             return None
-        if (mask.size, (x, y), advance) == self.missing or advance <= 0:
+        if (mask.size, (x, y), advance) == self.missing:
             return None
         box = mask.getbbox()
         if box is None:
             return None
-        return (x + box[0]) / advance, (x + box[2]) / advance, -(y + box[3]) / advance, -(y + box[1]) / advance
+        if advance <= 0:  # a combining mark: drawn over the letter before it, no advance to measure it by
+            return (0.0, 0.0, 0.0, 0.0), 0.0
+        extent = (x + box[0]) / advance, (x + box[2]) / advance, -(y + box[3]) / advance, -(y + box[1]) / advance
+        return extent, advance / RENDER_SIZE
 
 
 @functools.lru_cache(maxsize=FONT_CACHE)
@@ -93,6 +111,18 @@ class FontMaps:
         self._c = pdfium_c
         self._programs: dict[int, _Program | None] = {}
 
+    def confirmed(self, guesses: list[tuple[Any, str, Extent | None]]) -> list[bool]:
+        """For each guessed character of a page (its font handle, the character, its drawn extent): whether its round
+        trip holds and so do those of ``MIN_CONFIRMED_SHARE`` of its font's distinct guesses (``MIN_CONFIRMED_CHARS``)."""
+        holds = [self.confirms(font, char, drawn) for font, char, drawn in guesses]
+        tally: dict[int, dict[str, bool]] = {}
+        for (font, char, _), held in zip(guesses, holds, strict=True):
+            seen = tally.setdefault(ctypes.cast(font, ctypes.c_void_p).value or 0, {})
+            if not self._mark(font, char):  # a mark the font has holds with its font, and does not vote
+                seen[char] = seen.get(char, True) and held
+        fonts = {key for key, seen in tally.items() if len(seen) >= MIN_CONFIRMED_CHARS and sum(seen.values()) >= MIN_CONFIRMED_SHARE * len(seen)}
+        return [held and (ctypes.cast(font, ctypes.c_void_p).value or 0) in fonts for (font, _, _), held in zip(guesses, holds, strict=True)]
+
     def confirms(self, font: Any, char: str, drawn: Extent | None) -> bool:
         """Whether the embedded ``font``'s own character map sends ``char`` to a glyph of the ``drawn`` extent."""
         if drawn is None or not font:
@@ -100,8 +130,13 @@ class FontMaps:
         program = self._load(font)
         if program is None:
             return False
-        extent = program.extent(char)
-        return extent is not None and within(drawn, extent)
+        glyph = program.glyph(char)
+        return glyph is not None and matches(drawn, glyph)
+
+    def _mark(self, font: Any, char: str) -> bool:
+        program = self._load(font)
+        glyph = program.glyph(char) if program is not None else None
+        return glyph is not None and glyph[1] == 0
 
     def _load(self, font: Any) -> _Program | None:
         key = ctypes.cast(font, ctypes.c_void_p).value or 0

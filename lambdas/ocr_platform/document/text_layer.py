@@ -136,14 +136,14 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
     handle = textpage.raw
     reader = _CharReader(handle, geometry)
     builder = LineBuilder(geometry)
-    fonts = FontMaps()
-    unmapped = skipped = replaced = font_mapped = 0
+    unmapped = skipped = replaced = 0
     invisible = False
     # About 2,500 characters a dense page: the pdfium calls are bound once, and upright text skips the turn.
     unicode_of, generated, map_error, angle_of = (
         pdfium_c.FPDFText_GetUnicode, pdfium_c.FPDFText_IsGenerated, pdfium_c.FPDFText_HasUnicodeMapError, pdfium_c.FPDFText_GetCharAngle,
     )
     count = max(pdfium_c.FPDFText_CountChars(handle), 0)
+    font_mapped = _font_mapped(reader, range(count))
     paired = -1  # the index of a low surrogate already joined to the high one before it
     for index in range(count):
         if index == paired:
@@ -177,9 +177,7 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
             skipped += 1
             builder.break_line()
             continue
-        if guessed and not unreadable(char) and quarter == 0 and fonts.confirms(reader.font(index), char, reader.extent(index, box)):
-            lacks_map = False  # pdfium's guess, drawn by the glyph the embedded font's own map gives it (document.font_map)
-            font_mapped += 1
+        lacks_map = lacks_map and index not in font_mapped  # pdfium's guess, drawn by the glyph the font's own map gives it
         unmapped += lacks_map
         builder.add(letters, turned_box(box, quarter) if quarter else box, quarter, style, unmapped=lacks_map)
     lines = builder.finish()
@@ -192,7 +190,7 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
         skipped=skipped,
         fonts={line.font for line in lines},
         replaced=replaced,
-        font_mapped=font_mapped,
+        font_mapped=len(font_mapped),
     )
 
 
@@ -203,7 +201,7 @@ class _CharReader:
         import pypdfium2.raw as pdfium_c
 
         self._c = pdfium_c
-        self._textpage = textpage
+        self.textpage = textpage
         self._geometry = geometry
         self._rect = pdfium_c.FS_RECTF()
         self._styles: dict[int, Style] = {}
@@ -211,7 +209,7 @@ class _CharReader:
 
     def box(self, index: int) -> tuple[float, float, float, float] | None:
         """The character's loose box in page space (``left, bottom, right, top``); ``None`` off the crop box."""
-        if not self._c.FPDFText_GetLooseCharBox(self._textpage, index, ctypes.byref(self._rect)):
+        if not self._c.FPDFText_GetLooseCharBox(self.textpage, index, ctypes.byref(self._rect)):
             return None
         rect, page = self._rect, self._geometry
         if rect.right <= rect.left or rect.top <= rect.bottom:
@@ -222,7 +220,7 @@ class _CharReader:
         return rect.left, rect.bottom, rect.right, rect.top
 
     def style(self, index: int) -> Style:
-        obj = self._c.FPDFText_GetTextObject(self._textpage, index)
+        obj = self._c.FPDFText_GetTextObject(self.textpage, index)
         key = ctypes.cast(obj, ctypes.c_void_p).value or 0
         style = self._styles.get(key)
         if style is None:
@@ -231,7 +229,7 @@ class _CharReader:
 
     def font(self, index: int) -> Any:
         """The pdfium font handle of the character's text object (``None`` without one)."""
-        obj = self._c.FPDFText_GetTextObject(self._textpage, index)
+        obj = self._c.FPDFText_GetTextObject(self.textpage, index)
         key = ctypes.cast(obj, ctypes.c_void_p).value or 0
         if key not in self._fonts:
             self._fonts[key] = self._c.FPDFTextObj_GetFont(obj) if key else None
@@ -242,9 +240,9 @@ class _CharReader:
         left, right, bottom, top = (ctypes.c_double() for _ in range(4))
         x, y = ctypes.c_double(), ctypes.c_double()
         advance = loose[2] - loose[0]
-        if advance <= 0 or not self._c.FPDFText_GetCharBox(self._textpage, index, *map(ctypes.byref, (left, right, bottom, top))):
+        if advance <= 0 or not self._c.FPDFText_GetCharBox(self.textpage, index, *map(ctypes.byref, (left, right, bottom, top))):
             return None
-        if not self._c.FPDFText_GetCharOrigin(self._textpage, index, ctypes.byref(x), ctypes.byref(y)):
+        if not self._c.FPDFText_GetCharOrigin(self.textpage, index, ctypes.byref(x), ctypes.byref(y)):
             return None
         return (left.value - x.value) / advance, (right.value - x.value) / advance, (bottom.value - y.value) / advance, (top.value - y.value) / advance
 
@@ -257,6 +255,26 @@ class _CharReader:
             length = self._c.FPDFFont_GetBaseFontName(font, buffer, len(buffer))
             name = buffer.raw[: max(0, min(length, len(buffer)) - 1)].decode("latin-1")
         return Style(font=name, invisible=mode in INVISIBLE_RENDER_MODES)
+
+
+def _font_mapped(reader: _CharReader, indexes: range) -> set[int]:
+    """The characters pdfium guessed (no Unicode mapping) whose guess round-trips through the embedded font's own
+    character map (``document.font_map``): upright ones of a font whose guesses on the page hold together."""
+    import pypdfium2.raw as pdfium_c
+
+    handle = reader.textpage
+    guessed = []
+    for index in indexes:
+        code = pdfium_c.FPDFText_GetUnicode(handle, index)
+        if not pdfium_c.FPDFText_HasUnicodeMapError(handle, index) or not 0 < code < 0x110000 or is_surrogate(code) or unreadable(chr(code)):
+            continue
+        box = reader.box(index) if _quarter_turns(pdfium_c.FPDFText_GetCharAngle(handle, index)) == 0 else None
+        if box is not None:
+            guessed.append((index, reader.font(index), chr(code), reader.extent(index, box)))
+    if not guessed:
+        return set()
+    held = FontMaps().confirmed([(font, char, drawn) for _, font, char, drawn in guessed])
+    return {index for (index, *_), ok in zip(guessed, held, strict=True) if ok}
 
 
 def _quarter_turns(angle: float) -> int | None:

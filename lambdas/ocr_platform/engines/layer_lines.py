@@ -87,8 +87,8 @@ def agreement(read: str, layer: str) -> float:
 
 def read_agrees(layer: str, read: str, scripts: frozenset[str] | None = None) -> bool:
     """Whether ``read`` (the line's ink, recognised) says what the layer says, as written or folded; in a line that
-    mixes scripts, what it says in the recogniser's ``scripts`` (the Latin of ``والذي ( Cicero(``) is enough, and
-    with fewer than ``MIN_SAMPLE_CHARS`` such letters (``그린 ICT``), finding them in the reading.
+    mixes scripts, its letters in the recogniser's ``scripts`` found in the reading (the Latin of ``والذي ( Cicero(``,
+    the ``ICT`` of ``그린 ICT``) are enough.
 
     >>> read_agrees("والذي ( Cicero(", "lgJl ( Cicero(", frozenset({"Latin"})), read_agrees("والذي ( Cicero(", "lgJl ( Cicero(")
     (True, False)
@@ -103,11 +103,10 @@ def read_agrees(layer: str, read: str, scripts: frozenset[str] | None = None) ->
     foreign = sum(1 for ch in layer if letter_script(ch) not in scripts and letter_script(ch) is not None)
     if not foreign or not own:
         return False
-    letters = "".join(ch for ch in read if ch.isalpha())
-    if len(own) < MIN_SAMPLE_CHARS:  # a few letters beside others it misreads (``그린 ICT``): found in the reading, in order
-        blocks = difflib.SequenceMatcher(None, letters.casefold(), own.casefold(), autojunk=False).get_matching_blocks()
-        return sum(block.size for block in blocks) >= MIN_AGREEMENT * len(own)
-    return agreement(letters, own) >= MIN_AGREEMENT
+    # Its own letters found in the reading, in order: the others' ink is read as letters of its own (``그린`` as ``28``).
+    letters = "".join(ch for ch in read if ch.isalpha()).casefold()
+    blocks = difflib.SequenceMatcher(None, letters, own.casefold(), autojunk=False).get_matching_blocks()
+    return sum(block.size for block in blocks) >= MIN_AGREEMENT * len(own)
 
 
 def explained(read: str, layer: str) -> bool:

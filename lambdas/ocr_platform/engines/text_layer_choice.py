@@ -70,6 +70,7 @@ from ocr_platform.engines.layer_lines import (
     read_agrees,
     sampleable,
     trusted_part,
+    unjudgeable,
     unlettered_in,
 )
 from ocr_platform.engines.layer_reads import ConfidentReads, ReadSample, Recognize, centre_in, confident_reads, read_by_engine, recognized_sample
@@ -165,6 +166,7 @@ class TextLayerChoice:
             "source": source, "layer_lines": len(layer.lines), "ocr_regions": [list(box) for box in regions],
             "coverage": round(coverage, 4), "layer_check": check, **self._script(image.page, layer, record=False),
             **({"dropped_lines": dropped} if dropped else {}), **({"replaced_chars": layer.replaced} if layer.replaced else {}),
+            **({"font_mapped_chars": layer.font_mapped} if layer.font_mapped else {}),
         }
         self._note_repairs(image.page, layer)
         return LayerReading(content=content, source=source, raw=raw)
@@ -199,6 +201,7 @@ class TextLayerChoice:
         raw = {
             "source": source, "layer_lines": len(layer.lines), "blocks_from_layer": from_layer, "coverage": round(coverage, 4),
             "layer_check": check, **self._script(image.page, layer, record=False), **({"dropped_lines": dropped} if dropped else {}),
+            **({"font_mapped_chars": layer.font_mapped} if layer.font_mapped else {}),
         }
         return LayerReading(content=layered, source=source, raw=raw)
 
@@ -258,8 +261,9 @@ class TextLayerChoice:
         """The layer with its lines that hold characters lacking a Unicode mapping (pdfium guessed them from the font,
         right as often as not) judged by the ink. A line whose mapped letters are in a script the recogniser does not
         read keeps those letters alone where they stand on their own (``layer_lines.trusted_part``: OCR could only
-        misread it). Of the others, the longest ``HIDDEN_SAMPLE`` are recognised (folded: ``layer_lines``); all of them
-        agreeing keeps them, else they are all dropped. Each change is noted in ``dropped``."""
+        misread it); one with no such part is dropped (its ink is OCR'd, with a ``language_mismatch`` warning). Of the
+        others, the longest ``HIDDEN_SAMPLE`` are recognised (folded: ``layer_lines``); all of them agreeing keeps them,
+        else they are all dropped. Each change is noted in ``dropped``."""
         foreign = {id(line) for line in self._foreign_lines(layer)}
         suspects = [line for line in layer.lines if line.unmapped and id(line) not in foreign]
         partial = {id(line): part for line in suspects if (part := trusted_part(line, self.scripts)) is not None}
@@ -269,6 +273,11 @@ class TextLayerChoice:
         ]
         layer = replace(layer, lines=[partial.get(id(line)) or line for line in layer.lines])
         suspects = [line for line in suspects if id(line) not in partial]
+        unjudged = {id(line) for line in suspects if unjudgeable(line.text, self.scripts)}  # no part to trust, nothing to read it by
+        reason = "characters without a Unicode mapping, in a script the recogniser does not read"
+        dropped += [{"text": line.text, "reason": reason} for line in suspects if id(line) in unjudged]
+        layer = replace(layer, lines=[line for line in layer.lines if id(line) not in unjudged])
+        suspects = [line for line in suspects if id(line) not in unjudged]
         sample = hidden_sample(suspects)
         reads = dict(zip(map(id, sample), read_sample(sample), strict=True)) if sample else {}
         if not suspects or any(read is not None for read in reads.values()) and all(
