@@ -47,8 +47,9 @@ MOSTLY_MAPPED = 0.25
 #: A line with characters lacking a Unicode mapping, in a script the recogniser does not read, keeps its mapped characters
 #: alone when at least this share of it is mapped (``trusted_part``) ...
 PARTIAL_MIN_MAPPED = 0.5
-#: ... and at least this share of the mapped letters are in one script.
-PARTIAL_ONE_SCRIPT = 0.9
+#: ... and at least this share of the mapped letters are in one script, the rest in at most one other (Thai with the
+#: Latin letters of its formulas).
+PARTIAL_ONE_SCRIPT = 0.75
 #: A crop whose darkest pixels are this close to its lightest (0..255) holds no ink.
 MIN_INK_CONTRAST = 40
 
@@ -148,7 +149,7 @@ _SCRIPTLESS_NUMERALS = frozenset({
 def trusted_part(line: LayerLine, scripts: frozenset[str] | None) -> LayerLine | None:
     """The part of a line holding characters without a Unicode mapping that stands on its own (``LayerLine.mapped``):
     where the recogniser cannot judge it (``unjudgeable``), at least ``PARTIAL_MIN_MAPPED`` of the line is mapped, and
-    the mapped letters keep to one script (``PARTIAL_ONE_SCRIPT``); else ``None``. A font whose map is broken leaves
+    the mapped letters keep mostly to one script (``PARTIAL_ONE_SCRIPT``); else ``None``. A font whose map is broken leaves
     scattered characters of many scripts and combining marks (pdf.js's ``complex_ttf_font.pdf``); a font without a map
     beside a mapped one leaves the mapped one's words with gaps (``차세대 비 체( A ) 킹 방지``, as pdftotext reads it)."""
     mapped = line.mapped
@@ -156,7 +157,7 @@ def trusted_part(line: LayerLine, scripts: frozenset[str] | None) -> LayerLine |
         return None
     counts = script_counts([mapped.text])
     letters = sum(counts.values())
-    return mapped if letters >= 2 and counts.most_common(1)[0][1] >= PARTIAL_ONE_SCRIPT * letters else None
+    return mapped if letters >= 2 and len(counts) <= 2 and counts.most_common(1)[0][1] >= PARTIAL_ONE_SCRIPT * letters else None
 
 
 def unjudgeable(text: str, scripts: frozenset[str] | None) -> bool:

@@ -82,8 +82,11 @@ TextSource = Literal["text_layer", "ocr", "mixed"]
 #: Reads one page image (a region of a page) and returns its content in that image's pixels.
 ReadRegion = Callable[[PageImage], PageContent]
 
-#: Share of a layer's characters that may lack a Unicode mapping before the layer is not used.
+#: Share of a layer's characters that may lack a Unicode mapping before its lines are judged one by one.
 MAX_UNMAPPED_SHARE = 0.02
+#: A visible layer with more than this share of its characters lacking a Unicode mapping is not used at all: its fonts'
+#: maps are broken, and what they do map is no more to be trusted (pdf.js's ``complex_ttf_font.pdf``: 61 %).
+MOSTLY_UNMAPPED = 0.5
 #: A line in a script the recogniser does not read, which it nonetheless reads with this score (0..1), is ink in a
 #: script it does read: the layer's script is false (a font whose map sends Cyrillic glyphs to Hangul code points).
 CONFIDENT_READ = 0.85
@@ -232,7 +235,7 @@ class TextLayerChoice:
             dropped: list[dict[str, Any]] = []
             unmapped_share = layer.unmapped_share
             if unmapped_share > MAX_UNMAPPED_SHARE:
-                if layer.hidden:
+                if layer.hidden or unmapped_share > MOSTLY_UNMAPPED:
                     return f"{unmapped_share:.0%} of the layer's characters have no Unicode mapping"
                 layer = self._without_unverified(layer, read_sample, dropped)
                 if layer.empty:
@@ -262,10 +265,10 @@ class TextLayerChoice:
         right as often as not) judged by the ink. A line whose mapped letters are in a script the recogniser does not
         read keeps those letters alone where they stand on their own (``layer_lines.trusted_part``: OCR could only
         misread it); one with no such part is dropped (its ink is OCR'd, with a ``language_mismatch`` warning). Of the
-        others, the longest ``HIDDEN_SAMPLE`` are recognised (folded: ``layer_lines``); all of them agreeing keeps them,
-        else they are all dropped. Each change is noted in ``dropped``."""
-        foreign = {id(line) for line in self._foreign_lines(layer)}
-        suspects = [line for line in layer.lines if line.unmapped and id(line) not in foreign]
+        others, the longest ``HIDDEN_SAMPLE`` are recognised (folded: ``layer_lines``); all of them agreeing (as read, or
+        without their unmapped characters: a symbol font's private-use codes) keeps them, else they are all dropped. Each
+        change is noted in ``dropped``."""
+        suspects = [line for line in layer.lines if line.unmapped]
         partial = {id(line): part for line in suspects if (part := trusted_part(line, self.scripts)) is not None}
         dropped += [
             {"text": line.text, "kept": part.text, "reason": "characters without a Unicode mapping, in a script the recogniser does not read: left out"}
@@ -281,7 +284,8 @@ class TextLayerChoice:
         sample = hidden_sample(suspects)
         reads = dict(zip(map(id, sample), read_sample(sample), strict=True)) if sample else {}
         if not suspects or any(read is not None for read in reads.values()) and all(
-            read_agrees(line.text, read, self.scripts) for line in sample if (read := reads[id(line)]) is not None
+            any(read_agrees(text, read, self.scripts) for text in (line.text, line.mapped.text if line.mapped else ""))
+            for line in sample if (read := reads[id(line)]) is not None
         ):
             return layer
         reason = "characters without a Unicode mapping" + (", and the ink reads otherwise" if any(reads.values()) else "")
