@@ -155,9 +155,18 @@ def trusted_part(line: LayerLine, scripts: frozenset[str] | None) -> LayerLine |
     mapped = line.mapped
     if mapped is None or line.unmapped > (1 - PARTIAL_MIN_MAPPED) * len(line.text) or not unjudgeable(mapped.text, scripts):
         return None
-    counts = script_counts([mapped.text])
+    return mapped if keeps_to_a_script(mapped.text) else None
+
+
+def keeps_to_a_script(*texts: str) -> bool:
+    """Whether the letters of ``texts`` (two at least) are in at most two scripts, ``PARTIAL_ONE_SCRIPT`` of them in one.
+
+    >>> keeps_to_a_script("ในข้อดังกล่าว ij"), keeps_to_a_script("ܞ̽ೌ ഁ ࣧ ܆"), keeps_to_a_script("разве не выражает")
+    (True, False, True)
+    """
+    counts = script_counts(texts)
     letters = sum(counts.values())
-    return mapped if letters >= 2 and len(counts) <= 2 and counts.most_common(1)[0][1] >= PARTIAL_ONE_SCRIPT * letters else None
+    return letters >= 2 and len(counts) <= 2 and counts.most_common(1)[0][1] >= PARTIAL_ONE_SCRIPT * letters
 
 
 def unjudgeable(text: str, scripts: frozenset[str] | None) -> bool:

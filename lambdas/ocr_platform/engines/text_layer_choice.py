@@ -63,7 +63,9 @@ from ocr_platform.engines.layer_lines import (
     font_sample,
     foreign_fonts,
     foreign_to,
+    has_ink,
     hidden_sample,
+    keeps_to_a_script,
     mixed_script,
     mostly_mapped,
     offset,
@@ -73,7 +75,16 @@ from ocr_platform.engines.layer_lines import (
     unjudgeable,
     unlettered_in,
 )
-from ocr_platform.engines.layer_reads import ConfidentReads, ReadSample, Recognize, centre_in, confident_reads, read_by_engine, recognized_sample
+from ocr_platform.engines.layer_reads import (
+    ConfidentReads,
+    ReadSample,
+    Recognize,
+    centre_in,
+    confident_reads,
+    line_crop,
+    read_by_engine,
+    recognized_sample,
+)
 from ocr_platform.engines.missing_ink import MIN_REGION_CHARS, Box, median_height, painted_out, uncovered_regions
 from ocr_platform.engines.regions import line_bbox, overlap_area
 from ocr_platform.engines.scripts import dominant_script, script_language
@@ -235,6 +246,8 @@ class TextLayerChoice:
             dropped: list[dict[str, Any]] = []
             unmapped_share = layer.unmapped_share
             if unmapped_share > MAX_UNMAPPED_SHARE:
+                if layer.hidden and _over_blank(image, layer) and keeps_to_a_script(*(line.text for line in layer.lines)):
+                    return [], 1.0, "not_drawn", layer, dropped  # invisible text over a blank page: all the page has
                 if layer.hidden or unmapped_share > MOSTLY_UNMAPPED:
                     return f"{unmapped_share:.0%} of the layer's characters have no Unicode mapping"
                 layer = self._without_unverified(layer, read_sample, dropped)
@@ -368,6 +381,11 @@ def _false_script(foreign: list[LayerLine], confident: ConfidentReads | None) ->
         if score >= CONFIDENT_READ and sum(ch.isalnum() for ch in text) >= MIN_SAMPLE_CHARS and not explained(text, line.text):
             return f"the layer says {line.text!r} ({dominant_script(line.text)}) where the page reads {text!r} (score {score:.2f})"
     return None
+
+
+def _over_blank(image: PageImage, layer: TextLayer) -> bool:
+    """Whether no line of the layer lies over any ink (a page that draws nothing where its invisible text is)."""
+    return not any(has_ink(crop) for line in layer.lines if (crop := line_crop(image, line)) is not None)
 
 
 def _rejected(reason: str) -> LayerReading:
