@@ -18,6 +18,12 @@ pytestmark = pytest.mark.skipif(shutil.which("pdftotext") is None, reason="poppl
 SAMPLE = [
     ("fpdf2-arabic.pdf", "Arabic"),
     ("purepersian-persian-pure-words.pdf", "Arabic"),
+    # A Persian form whose digits its Persian font draws in Persian shapes: once refused and OCR'd into Latin garbage.
+    ("docling-right-to-left-03.pdf", "Arabic"),
+    # A Korean report with lone surrogate halves and glyphs without a map: once a crash, then Han garbage from OCR.
+    ("docling-skipped-2pages.pdf", "Hangul"),
+    # Japanese without a single mapped character, every guess confirmed by the embedded font's own map.
+    ("pdfjs-javauninstall-7r.pdf", "Katakana"),
     ("pdfjs-issue11656.pdf", "Hebrew"),
     ("pdfjs-issue8424.pdf", "Hangul"),
     ("pdfjs-issue15340.pdf", "Han"),
@@ -27,7 +33,7 @@ SAMPLE = [
     ("pymupdf-test-3887.pdf", "Greek"),
 ]
 #: Files whose layer once crashed every output format (surrogate halves from pdfium).
-CRASHED = ["pdfjs-bug1175962.pdf", "pdfjs-issue7426.pdf", "fpdf2-fallback-font-with-non-alpha-on-fontkey.pdf"]
+CRASHED = ["pdfjs-bug1175962.pdf", "pdfjs-issue7426.pdf", "fpdf2-fallback-font-with-non-alpha-on-fontkey.pdf", "docling-skipped-2pages.pdf"]
 
 
 @pytest.mark.parametrize(("name", "script"), SAMPLE)
