@@ -118,11 +118,12 @@ class LineBuilder:
         if is_mark(char) and not (self._last is not None and quarter == self._quarter and stands_over(box, self._last)):
             self._marks.append((char, box, quarter))  # away from its letter: put back by finish
             return
-        if self._text and (quarter != self._quarter or not self._continues(box)):
+        same_glyph = bool(self._text) and box == self._last and quarter == self._quarter  # letters one glyph's map gives
+        if self._text and not same_glyph and (quarter != self._quarter or not self._continues(box)):
             self.break_line()
         if not self._text:
             self._style, self._quarter = style, quarter
-        elif self._pending_space or self._apart(box):
+        elif not same_glyph and (self._pending_space or self._apart(box)):
             self._append(" ", None, False)
         self._pending_space = False
         for letter in char:  # a ligature's letters share its box
