@@ -3,19 +3,24 @@
 ``text_layer: auto`` reads a PDF page's own text where it is real and recognises only what it lacks.
 "Real" is measured, not trusted (``TextLayerChoice.read``):
 
-1. **Readable, line by line.** A line whose characters lack a Unicode mapping (pdfium guessed them from the font:
-   right as often as not) is kept only where its ink agrees: when more than ``MAX_UNMAPPED_SHARE`` of the page's
-   characters lack one, the longest such lines are recognised, and unless all agree (``engines.layer_lines``: as
-   written, or folded, Cyrillic and Greek read as their Latin look-alikes) those lines are dropped and their ink is
-   OCR'd like any the layer lacks. A hidden layer with that many is not used.
+1. **Readable, line by line.** A character whose font gives no Unicode value is pdfium's guess; it counts as mapped
+   where the guess round-trips through the embedded font's own character map (``document.font_map``). When more than
+   ``MAX_UNMAPPED_SHARE`` of the page's characters still lack one, each line holding them is judged
+   (``_without_unverified``): one in a script the recogniser does not read keeps its mapped part where that stands on
+   its own (``layer_lines.trusted_part``), else goes; of the others the longest are recognised, and unless all agree
+   (``engines.layer_lines``: as written, or folded, Cyrillic and Greek read as their Latin look-alikes) they are
+   dropped and their ink is OCR'd like any the layer lacks. A visible layer more than ``MOSTLY_UNMAPPED`` unmapped,
+   or a hidden one with that many, is not used, but for invisible text over a page that draws nothing there.
 2. **Truthful, font by font.** A sample of the layer's lines is recognised from the image and compared with what the
    layer says (``layer_lines.read_agrees``). A visible layer can only be wrong through a font's character map, so each
    font is checked once per document (``verified_fonts``); a font whose sampled line the ink contradicts loses its
-   lines on the page (OCR reads their ink), the rest of the layer stays; a page left with no line is OCR'd whole. A
+   lines on the page (OCR reads their ink) but those the recogniser cannot read, the rest of the layer stays; a page
+   left with no line is OCR'd whole. A
    hidden layer (an invisible render mode or text under a page-sized image: an earlier OCR) is checked on every page,
    with ``HIDDEN_SAMPLE`` lines, and rejected whole. A line with no ink to read (a font that is not embedded and that
    this machine cannot draw) is not judged. A recogniser cannot judge a line in a script it does not read
-   (``scripts``, from ``engines.scripts``): such lines are not sampled, and a visible line whose characters all map
+   (``scripts``, from ``engines.scripts``; nor the digits of a font whose lettered lines are all in such a script):
+   such lines are not sampled, and a visible line whose characters all map
    to Unicode is trusted, unless the recogniser reads one of them confidently (``CONFIDENT_READ``) as something
    sharing almost nothing with it (``layer_lines.explained``): then the ink is in a script it reads and the layer says
    otherwise. raw.json's ``layer_check`` says what decided (``recognized_sample``, ``verified_fonts``,
