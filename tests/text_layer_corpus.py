@@ -10,7 +10,8 @@ scripts written without spaces (Han, Hiragana, Katakana, Thai): each of their le
 pdftotext breaks elsewhere than pdfium is not a whole line of misses; Devanagari is scored by cluster (a letter with the
 signs drawn on it: pdftotext breaks its words where a vowel sign is drawn before its consonant); a zero-width
 non-joiner (U+200C) joins the parts of a Persian word, as pdftotext writes them; Arabic harakat and Hebrew points are
-not scored (``_POINTS``).
+not scored (``_POINTS``), and a run of alefs and lams is scored in any order (``_ALEF_LAM``: pdftotext writes Word's
+lam-alef ligature reversed).
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ CLUSTERED = ("DEVANAGARI",)
 #: Arabic harakat and Hebrew points: pdftotext sets a mark typed apart from its letter (``حتماً``'s fathatan in
 #: XeLaTeX's Persian) beside the word, so words are scored without them.
 _POINTS = re.compile(r"[\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed]")
+#: A run of alefs and lams, scored in any order: pdftotext writes the lam-alef ligature of Word's Arabic fonts as its
+#: letters in visual order (``اإلنتاجية`` for ``الإنتاجية``), which the platform puts in the order they are typed.
+_ALEF_LAM = re.compile(r"[\u0622\u0623\u0625\u0627\u0671\u0644]{2,}")
 _TOKEN = re.compile(r"\w[\w\u0300-\u036f\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0900-\u0903\u093a-\u094f\u0e31-\u0e3a\u0e47-\u0e4e]*")
 
 
@@ -46,13 +50,14 @@ def tokens(text: str) -> Counter[str]:
     """The words of ``text`` for scoring: letters and digits with their combining marks, lower-cased; a Han, kana
     or Thai letter is a word of its own, and so is a Devanagari letter with its signs.
 
-    >>> tokens("हि न्दी के सा धन") == tokens("हिन्दी के साधन")
-    True
+    >>> tokens("हि न्दी के सा धन") == tokens("हिन्दी के साधन"), tokens("اإلنتاجية") == tokens("الإنتاجية")
+    (True, True)
     """
     from ocr_platform.document.layer_text import normal_text
 
     pieces: list[str] = []
-    for word in _TOKEN.findall(_POINTS.sub("", normal_text(text)).replace("\u200c", "").lower()):
+    plain = _ALEF_LAM.sub(lambda run: "".join(sorted(run.group())), _POINTS.sub("", normal_text(text)))
+    for word in _TOKEN.findall(plain.replace("\u200c", "").lower()):
         run = ""
         for char in word:
             if _unspaced(char):

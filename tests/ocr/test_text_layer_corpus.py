@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.text_layer_corpus import CORPUS, read_and_score
+from tests.text_layer_corpus import CORPUS, CORPUS_MODEL, read_and_score
 
 pytestmark = pytest.mark.skipif(shutil.which("pdftotext") is None, reason="poppler's pdftotext is not installed (scripts/setup.sh)")
 
@@ -48,3 +48,15 @@ def test_a_true_layer_in_any_script_reads_at_word_f1_095_against_pdftotext(ppocr
 def test_a_layer_that_crashed_the_writers_is_written_by_every_format(ppocr_v6, tmp_path: Path, name: str) -> None:
     row = read_and_score(CORPUS / name, ppocr_v6, workdir=tmp_path)  # raises where a writer cannot encode the text
     assert row["pages"] >= 1
+
+
+def test_a_lam_alef_ligature_mapped_in_visual_order_reads_as_typed(ppocr_v6) -> None:
+    # Word's Arabic fonts map the lam-alef glyph to alef then lam; pdftotext (and the layer as pdfium reads it) write
+    # "اإلنتاجية" and "المشكالت". docling's own reading of the file, and a reader, say "الإنتاجية" and "المشكلات".
+    from ocr_platform.core.results import page_text
+    from ocr_platform.cpu.job_runner import ocr_document
+
+    result, _ = ocr_document(CORPUS / "docling-right-to-left-01.pdf", job_id="t", model=CORPUS_MODEL, engine=ppocr_v6)
+    text = page_text(result["pages"][0])
+    assert "الإنتاجية" in text and "المشكلات" in text
+    assert "اإلنتاجية" not in text and "المشكالت" not in text

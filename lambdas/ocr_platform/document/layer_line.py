@@ -151,6 +151,7 @@ class LineBuilder:
 
     def _line(self, chars: LineChars, polygon: list[list[float]], style: Style) -> LayerLine | None:
         """The line of ``chars`` (``None`` when they hold no text), with its ``mapped`` reading where some lack a mapping."""
+        lam_alef_in_order(chars)
         text, words = self._text_and_words(chars)
         if not text:
             return None
@@ -186,6 +187,32 @@ class LineBuilder:
         """Characters with a gap of a quarter line height between them are separate words, spaced or not."""
         assert self._last is not None and self._box is not None
         return char_gap(self._last, box) > 0.25 * max(self._box[3] - self._box[1], 1e-3)
+
+
+#: Arabic alef and its forms (with madda, hamza above or below, wasla): a letter that never joins the one after it.
+ALEFS = frozenset("\u0622\u0623\u0625\u0627\u0671")
+LAM = "\u0644"
+
+
+def lam_alef_in_order(chars: LineChars) -> None:
+    """Put the letters of each lam-alef ligature glyph in the order they are typed, in place.
+
+    Word's Arabic fonts map the lam-alef glyph (``لا``, ``لإ``) to its letters in visual order, alef first
+    (``اإلنتاجية`` for ``الإنتاجية``; pdftotext reads it so too). Alef never joins the letter after it, so one glyph
+    standing for an alef and then a lam is always that ligature reversed: its two letters (one box) are swapped.
+
+    >>> chars = LineChars(list("اإلن"), [(0, 0, 1, 1), (1, 0, 2, 1), (1, 0, 2, 1), (2, 0, 3, 1)])
+    >>> lam_alef_in_order(chars); "".join(chars.chars) == "الإن"
+    True
+    """
+    boxes = chars.boxes
+    for i in range(len(chars.chars) - 1):
+        same = boxes[i] is not None and boxes[i] == boxes[i + 1]
+        alone = (i == 0 or boxes[i - 1] != boxes[i]) and (i + 2 >= len(boxes) or boxes[i + 2] != boxes[i])
+        if same and alone and chars.chars[i] in ALEFS and chars.chars[i + 1] == LAM:
+            chars.chars[i], chars.chars[i + 1] = chars.chars[i + 1], chars.chars[i]
+            if chars.unmapped:
+                chars.unmapped[i], chars.unmapped[i + 1] = chars.unmapped[i + 1], chars.unmapped[i]
 
 
 def _without_unmapped(chars: LineChars) -> LineChars:
