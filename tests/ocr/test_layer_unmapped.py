@@ -38,11 +38,12 @@ def _stream(data: bytes, extra: str = "") -> bytes:
     return f"<< /Length {len(packed)} /Filter /FlateDecode {extra}>>\nstream\n".encode() + packed + b"\nendstream"
 
 
-def unicode_coded_pdf(path: Path, text: str = WORDS, *, code_offset: int = 0) -> Path:
-    """A PDF drawing ``text`` in an embedded subset of DejaVu Sans through an Identity-H CID font without ``/ToUnicode``:
+def unicode_coded_pdf(path: Path, text: str = WORDS, *, code_offset: int = 0, font_map: bool = True) -> Path:
+    """A PDF drawing ``text`` (16 points) in an embedded subset of DejaVu Sans through an Identity-H CID font without ``/ToUnicode``:
     each character's code is its Unicode value plus ``code_offset``, and ``/CIDToGIDMap`` sends that code to the glyph
     the font's own character map gives the character, so the page shows ``text`` either way. pdfium then guesses each
-    character's text from its code: right with offset 0 (as pdf.js's ``javauninstall-7r.pdf`` is coded), wrong otherwise."""
+    character's text from its code: right with offset 0 (as pdf.js's ``javauninstall-7r.pdf`` is coded), wrong otherwise.
+    Without ``font_map`` the embedded program has no character map of its own (as many subset fonts have none)."""
     from fontTools import subset
     from fontTools.ttLib import TTFont
 
@@ -52,16 +53,19 @@ def unicode_coded_pdf(path: Path, text: str = WORDS, *, code_offset: int = 0) ->
     subsetter = subset.Subsetter(options)
     subsetter.populate(unicodes=[ord(ch) for ch in set(text)])
     subsetter.subset(font)
+    cmap, order = font.getBestCmap(), font.getGlyphOrder()
+    if not font_map:  # no cmap, and no glyph names FreeType could make one from
+        del font["cmap"]
+        font["post"].formatType = 3.0
     program = io.BytesIO()
     font.save(program)
-    cmap, order = font.getBestCmap(), font.getGlyphOrder()
     codes = [ord(ch) + code_offset for ch in text]
     gids = bytearray(2 * (max(codes) + 1))
     for ch, code in zip(text, codes, strict=True):
         gids[2 * code : 2 * code + 2] = order.index(cmap[ord(ch)]).to_bytes(2, "big")
     scale = 1000 / font["head"].unitsPerEm
     widths = " ".join(f"{code} [{round(font['hmtx'][cmap[ord(ch)]][0] * scale)}]" for ch, code in zip(text, codes, strict=True))
-    content = f"BT /F1 24 Tf 60 700 Td <{''.join(f'{code:04X}' for code in codes)}> Tj ET".encode()
+    content = f"BT /F1 16 Tf 60 700 Td <{''.join(f'{code:04X}' for code in codes)}> Tj ET".encode()
     path.write_bytes(_pdf([
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -114,6 +118,19 @@ def test_a_true_layer_whose_fonts_lack_a_map_is_read_from_it_in_a_script_the_rec
     assert page["text_source"] == "text_layer"
     assert [line["text"] for line in page["lines"]] == [WORDS]
     assert raw["pages"][0]["text_layer"]["font_mapped_chars"] == len(WORDS.replace(" ", ""))
+
+
+def test_a_latin_layer_without_any_map_is_kept_where_its_ink_reads_the_same(ppocr_v6, tmp_path: Path) -> None:
+    # No /ToUnicode and no character map in the font program: every character is pdfium's guess and nothing confirms it
+    # but the ink, which the recogniser reads; most of the layer unmapped is no reason to refuse it then.
+    text = "Invoice 2026 for consulting services, total due 1,234.56 EUR"
+    path = unicode_coded_pdf(tmp_path / "latin.pdf", text, font_map=False)
+    layer = _read_layer(path)
+    assert layer.unmapped == len(text.replace(" ", "")) and layer.font_mapped == 0
+    result, raw = ocr_document(path, job_id="t", model="pp-ocrv6", engine=ppocr_v6)
+    [page] = result["pages"]
+    assert page["text_source"] == "text_layer"
+    assert [line["text"] for line in page["lines"]] == [text]
 
 
 #: A Korean line (a heading of docling's ``skipped_2pages.pdf``) and the characters whose ``/ToUnicode`` entry is

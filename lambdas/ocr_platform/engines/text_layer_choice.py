@@ -9,8 +9,9 @@
    (``_without_unverified``): one in a script the recogniser does not read keeps its mapped part where that stands on
    its own (``layer_lines.trusted_part``), else goes; of the others the longest are recognised, and unless all agree
    (``engines.layer_lines``: as written, or folded, Cyrillic and Greek read as their Latin look-alikes) they are
-   dropped and their ink is OCR'd like any the layer lacks. A visible layer more than ``MOSTLY_UNMAPPED`` unmapped,
-   or a hidden one with that many, is not used, but for invisible text over a page that draws nothing there.
+   dropped and their ink is OCR'd like any the layer lacks; a layer more than ``MOSTLY_UNMAPPED`` unmapped keeps no
+   mapped part alone. A hidden layer with that many unmapped is not used, but for invisible text over a page that
+   draws nothing there.
 2. **Truthful, font by font.** A sample of the layer's lines is recognised from the image and compared with what the
    layer says (``layer_lines.read_agrees``). A visible layer can only be wrong through a font's character map, so each
    font is checked once per document (``verified_fonts``); a font whose sampled line the ink contradicts loses its
@@ -100,8 +101,9 @@ ReadRegion = Callable[[PageImage], PageContent]
 
 #: Share of a layer's characters that may lack a Unicode mapping before its lines are judged one by one.
 MAX_UNMAPPED_SHARE = 0.02
-#: A visible layer with more than this share of its characters lacking a Unicode mapping is not used at all: its fonts'
-#: maps are broken, and what they do map is no more to be trusted (pdf.js's ``complex_ttf_font.pdf``: 61 %).
+#: A visible layer with more than this share of its characters lacking a Unicode mapping keeps no line for its mapped part
+#: alone: its fonts' maps are broken, and what they do map is no more to be trusted (pdf.js's ``complex_ttf_font.pdf``:
+#: 61 %); its lines stay only where their ink reads as the layer says.
 MOSTLY_UNMAPPED = 0.5
 #: A line in a script the recogniser does not read, which it nonetheless reads with this score (0..1), is ink in a
 #: script it does read: the layer's script is false (a font whose map sends Cyrillic glyphs to Hangul code points).
@@ -253,7 +255,7 @@ class TextLayerChoice:
             if unmapped_share > MAX_UNMAPPED_SHARE:
                 if layer.hidden and _over_blank(image, layer) and keeps_to_a_script(*(line.text for line in layer.lines)):
                     return [], 1.0, "not_drawn", layer, dropped  # invisible text over a blank page: all the page has
-                if layer.hidden or unmapped_share > MOSTLY_UNMAPPED:
+                if layer.hidden:
                     return f"{unmapped_share:.0%} of the layer's characters have no Unicode mapping"
                 layer = self._without_unverified(layer, read_sample, dropped)
                 if layer.empty:
@@ -287,7 +289,8 @@ class TextLayerChoice:
         without their unmapped characters: a symbol font's private-use codes) keeps them, else they are all dropped. Each
         change is noted in ``dropped``."""
         suspects = [line for line in layer.lines if line.unmapped]
-        partial = {id(line): part for line in suspects if (part := trusted_part(line, self.scripts)) is not None}
+        broken = layer.unmapped_share > MOSTLY_UNMAPPED  # what such fonts do map is no more to be trusted
+        partial = {id(line): part for line in suspects if not broken and (part := trusted_part(line, self.scripts)) is not None}
         dropped += [
             {"text": line.text, "kept": part.text, "reason": "characters without a Unicode mapping, in a script the recogniser does not read: left out"}
             for line in suspects if (part := partial.get(id(line))) is not None
