@@ -1,0 +1,306 @@
+"""Forms on paper: each printed label paired with its answer (``key_values``) and each check box with its tick
+(``selection_marks``), from the lines the route read and the page's pixels (docs/contracts.md, "Forms").
+
+No model: geometry over the page's lines, chosen by measurement on FUNSD (docs/performance/forms.md), with
+check boxes found by image morphology (``engines.checkboxes``).
+
+1. **Segments.** Each line is cut after a word that ends in ``:`` ("Name: Ada Lovelace" is a label and its
+   answer on one line) and where its words are far apart. Words inside a check box (OCR reading a tick as
+   ``X`` or ``V``) are left out.
+2. **Keys.** A segment that ends in ``:`` is a label, and so is the text beside a check box (the box's label).
+3. **Values.** A label's answer is the text that follows it on its row, up to the next label (``RIGHT_GAP``
+   line heights away at most), else the text just under it (``BELOW_GAP``) that starts within its width; a check
+   box on its row, before any text, is its answer. A label with none has ``value: null`` (a blank field).
+   A check box with no ``:`` label beside it is the value of the text next to it (right, else left).
+4. **Confidence.** The mean recognition score of the pair's words, times how plain the geometry is (a label
+   and answer on one line more than an answer found under its label).
+
+A PDF page's own form fields (``form_fields``) are the truth for their page: that page's pairs and marks are
+the fields' (``core.forms.field_forms``), keyed by the printed label beside each field where there is one.
+Pages are read upright (a page turned to be read is turned here too) and answers mapped back onto the page as
+submitted.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ocr_platform.core.forms import FROM_LAYOUT, Box, bounds, field_forms, form_text, mark_value, quad
+from ocr_platform.core.results import FormField, FormText, FormValue, KeyValue, Line, SelectionMark
+from ocr_platform.core.words import Word, estimated_words, mapped_line, stretch
+from ocr_platform.document.intake import PageImage
+from ocr_platform.engines.checkboxes import find_marks
+from ocr_platform.engines.orientation import submitted_point, turn
+
+#: Characters OCR reads a check box as (a box, a tick, a cross, a dot): not part of any label or answer.
+MARK_GLYPHS = "□■☐☑☒✓✔✗✘⊠⊡◻◼▢▣○●◯◉"
+#: A label: text that ends in a colon (full-width too), with a letter in it and not a sentence.
+LABEL_END = re.compile(r"[:：]\s*$")
+MAX_LABEL_CHARS = 60
+#: How far (in line heights) an answer may be from its label: to its right on the row, under it.
+RIGHT_GAP = 12.0
+BELOW_GAP = 1.2
+#: Words further apart than this (line heights) on one line are two segments (a label and its answer).
+SPLIT_GAP = 2.0
+#: How much two boxes must overlap across (a share of the smaller) to be on one row.
+SAME_ROW = 0.5
+#: How plain each way of pairing is: the pair's confidence is its words' mean score times this.
+PLAINNESS = {"line": 1.0, "right": 0.9, "below": 0.75, "mark": 0.85, "label": 0.8}
+
+
+@dataclass
+class Segment:
+    """A run of words of one line: a label, an answer or other text."""
+
+    words: list[Word]
+    box: Box = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.box = bounds([w["polygon"] for w in self.words])
+
+    @property
+    def text(self) -> str:
+        return " ".join(w["text"] for w in self.words)
+
+    @property
+    def height(self) -> float:
+        return self.box[3] - self.box[1]
+
+    @property
+    def score(self) -> float:
+        return sum(w["score"] for w in self.words) / len(self.words)
+
+    @property
+    def is_label(self) -> bool:
+        text = self.text
+        return bool(LABEL_END.search(text)) and len(text) <= MAX_LABEL_CHARS and any(c.isalpha() for c in text)
+
+
+def line_height(lines: Sequence[Line]) -> float | None:
+    """The median height of the page's lines (the scale of its text), ``None`` on a page without lines."""
+    heights = [bounds([line["polygon"]])[3] - bounds([line["polygon"]])[1] for line in lines if line.get("polygon")]
+    return statistics.median(heights) if heights else None
+
+
+def segments(lines: Sequence[Line], marks: Sequence[SelectionMark] = ()) -> list[Segment]:
+    """The page's lines cut into segments (step 1), in reading order."""
+    boxes = [bounds([m["polygon"]]) for m in marks]
+    found: list[Segment] = []
+    for line in lines:
+        if not line.get("polygon"):
+            continue
+        words = [w for w in map(_without_glyphs, line.get("words") or estimated_words(dict(line))) if w["text"] and not _in_any(w, boxes)]
+        run: list[Word] = []
+        for word in words:
+            if run and (_gap(run[-1], word) > SPLIT_GAP * _word_height(word) or _mark_between(run[-1], word, boxes)):
+                found.append(Segment(run))
+                run = []
+            run.append(word)
+            if LABEL_END.search(word["text"]) and word is not words[-1]:
+                found.append(Segment(run))
+                run = []
+        if run:
+            found.append(Segment(run))
+    return sorted(found, key=lambda s: (s.box[1], s.box[0]))
+
+
+def link(parts: Sequence[Segment], marks: Sequence[SelectionMark], height: float) -> list[KeyValue]:
+    """The page's key-value pairs (steps 2-4) from its segments and marks."""
+    used: set[int] = set()
+    taken_marks: set[int] = set()
+    pairs: list[KeyValue] = []
+    mark_boxes = [bounds([m["polygon"]]) for m in marks]
+    labels = [i for i, s in enumerate(parts) if s.is_label]
+    for i in labels:
+        label = parts[i]
+        mark = _mark_after(label, mark_boxes, taken_marks, parts, height)
+        if mark is not None and _text_beside(mark_boxes[mark], parts, {i}, height, right_only=True) is not None:
+            continue  # a question whose answers are its options' boxes: each option is a pair of its own
+        if mark is not None:
+            taken_marks.add(mark)
+            pairs.append(_pair(label, mark_value(marks[mark]), marks[mark]["confidence"] * label.score, "mark"))
+            continue
+        value_parts, how = _value_of(i, parts, used, height)
+        used.update(value_parts)
+        if value_parts:
+            value: FormValue = dict(form_text([w for j in value_parts for w in parts[j].words]))  # type: ignore[assignment]
+            score = sum(parts[j].score for j in value_parts) / len(value_parts)
+            pairs.append(_pair(label, value, (label.score + score) / 2, how))
+        else:
+            pairs.append(_pair(label, None, label.score, "below"))
+    label_set = set(labels) | used
+    for m, box in enumerate(mark_boxes):
+        if m in taken_marks:
+            continue
+        j = _text_beside(box, parts, label_set, height)
+        if j is not None:
+            label_set.add(j)
+            pairs.append(_pair(parts[j], mark_value(marks[m]), marks[m]["confidence"] * parts[j].score, "label"))
+    return sorted(pairs, key=lambda p: (p["key"]["polygon"][0][1], p["key"]["polygon"][0][0]))
+
+
+def read_forms(
+    image: Any, lines: Sequence[Line], *, fields: Sequence[FormField] = (), rotation: int = 0
+) -> tuple[list[KeyValue], list[SelectionMark]]:
+    """The key-value pairs and selection marks of one page: ``image`` (``PIL``, as submitted), its ``lines`` (in
+    its pixels), the PDF form ``fields`` on it (in its pixels; they replace what the pixels say) and the
+    ``rotation`` the page was read at (0, 90, 180, 270: the page is turned upright first)."""
+    width, height = image.width, image.height
+    if rotation:
+        image = turn(PageImage(page=0, image=image, scale=1.0), rotation).image
+        lines = [mapped_line(line, lambda x, y: _upright(x, y, rotation, width, height)) for line in lines]
+    scale = line_height(lines)
+    if fields:
+        parts = segments(lines)
+        fields_up = [{**f, "bbox": list(_upright_box(f["bbox"], rotation, width, height))} for f in fields] if rotation else list(fields)
+        pairs, marks = field_forms(fields_up, lambda box: _label_of(box, parts, scale or 20.0))  # type: ignore[arg-type]
+    else:
+        letters = [w["polygon"] for line in lines for w in (line.get("words") or estimated_words(dict(line)))
+                   if sum(c.isalnum() for c in w["text"]) >= 2 and not any(c in MARK_GLYPHS for c in w["text"])]
+        marks = find_marks(image, line_height=scale, words=letters)
+        pairs = link(segments(lines, marks), marks, scale or 20.0)
+    if rotation:
+        back = _Back(rotation, width, height)
+        pairs = [back.pair(pair) for pair in pairs]
+        marks = [{**m, "polygon": back.polygon(m["polygon"])} for m in marks]
+    return pairs, marks
+
+
+def _pair(label: Segment, value: FormValue | None, score: float, how: str) -> KeyValue:
+    return {"key": form_text(label.words), "value": value, "confidence": round(max(0.0, min(1.0, score * PLAINNESS[how])), 3), "source": FROM_LAYOUT}
+
+
+def _value_of(i: int, parts: Sequence[Segment], used: set[int], height: float) -> tuple[list[int], str]:
+    """The segments that answer label ``parts[i]``, and how they were found (``line``, ``right``, ``below``)."""
+    label = parts[i]
+    row = sorted((j for j, s in enumerate(parts) if j != i and j not in used and _same_row(label.box, s.box) and s.box[0] >= label.box[2] - height * 0.3),
+                 key=lambda j: parts[j].box[0])
+    found: list[int] = []
+    edge = label.box[2]
+    for j in row:
+        if parts[j].is_label or parts[j].box[0] - edge > RIGHT_GAP * height:
+            break
+        found.append(j)
+        edge = parts[j].box[2]
+    if found:
+        same_line = parts[found[0]].box[0] - label.box[2] <= SPLIT_GAP * height
+        return found, "line" if same_line else "right"
+    below = [j for j, s in enumerate(parts) if j not in used and not s.is_label and j != i
+             and -0.4 * height <= s.box[1] - label.box[3] <= BELOW_GAP * height and s.box[1] > label.box[1] + 0.5 * label.height
+             and label.box[0] - height <= s.box[0] <= label.box[2]]
+    if below:
+        return [min(below, key=lambda j: (parts[j].box[1], parts[j].box[0]))], "below"
+    return [], "below"
+
+
+def _mark_after(label: Segment, boxes: Sequence[Box], taken: set[int], parts: Sequence[Segment], height: float) -> int | None:
+    """The check box that follows ``label`` on its row with no text between them."""
+    ahead = [m for m, box in enumerate(boxes) if m not in taken and _same_row(label.box, box) and 0 <= box[0] - label.box[2] <= RIGHT_GAP * height]
+    if not ahead:
+        return None
+    m = min(ahead, key=lambda m: boxes[m][0])
+    between = any(_same_row(label.box, s.box) and label.box[2] <= s.box[0] < boxes[m][0] for s in parts)
+    return None if between else m
+
+
+def _text_beside(box: Box, parts: Sequence[Segment], taken: set[int], height: float, *, right_only: bool = False) -> int | None:
+    """The segment a check box labels: the nearest on its row to its right, else to its left (``SPLIT_GAP`` away at most)."""
+    right = [j for j, s in enumerate(parts) if j not in taken and _same_row(box, s.box) and 0 <= s.box[0] - box[2] + height * 0.2 <= SPLIT_GAP * height]
+    if right or right_only:
+        return min(right, key=lambda j: parts[j].box[0]) if right else None
+    left = [j for j, s in enumerate(parts) if j not in taken and _same_row(box, s.box) and 0 <= box[0] - s.box[2] + height * 0.2 <= SPLIT_GAP * height]
+    return max(left, key=lambda j: parts[j].box[2]) if left else None
+
+
+def _label_of(box: Box, parts: Sequence[Segment], height: float) -> FormText | None:
+    """The printed label of a form field at ``box``: the text that ends nearest before it on its row (a check
+    box's label may follow it), else the text just above it."""
+    before = [s for s in parts if _same_row(box, s.box) and -height * 0.3 <= box[0] - s.box[2] <= RIGHT_GAP * height]
+    if before:
+        return form_text(max(before, key=lambda s: s.box[2]).words)
+    after = [s for s in parts if _same_row(box, s.box) and 0 <= s.box[0] - box[2] <= SPLIT_GAP * height]
+    if after:
+        return form_text(min(after, key=lambda s: s.box[0]).words)
+    above = [s for s in parts if 0 <= box[1] - s.box[3] <= 2 * height and s.box[0] < box[2] and s.box[2] > box[0]]
+    return form_text(max(above, key=lambda s: s.box[3]).words) if above else None
+
+
+def _same_row(a: Box, b: Box) -> bool:
+    overlap = min(a[3], b[3]) - max(a[1], b[1])
+    return overlap > SAME_ROW * min(a[3] - a[1], b[3] - b[1])
+
+
+def _gap(left: Word, right: Word) -> float:
+    return bounds([right["polygon"]])[0] - bounds([left["polygon"]])[2]
+
+
+def _without_glyphs(word: Word) -> Word:
+    """``word`` less the check box OCR read at its start or end (``"□No"``), its polygon cut to what is left."""
+    text = word["text"]
+    kept = text.strip(MARK_GLYPHS + " ")
+    if kept == text or not kept:
+        return {**word, "text": kept}
+    start = text.index(kept)
+    polygon = stretch(word["polygon"], start / len(text), (start + len(kept)) / len(text))
+    return {**word, "text": kept, "polygon": polygon}
+
+
+def _mark_between(left: Word, right: Word, boxes: Sequence[Box]) -> bool:
+    """Whether a check box lies between two words of a line ("Early [ ] Late": two options, not one phrase)."""
+    a, b = bounds([left["polygon"]]), bounds([right["polygon"]])
+    return any(a[2] - 2 <= (box[0] + box[2]) / 2 <= b[0] + 2 and _same_row(a, box) for box in boxes)
+
+
+def _word_height(word: Word) -> float:
+    box = bounds([word["polygon"]])
+    return box[3] - box[1]
+
+
+def _in_any(word: Word, boxes: Sequence[Box]) -> bool:
+    x0, y0, x1, y1 = bounds([word["polygon"]])
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    return any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] and (x1 - x0) <= 1.5 * (b[2] - b[0]) for b in boxes)
+
+
+def _upright(x: float, y: float, rotation: int, width: float, height: float) -> tuple[float, float]:
+    """Where a point of the submitted ``width`` x ``height`` page lies on the page turned ``rotation`` degrees
+    clockwise (``orientation.turn``), the inverse of ``orientation.submitted_point``.
+
+    >>> _upright(*submitted_point(3, 7, 90, 40, 20), 90, 40, 20)
+    (3, 7)
+    """
+    if rotation == 90:
+        return height - y, x
+    if rotation == 180:
+        return width - x, height - y
+    if rotation == 270:
+        return y, width - x
+    return x, y
+
+
+def _upright_box(bbox: Sequence[float], rotation: int, width: float, height: float) -> Box:
+    a, b = _upright(bbox[0], bbox[1], rotation, width, height), _upright(bbox[2], bbox[3], rotation, width, height)
+    return min(a[0], b[0]), min(a[1], b[1]), max(a[0], b[0]), max(a[1], b[1])
+
+
+class _Back:
+    """Maps what was read on the upright page back onto the page as submitted."""
+
+    def __init__(self, rotation: int, width: float, height: float) -> None:
+        self._point = lambda x, y: submitted_point(x, y, rotation, width, height)
+
+    def polygon(self, polygon: list[list[float]]) -> list[list[float]]:
+        return [[round(float(v), 1) for v in self._point(x, y)] for x, y in polygon]
+
+    def text(self, text: FormText) -> Any:
+        return {**text, "polygon": self.polygon(text["polygon"]), "words": [{**w, "polygon": self.polygon(w["polygon"])} for w in text["words"]]}
+
+    def pair(self, pair: KeyValue) -> KeyValue:
+        return {**pair, "key": self.text(pair["key"]), "value": self.text(pair["value"]) if pair["value"] else None}  # type: ignore[typeddict-item]
+
+
+__all__ = ["Segment", "line_height", "link", "quad", "read_forms", "segments"]
