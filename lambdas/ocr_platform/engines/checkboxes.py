@@ -8,8 +8,9 @@ Found by image morphology with OpenCV (in the CPU image already, for PaddleOCR),
    runs over them. A candidate is a closed outline that is about square, the size of a text line's height
    (``MIN_SIDE``/``MAX_SIDE`` of the page's median line height), and a rectangle (four corners, filling its
    bounding box) or a circle (radio button).
-3. A candidate inside a recognised word of two or more characters is a letter (an ``O``, a ``D``), not a box;
-   one inside a bigger candidate of about the same size is the same box's inner edge.
+3. A candidate whose surroundings are mostly ink is a hole (in a letter, or a box side's inner edge), not an
+   outline on paper; one inside a recognised word that holds a letter with a closed outline (an ``O``, a ``D``)
+   is that letter (``words``); one inside a bigger candidate is the same box's inner edge.
 4. The state is the ink inside the box, away from its sides (``INSET`` of the side): ``FILLED`` or more is
    ``selected``. The confidence grows with the distance from that threshold.
 
@@ -19,7 +20,7 @@ Found by image morphology with OpenCV (in the CPU image already, for PaddleOCR),
 >>> draw.rectangle((50, 50, 80, 80), outline="black", width=2)
 >>> draw.rectangle((150, 50, 180, 80), outline="black", width=2)
 >>> draw.line((155, 65, 163, 75, 176, 54), fill="black", width=3)
->>> [(mark["state"], mark["polygon"][0]) for mark in find_marks(page, line_height=30)]
+>>> [(mark["state"], mark["polygon"][0]) for mark in find_marks(page, line_height=30)[0]]
 [('unselected', [50.0, 50.0]), ('selected', [150.0, 50.0])]
 """
 
@@ -45,6 +46,8 @@ INSET = 0.2
 #: Ink over the inside area from which a box is ticked (tuned on the generated and public forms,
 #: docs/performance/forms.md).
 FILLED = 0.07
+#: The share of ink in the band around a candidate above which it is a hole in ink, not an outline on paper.
+OUTSIDE_INK = 0.35
 #: A line height to assume on a page where no text was read.
 DEFAULT_LINE_HEIGHT_SHARE = 1 / 70
 
@@ -59,12 +62,13 @@ class _Candidate:
         return max(self.box[2] - self.box[0], self.box[3] - self.box[1])
 
 
-def find_marks(image: Any, *, line_height: float | None = None, words: Sequence[Sequence[Sequence[float]]] = ()) -> list[SelectionMark]:
+def find_marks(image: Any, *, line_height: float | None = None, words: Sequence[tuple[Sequence[Sequence[float]], str]] = ()) -> tuple[list[SelectionMark], Any]:
     """The selection marks on ``image`` (a ``PIL`` image or a grey ``numpy`` array), in reading order (rows top
-    to bottom, then left to right).
+    to bottom, then left to right), and the page's binary image they were found on (``numpy``, ink 1).
 
-    ``line_height``: the page's median text line height in pixels (the scale of a box); ``words``: the polygons of
-    the recognised words of two or more characters (a candidate inside one is a letter).
+    ``line_height``: the page's median text line height in pixels (the scale of a box); ``words``: the polygons and
+    texts of the recognised words that hold a letter with a closed outline (a candidate inside one, no wider than
+    one of its characters, is that letter).
     """
     import cv2
     import numpy as np
@@ -79,10 +83,10 @@ def find_marks(image: Any, *, line_height: float | None = None, words: Sequence[
     strokes |= cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, length)))
     strokes = cv2.morphologyEx(strokes, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
     candidates = _outlines(ink, low, high, circles=True) + _outlines(strokes, low, high, circles=False)
-    letters = [_box_of(polygon) for polygon in words]
-    kept = _distinct([c for c in candidates if not any(_inside(c.box, letter) for letter in letters)])
+    letters = [(_box_of(polygon), len(text)) for polygon, text in words if text]
+    kept = _distinct([c for c in candidates if not any(_inside(c.box, box, chars) for box, chars in letters)])
     marks = [_mark(ink, candidate) for candidate in kept]
-    return sorted(marks, key=lambda mark: (round(mark["polygon"][0][1] / height), mark["polygon"][0][0]))
+    return sorted(marks, key=lambda mark: (round(mark["polygon"][0][1] / height), mark["polygon"][0][0])), ink
 
 
 def _outlines(binary: Any, low: int, high: int, *, circles: bool) -> list[_Candidate]:
@@ -97,12 +101,26 @@ def _outlines(binary: Any, low: int, high: int, *, circles: bool) -> list[_Candi
         area, perimeter = cv2.contourArea(contour), cv2.arcLength(contour, True)
         if perimeter <= 0:
             continue
+        if _enclosed(binary, x, y, w, h):
+            continue  # a letter's hole ("o", "p"): a box is drawn on paper, a hole on ink
         corners = cv2.approxPolyDP(contour, 0.08 * perimeter, True)
         if len(corners) == 4 and cv2.isContourConvex(corners) and area >= MIN_RECTANGULARITY * w * h:
             found.append(_Candidate((x, y, x + w, y + h), round=False))
         elif circles and 4 * 3.14159 * area / perimeter**2 >= MIN_CIRCULARITY and len(corners) > 4:
             found.append(_Candidate((x, y, x + w, y + h), round=True))
     return found
+
+
+def _enclosed(binary: Any, x: int, y: int, w: int, h: int) -> bool:
+    """Whether the band just outside a candidate's box is mostly ink (``OUTSIDE_INK``): the inside of a letter's
+    stroke, or of a box's own side, rather than an outline on the paper."""
+    band = max(2, round(0.12 * max(w, h)))
+    top, left = max(0, y - band), max(0, x - band)
+    around = binary[top:y + h + band, left:x + w + band]
+    inside = binary[y:y + h, x:x + w]
+    ring = float(around.sum()) - float(inside.sum())
+    area = around.size - inside.size
+    return area > 0 and ring / area > OUTSIDE_INK
 
 
 def _distinct(candidates: list[_Candidate]) -> list[_Candidate]:
@@ -134,7 +152,9 @@ def _box_of(polygon: Sequence[Sequence[float]]) -> tuple[float, float, float, fl
     return min(xs), min(ys), max(xs), max(ys)
 
 
-def _inside(box: tuple[int, int, int, int], outer: tuple[float, float, float, float]) -> bool:
-    """Whether ``box``'s centre lies in ``outer`` and ``box`` is no taller than it (a letter's outline)."""
+def _inside(box: tuple[int, int, int, int], word: tuple[float, float, float, float], chars: int) -> bool:
+    """Whether ``box`` is one of the ``chars`` characters of the word at ``word``: its centre in the word, and no
+    wider than a character (the word's width over its length, with some slack) nor taller than the word."""
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    return outer[0] <= cx <= outer[2] and outer[1] <= cy <= outer[3] and (box[3] - box[1]) <= 1.1 * (outer[3] - outer[1])
+    pitch = (word[2] - word[0]) / chars
+    return word[0] <= cx <= word[2] and word[1] <= cy <= word[3] and box[2] - box[0] <= 1.2 * pitch and box[3] - box[1] <= 1.1 * (word[3] - word[1])

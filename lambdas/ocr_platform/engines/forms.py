@@ -38,6 +38,9 @@ from ocr_platform.engines.orientation import submitted_point, turn
 
 #: Characters OCR reads a check box as (a box, a tick, a cross, a dot): not part of any label or answer.
 MARK_GLYPHS = "□■☐☑☒✓✔✗✘⊠⊡◻◼▢▣○●◯◉"
+#: Letters whose outline is a closed box or ring about a line high: a candidate box inside a word holding one of
+#: them is that letter (a box inside a word without one is a check box the recogniser read past).
+CLOSED_LETTERS = "O0DQo口回日目田囗"
 #: A label: text that ends in a colon (full-width too), with a letter in it and not a sentence.
 LABEL_END = re.compile(r"[:：]\s*$")
 MAX_LABEL_CHARS = 60
@@ -86,14 +89,16 @@ def line_height(lines: Sequence[Line]) -> float | None:
     return statistics.median(heights) if heights else None
 
 
-def segments(lines: Sequence[Line], marks: Sequence[SelectionMark] = ()) -> list[Segment]:
-    """The page's lines cut into segments (step 1), in reading order."""
+def segments(lines: Sequence[Line], marks: Sequence[SelectionMark] = (), ink: Any = None) -> list[Segment]:
+    """The page's lines cut into segments (step 1), in reading order; ``ink`` (the page's binary image, ink 1)
+    places the characters of a word the recogniser read over a check box."""
     boxes = [bounds([m["polygon"]]) for m in marks]
     found: list[Segment] = []
     for line in lines:
         if not line.get("polygon"):
             continue
-        words = [w for w in map(_without_glyphs, line.get("words") or estimated_words(dict(line))) if w["text"] and not _in_any(w, boxes)]
+        words = [piece for w in (line.get("words") or estimated_words(dict(line))) for piece in _split_word(w, boxes, ink)]
+        words = [w for w in words if w["text"] and not _in_any(w, boxes)]
         run: list[Word] = []
         for word in words:
             if run and (_gap(run[-1], word) > SPLIT_GAP * _word_height(word) or _mark_between(run[-1], word, boxes)):
@@ -159,10 +164,10 @@ def read_forms(
         fields_up = [{**f, "bbox": list(_upright_box(f["bbox"], rotation, width, height))} for f in fields] if rotation else list(fields)
         pairs, marks = field_forms(fields_up, lambda box: _label_of(box, parts, scale or 20.0))  # type: ignore[arg-type]
     else:
-        letters = [w["polygon"] for line in lines for w in (line.get("words") or estimated_words(dict(line)))
-                   if sum(c.isalnum() for c in w["text"]) >= 2 and not any(c in MARK_GLYPHS for c in w["text"])]
-        marks = find_marks(image, line_height=scale, words=letters)
-        pairs = link(segments(lines, marks), marks, scale or 20.0)
+        letters = [(w["polygon"], w["text"]) for line in lines for w in (line.get("words") or estimated_words(dict(line)))
+                   if any(c in CLOSED_LETTERS for c in w["text"]) and not any(c in MARK_GLYPHS for c in w["text"])]
+        marks, ink = find_marks(image, line_height=scale, words=letters)
+        pairs = link(segments(lines, marks, ink), marks, scale or 20.0)
     if rotation:
         back = _Back(rotation, width, height)
         pairs = [back.pair(pair) for pair in pairs]
@@ -238,15 +243,79 @@ def _gap(left: Word, right: Word) -> float:
     return bounds([right["polygon"]])[0] - bounds([left["polygon"]])[2]
 
 
-def _without_glyphs(word: Word) -> Word:
-    """``word`` less the check box OCR read at its start or end (``"□No"``), its polygon cut to what is left."""
+def _pieces_at_boxes(word: Word, inner: Sequence[Box], ink: Any) -> list[Word]:
+    """``word``, read past the check boxes ``inner``, as the pieces between them: its characters shared among the
+    stretches between the boxes by the width of the ink in each (``ink``: the page's binary image; without it,
+    the stretches' widths), each piece's polygon its stretch's ink."""
     text = word["text"]
-    kept = text.strip(MARK_GLYPHS + " ")
-    if kept == text or not kept:
-        return {**word, "text": kept}
-    start = text.index(kept)
-    polygon = stretch(word["polygon"], start / len(text), (start + len(kept)) / len(text))
-    return {**word, "text": kept, "polygon": polygon}
+    x0, y0, x1, y1 = bounds([word["polygon"]])
+    margin = 0.2 * (inner[0][2] - inner[0][0])  # a box's blurred sides are not characters
+    edges = [x0, *(v for b in inner for v in (b[0] - margin, b[2] + margin)), x1]
+    spans: list[tuple[float, float]] = []
+    for left, right in zip(edges[0::2], edges[1::2], strict=True):
+        columns = []
+        if ink is not None and right > left:
+            # A column with a few pixels of ink is a scan's speckle, not a character.
+            columns = (ink[int(y0):int(y1) + 1, int(left):int(right) + 1].sum(axis=0) >= max(2, (y1 - y0) / 10)).nonzero()[0]
+        spans.append((left + columns[0], left + columns[-1] + 1) if len(columns) else (left, max(left, right)))
+    widths = [b - a for a, b in spans]
+    total = sum(widths) or 1.0
+    pieces: list[Word] = []
+    done, before = 0, 0.0
+    for (left, right), width in zip(spans, widths, strict=True):
+        before += width
+        upto = len(text) if right == spans[-1][1] else max(done, min(len(text), round(len(text) * before / total)))
+        piece = text[done:upto].strip()
+        if piece and right > left:
+            pieces.append({**word, "text": piece, "polygon": quad((left, y0, right, y1))})
+        done = upto
+    return pieces
+
+
+def _split_word(word: Word, boxes: Sequence[Box], ink: Any = None) -> list[Word]:
+    """``word`` cut where the recogniser ran over a check box or a label's colon: at a box character it read
+    (``"□No"``, ``"Card□Cash"``), after a colon between letters (``"by:Phone"``), and at a check box inside the
+    word's box that it read past (``"CardCash"``: the characters each side of the box, at the word's pitch).
+    Each piece's polygon is its share of the word's."""
+    text = word["text"]
+    cuts = [i for i, c in enumerate(text) if c in MARK_GLYPHS or c.isspace()]
+    cuts += [i + 1 for i, c in enumerate(text[:-1]) if c in ":：" and i > 0 and text[i - 1].isalpha() and text[i + 1].isalpha()]
+    if cuts:
+        return [part for piece in _cut(word, cuts, boxes) for part in _split_word(piece, boxes, ink)]
+    box = bounds([word["polygon"]])
+    inner = sorted(b for b in boxes if b[0] > box[0] + 2 and b[2] < box[2] - 2 and _same_row(box, b))
+    return _pieces_at_boxes(word, inner, ink) if inner else [word]
+
+
+def _cut(word: Word, cuts: Sequence[int], boxes: Sequence[Box]) -> list[Word]:
+    """``word`` cut before each of the character indexes ``cuts`` (box characters and spaces at the cuts dropped)."""
+    text = word["text"]
+    pieces: list[Word] = []
+    edges = sorted(set(cuts))
+    for start, end in zip([0, *edges], [*edges, len(text)], strict=True):
+        piece = text[start:end].strip(MARK_GLYPHS + " ")
+        if not piece:
+            continue
+        first = start + text[start:end].index(piece)
+        polygon = stretch(word["polygon"], first / len(text), (first + len(piece)) / len(text))
+        pieces.append({**word, "text": piece, "polygon": polygon})
+    return _off_boxes(pieces, boxes)
+
+
+def _off_boxes(pieces: list[Word], boxes: Sequence[Box]) -> list[Word]:
+    """``pieces`` with each polygon's ends pulled off a check box they reach into (an even share of a word is not
+    where its characters are when a box sits among them); a box inside a piece is ``_split_word``'s."""
+    moved: list[Word] = []
+    for piece in pieces:
+        x0, y0, x1, y1 = original = bounds([piece["polygon"]])
+        for box in boxes:
+            slack = (box[2] - box[0]) / 2
+            if _same_row(original, box) and box[0] - slack <= original[0] <= box[2]:
+                x0 = max(x0, box[2] + 1)
+            elif _same_row(original, box) and box[0] <= original[2] <= box[2] + slack:
+                x1 = min(x1, box[0] - 1)
+        moved.append({**piece, "polygon": quad((x0, y0, x1, y1))} if x1 > x0 and (x0, x1) != (original[0], original[2]) else piece)
+    return moved
 
 
 def _mark_between(left: Word, right: Word, boxes: Sequence[Box]) -> bool:
