@@ -46,7 +46,7 @@ from rapidfuzz import fuzz  # noqa: E402
 
 from ocr_platform.core.forms import form_text  # noqa: E402
 from ocr_platform.core.results import KeyValue  # noqa: E402
-from ocr_platform.engines.forms import line_height, read_forms, segments  # noqa: E402
+from ocr_platform.engines.forms import read_forms, segments  # noqa: E402
 
 Box = tuple[float, float, float, float]
 
@@ -179,21 +179,35 @@ def pdf_forms(paths: Sequence[Path], scale: float = 150 / 72) -> dict[str, Any]:
     from ocr_platform.document.form_fields import at_scale, read_form_fields
 
     marks = {"found": 0, "truth": 0, "matched": 0, "state_right": 0}
-    pages = 0
+    pages = unseen = 0
     for path in paths:
         fields = read_form_fields(path, range(1, len(pdfium.PdfDocument(str(path))) + 1))
         pdf = pdfium.PdfDocument(str(path))
         pdf.init_forms()
         for number, page_fields in fields.items():
-            truth = [(bool(f.get("selected")), tuple(f["bbox"])) for f in at_scale(page_fields, scale) if f["type"] in ("checkbox", "radio")]
+            image = pdf[number - 1].render(scale=scale, may_draw_forms=True).to_pil().convert("RGB")
+            widgets = [(bool(f.get("selected")), tuple(f["bbox"])) for f in at_scale(page_fields, scale) if f["type"] in ("checkbox", "radio")]
+            truth = [(selected, box) for selected, box in widgets if _outlined(image, box)]  # type: ignore[arg-type]
+            unseen += len(widgets) - len(truth)
             if not truth:
                 continue
-            image = pdf[number - 1].render(scale=scale, may_draw_forms=True).to_pil().convert("RGB")
             found = read_forms(image, [])[1]
             pages += 1
             for key, value in mark_scores(found, truth).items():  # type: ignore[arg-type]
                 marks[key] += value
-    return {"pages": pages, "marks": _mark_summary(marks)}
+    return {"pages": pages, "marks": _mark_summary(marks), "widgets_drawn_without_an_outline": unseen}
+
+
+def _outlined(image: Any, box: Box) -> bool:
+    """Whether a check box widget is drawn with an outline a reader of the printed page sees (ink along most of its
+    edges); a widget drawn without one (only its tick, or nothing) is no box on paper and is left out of the truth."""
+    import numpy as np
+
+    gray = np.asarray(image.convert("L"))
+    x0, y0, x1, y1 = (round(v) for v in box)
+    edges = [gray[max(0, y0 - 2):y0 + 3, x0:x1], gray[max(0, y1 - 3):y1 + 2, x0:x1],
+             gray[y0:y1, max(0, x0 - 2):x0 + 3], gray[y0:y1, max(0, x1 - 3):x1 + 2]]
+    return all(edge.size and (edge.min(axis=0 if i < 2 else 1) < 160).mean() > 0.6 for i, edge in enumerate(edges))
 
 
 def funsd(root: Path, split: str) -> dict[str, Any]:

@@ -68,20 +68,22 @@ def field_forms(fields: Sequence[FormField], label_for: LabelFinder | None = Non
     pairs: list[KeyValue] = []
     marks: list[SelectionMark] = []
     for field in fields:
-        kind, box = field["type"], tuple(float(v) for v in field["bbox"])
-        if kind not in TEXT_FIELDS and kind not in MARK_FIELDS or len(box) != 4:
+        kind = field["type"]
+        if kind not in TEXT_FIELDS and kind not in MARK_FIELDS or len(field["bbox"]) != 4:
             continue
-        key = label_for(box) if label_for else None  # type: ignore[arg-type]
+        x0, y0, x1, y1 = (float(v) for v in field["bbox"])
+        box: Box = (x0, y0, x1, y1)
+        key = label_for(box) if label_for else None
         if key is None:
             name = field["name"] if kind != "radio" or not field["value"] else f"{field['name']} = {field['value']}"
-            key = _text_over(name, box)  # type: ignore[arg-type]
+            key = _text_over(name, box)
         value: FormValue | None = None
         if kind in MARK_FIELDS:
             mark: SelectionMark = {"state": SELECTED if field.get("selected") else UNSELECTED, "polygon": quad(box), "confidence": 1.0}
             marks.append(mark)
             value = mark_value(mark)
         elif field["value"].strip():
-            value = {**_text_over(field["value"], box)}  # type: ignore[arg-type]
+            value = {**_text_over(field["value"], box)}
         pairs.append({"key": key, "value": value, "confidence": 1.0, "source": FROM_FORM_FIELD})
     return pairs, marks
 

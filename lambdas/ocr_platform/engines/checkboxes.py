@@ -10,7 +10,8 @@ Found by image morphology with OpenCV (in the CPU image already, for PaddleOCR),
    bounding box) or a circle (radio button).
 3. A candidate whose surroundings are mostly ink is a hole (in a letter, or a box side's inner edge), not an
    outline on paper; one inside a recognised word that holds a letter with a closed outline (an ``O``, a ``D``)
-   is that letter (``words``); one inside a bigger candidate is the same box's inner edge.
+   is that letter (``words``); one with a stroke as tall as itself just beside it is a comb field's or a table's
+   cell; one inside a bigger candidate is the same box's inner edge.
 4. The state is the ink inside the box, away from its sides (``INSET`` of the side): ``FILLED`` or more is
    ``selected``. The confidence grows with the distance from that threshold.
 
@@ -46,6 +47,8 @@ INSET = 0.2
 #: Ink over the inside area from which a box is ticked (tuned on the generated and public forms,
 #: docs/performance/forms.md).
 FILLED = 0.07
+#: Boxes closer than this (a share of the side) beside each other are a comb field's cells.
+COMB_GAP = 0.25
 #: The share of ink in the band around a candidate above which it is a hole in ink, not an outline on paper.
 OUTSIDE_INK = 0.35
 #: A line height to assume on a page where no text was read.
@@ -79,12 +82,12 @@ def find_marks(image: Any, *, line_height: float | None = None, words: Sequence[
     block = max(15, round(height * 1.5)) | 1
     ink = cv2.adaptiveThreshold(gray, 1, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, block, 12)
     length = max(3, round(low * 0.6))
-    strokes = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (length, 1)))
-    strokes |= cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, length)))
+    strokes = cv2.bitwise_or(cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (length, 1))),
+                             cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, length))))
     strokes = cv2.morphologyEx(strokes, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
     candidates = _outlines(ink, low, high, circles=True) + _outlines(strokes, low, high, circles=False)
     letters = [(_box_of(polygon), len(text)) for polygon, text in words if text]
-    kept = _distinct([c for c in candidates if not any(_inside(c.box, box, chars) for box, chars in letters)])
+    kept = _distinct(_apart(ink, [c for c in candidates if not any(_inside(c.box, box, chars) for box, chars in letters)]))
     marks = [_mark(ink, candidate) for candidate in kept]
     return sorted(marks, key=lambda mark: (round(mark["polygon"][0][1] / height), mark["polygon"][0][0])), ink
 
@@ -131,6 +134,20 @@ def _distinct(candidates: list[_Candidate]) -> list[_Candidate]:
         x0, y0, x1, y1 = candidate.box
         centre = ((x0 + x1) / 2, (y0 + y1) / 2)
         if not any(k.box[0] <= centre[0] <= k.box[2] and k.box[1] <= centre[1] <= k.box[3] for k in kept):
+            kept.append(candidate)
+    return kept
+
+
+def _apart(ink: Any, candidates: list[_Candidate]) -> list[_Candidate]:
+    """The candidates that stand apart: a box with a stroke as tall as itself just beside it (``COMB_GAP`` of its
+    side away at most) is a comb field's cell (one character each, an account number's digits) or a table's."""
+    kept = []
+    for candidate in candidates:
+        x0, y0, x1, y1 = candidate.box
+        reach = max(2, round(COMB_GAP * candidate.side))
+        rows = ink[y0 + 2:y1 - 1]
+        beside = [rows[:, max(0, x0 - reach):max(0, x0 - 1)], rows[:, x1 + 1:x1 + reach]]
+        if not any(band.size and (band.mean(axis=0) >= 0.8).any() for band in beside):
             kept.append(candidate)
     return kept
 

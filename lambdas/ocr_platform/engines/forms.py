@@ -258,33 +258,69 @@ def _pieces_at_boxes(word: Word, inner: Sequence[Box], ink: Any) -> list[Word]:
             # A column with a few pixels of ink is a scan's speckle, not a character.
             columns = (ink[int(y0):int(y1) + 1, int(left):int(right) + 1].sum(axis=0) >= max(2, (y1 - y0) / 10)).nonzero()[0]
         spans.append((left + columns[0], left + columns[-1] + 1) if len(columns) else (left, max(left, right)))
-    widths = [b - a for a, b in spans]
-    total = sum(widths) or 1.0
+    counts = _shares(text, [b - a for a, b in spans])
     pieces: list[Word] = []
-    done, before = 0, 0.0
-    for (left, right), width in zip(spans, widths, strict=True):
-        before += width
-        upto = len(text) if right == spans[-1][1] else max(done, min(len(text), round(len(text) * before / total)))
-        piece = text[done:upto].strip()
-        if piece and right > left:
+    done = 0
+    for (left, right), count in zip(spans, counts, strict=True):
+        piece = text[done:done + count].strip()
+        done += count
+        if piece:
             pieces.append({**word, "text": piece, "polygon": quad((left, y0, right, y1))})
-        done = upto
     return pieces
 
 
+def _shares(text: str, widths: Sequence[float]) -> list[int]:
+    """How many characters of ``text`` each stretch of ink ``widths`` holds, in order: each cut where the text's
+    typical width (``_width``) up to it, scaled to the ink, best matches the ink up to it (none in a stretch
+    without ink).
+
+    >>> _shares("CardCashTransfer", [67, 0, 71, 110])
+    [4, 0, 4, 8]
+    """
+    total = sum(widths)
+    if total <= 0:
+        return [len(text)] + [0] * (len(widths) - 1)
+    sizes = [_width(c) for c in text]
+    scale = total / sum(sizes)
+    shares, done, ink, typed = [], 0, 0.0, 0.0
+    for width in widths[:-1]:
+        ink += width
+        best, best_typed = done, typed
+        for end in range(done, len(text) + 1):
+            candidate = typed + sum(sizes[done:end]) * scale
+            if abs(candidate - ink) < abs(best_typed + sum(sizes[done:best]) * scale - ink):
+                best = end
+        typed += sum(sizes[done:best]) * scale
+        shares.append(best - done)
+        done = best
+    return [*shares, len(text) - done]
+
+
+def _width(char: str) -> float:
+    """A character's typical width in a proportional Latin face, in ems (narrow letters, wide letters, capitals)."""
+    if char in "ijlI1.,:;'!|ftr()[]":
+        return 0.32
+    if char in "mwMW@%":
+        return 0.88
+    if char.isupper() or char.isdigit():
+        return 0.66
+    return 0.3 if char.isspace() else 0.55
+
+
 def _split_word(word: Word, boxes: Sequence[Box], ink: Any = None) -> list[Word]:
-    """``word`` cut where the recogniser ran over a check box or a label's colon: at a box character it read
-    (``"□No"``, ``"Card□Cash"``), after a colon between letters (``"by:Phone"``), and at a check box inside the
-    word's box that it read past (``"CardCash"``: the characters each side of the box, at the word's pitch).
-    Each piece's polygon is its share of the word's."""
+    """``word`` cut where the recogniser ran over a check box or a label's colon: at each check box it overlaps
+    (``"□No"``, ``"Card□Cash"``, ``"CardCash"`` read past the box; the characters shared among the stretches
+    between the boxes by their ink), at a space, and after a colon between letters (``"by:Phone"``; the pieces'
+    polygons their share of the word's)."""
+    box = bounds([word["polygon"]])
+    over = sorted(b for b in boxes if b[0] < box[2] - 2 and b[2] > box[0] + 2 and _same_row(box, b))
+    if over and ink is not None:
+        text = "".join(c for c in word["text"] if c not in MARK_GLYPHS)
+        return [part for piece in _pieces_at_boxes({**word, "text": text}, over, ink) for part in _split_word(piece, ())]
     text = word["text"]
     cuts = [i for i, c in enumerate(text) if c in MARK_GLYPHS or c.isspace()]
     cuts += [i + 1 for i, c in enumerate(text[:-1]) if c in ":：" and i > 0 and text[i - 1].isalpha() and text[i + 1].isalpha()]
-    if cuts:
-        return [part for piece in _cut(word, cuts, boxes) for part in _split_word(piece, boxes, ink)]
-    box = bounds([word["polygon"]])
-    inner = sorted(b for b in boxes if b[0] > box[0] + 2 and b[2] < box[2] - 2 and _same_row(box, b))
-    return _pieces_at_boxes(word, inner, ink) if inner else [word]
+    return _cut(word, cuts, boxes) if cuts else [word]
 
 
 def _cut(word: Word, cuts: Sequence[int], boxes: Sequence[Box]) -> list[Word]:
@@ -369,7 +405,7 @@ class _Back:
         return {**text, "polygon": self.polygon(text["polygon"]), "words": [{**w, "polygon": self.polygon(w["polygon"])} for w in text["words"]]}
 
     def pair(self, pair: KeyValue) -> KeyValue:
-        return {**pair, "key": self.text(pair["key"]), "value": self.text(pair["value"]) if pair["value"] else None}  # type: ignore[typeddict-item]
+        return {**pair, "key": self.text(pair["key"]), "value": self.text(pair["value"]) if pair["value"] else None}
 
 
 __all__ = ["Segment", "line_height", "link", "quad", "read_forms", "segments"]
