@@ -42,6 +42,8 @@ MAX_ASPECT = 1.45
 #: (4 pi area / perimeter squared: 1 for a circle, 0.785 for a square).
 MIN_RECTANGULARITY = 0.8
 MIN_CIRCULARITY = 0.82
+#: Letters whose outline is a closed box or ring about a line high (a candidate where a word has one is it).
+CLOSED_LETTERS = "O0DQo口回日目田囗"
 #: The share of the side left out at each edge when the inside is measured (the outline and its blur).
 INSET = 0.2
 #: Ink over the inside area from which a box is ticked (tuned on the generated and public forms,
@@ -70,8 +72,7 @@ def find_marks(image: Any, *, line_height: float | None = None, words: Sequence[
     to bottom, then left to right), and the page's binary image they were found on (``numpy``, ink 1).
 
     ``line_height``: the page's median text line height in pixels (the scale of a box); ``words``: the polygons and
-    texts of the recognised words that hold a letter with a closed outline (a candidate inside one, no wider than
-    one of its characters, is that letter).
+    texts of the recognised words (a candidate where one has a letter with a closed outline is that letter).
     """
     import cv2
     import numpy as np
@@ -86,8 +87,8 @@ def find_marks(image: Any, *, line_height: float | None = None, words: Sequence[
                              cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, length))))
     strokes = cv2.morphologyEx(strokes, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
     candidates = _outlines(ink, low, high, circles=True) + _outlines(strokes, low, high, circles=False)
-    letters = [(_box_of(polygon), len(text)) for polygon, text in words if text]
-    kept = _distinct(_apart(ink, [c for c in candidates if not any(_inside(c.box, box, chars) for box, chars in letters)]))
+    letters = [(_box_of(polygon), text) for polygon, text in words if text]
+    kept = _distinct(_apart(ink, [c for c in candidates if not any(_letter(c.box, box, text) for box, text in letters)]))
     marks = [_mark(ink, candidate) for candidate in kept]
     return sorted(marks, key=lambda mark: (round(mark["polygon"][0][1] / height), mark["polygon"][0][0])), ink
 
@@ -169,9 +170,11 @@ def _box_of(polygon: Sequence[Sequence[float]]) -> tuple[float, float, float, fl
     return min(xs), min(ys), max(xs), max(ys)
 
 
-def _inside(box: tuple[int, int, int, int], word: tuple[float, float, float, float], chars: int) -> bool:
-    """Whether ``box`` is one of the ``chars`` characters of the word at ``word``: its centre in the word, and no
-    wider than a character (the word's width over its length, with some slack) nor taller than the word."""
+def _letter(box: tuple[int, int, int, int], word: tuple[float, float, float, float], text: str) -> bool:
+    """Whether ``box`` is a letter of the word ``text`` read at ``word``: its centre in the word, where (at the
+    word's pitch, give or take a character) the word has a letter with a closed outline (``CLOSED_LETTERS``)."""
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    pitch = (word[2] - word[0]) / chars
-    return word[0] <= cx <= word[2] and word[1] <= cy <= word[3] and box[2] - box[0] <= 1.2 * pitch and box[3] - box[1] <= 1.1 * (word[3] - word[1])
+    if not (word[0] <= cx <= word[2] and word[1] <= cy <= word[3]) or box[3] - box[1] > 1.1 * (word[3] - word[1]):
+        return False
+    at = int((cx - word[0]) / max(1.0, (word[2] - word[0]) / len(text)))
+    return any(c in CLOSED_LETTERS for c in text[max(0, at - 1):at + 2])

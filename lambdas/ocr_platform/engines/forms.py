@@ -38,9 +38,6 @@ from ocr_platform.engines.orientation import submitted_point, turn
 
 #: Characters OCR reads a check box as (a box, a tick, a cross, a dot): not part of any label or answer.
 MARK_GLYPHS = "□■☐☑☒✓✔✗✘⊠⊡◻◼▢▣○●◯◉"
-#: Letters whose outline is a closed box or ring about a line high: a candidate box inside a word holding one of
-#: them is that letter (a box inside a word without one is a check box the recogniser read past).
-CLOSED_LETTERS = "O0DQo口回日目田囗"
 #: A label: text that ends in a colon (full-width too), with a letter in it and not a sentence.
 LABEL_END = re.compile(r"[:：]\s*$")
 MAX_LABEL_CHARS = 60
@@ -165,7 +162,7 @@ def read_forms(
         pairs, marks = field_forms(fields_up, lambda box: _label_of(box, parts, scale or 20.0))  # type: ignore[arg-type]
     else:
         letters = [(w["polygon"], w["text"]) for line in lines for w in (line.get("words") or estimated_words(dict(line)))
-                   if any(c in CLOSED_LETTERS for c in w["text"]) and not any(c in MARK_GLYPHS for c in w["text"])]
+                   if not any(c in MARK_GLYPHS for c in w["text"])]
         marks, ink = find_marks(image, line_height=scale, words=letters)
         pairs = link(segments(lines, marks, ink), marks, scale or 20.0)
     if rotation:
