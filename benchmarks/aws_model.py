@@ -14,8 +14,11 @@ Nothing here calls AWS. Inputs:
   what ``benchmarks/real_pages.py`` and ``benchmarks/cold_start.py`` measured for it beside PP-OCRv5 in the same
   runs (``PPOCRV6_TINY_PAGE_SHARE``, ``PPOCRV6_TINY_COLD_SHARE``);
 - the fan-out of ``ocr_platform.core.chunks``: the first invocation opens the document and launches one
-  asynchronous invocation per chunk (one ``Invoke`` call each, ``LAUNCH_SECONDS``), the chunks run at once,
-  the last one merges (``defaults.MERGE_SECONDS_PER_CHUNK``);
+  asynchronous invocation per chunk (one ``Invoke`` call each, ``LAUNCH_SECONDS``), the chunks run as many at a
+  time as the stage's admission limit has slots (``defaults.PROCESSOR_MAX_CONCURRENCY``, 20: a chunk without a slot
+  waits for one, so 334 chunks run in ceil(334 / 20) = 17 rounds), the last one merges
+  (``defaults.MERGE_SECONDS_PER_CHUNK``). A slot is taken over as soon as it is freed here; the dispatcher's retry
+  of a waiting chunk (``defaults.ADMISSION_RETRY_SECONDS``) can add up to that much to each round;
 - the GPU route's fan-out: the endpoint answers a long job's request with a split plan, the completion
   function sends one request per chunk (``NOTIFICATION_SECONDS`` per hop), and the chunks run as many at a
   time as the endpoint has slots (instances x concurrent invocations per instance);
@@ -96,6 +99,8 @@ class CpuRoute:
     #: A dense page's and a cold start's cost as a share of PP-OCRv5's (1.0: PP-OCRv5 itself).
     page_share: float = 1.0
     cold_share: float = 1.0
+    #: Processor invocations running at once: the stage's admission limit (``ocr_platform.jobs.admission``).
+    slots: int = defaults.PROCESSOR_MAX_CONCURRENCY
     #: Every page's forms read too (``features: ["forms"]``).
     forms: bool = False
 
@@ -127,7 +132,8 @@ class CpuRoute:
             return DISPATCH_SECONDS + start + OPEN_SECONDS + pages * self.page_seconds
         first = start + OPEN_SECONDS + chunks * LAUNCH_SECONDS
         longest_chunk = start + OPEN_SECONDS + self.chunk_pages * self.page_seconds
-        return DISPATCH_SECONDS + first + longest_chunk + chunks * defaults.MERGE_SECONDS_PER_CHUNK
+        rounds = math.ceil(chunks / self.slots)  # the admission limit: at most `slots` chunks run at a time
+        return DISPATCH_SECONDS + first + rounds * longest_chunk + chunks * defaults.MERGE_SECONDS_PER_CHUNK
 
     def cost_per_1000_pages(self, pages_per_document: int) -> dict[str, float]:
         """Dollars for 1,000 dense pages arriving as documents of ``pages_per_document`` pages, warm."""
@@ -200,7 +206,7 @@ def main() -> None:
     v6 = CpuRoute(args.memory_mb, args.pages_per_chunk, page_share=PPOCRV6_TINY_PAGE_SHARE, cold_share=PPOCRV6_TINY_COLD_SHARE)
     for name, cpu in (("PP-OCRv5", route), ("PP-OCRv6 tiny on faster-paddle", v6)):
         print(f"CPU route, {name}, at {args.memory_mb} MB ({vcpus:.2f} vCPU): {cpu.page_seconds:.2f} s per dense page, "
-              f"chunks of {args.pages_per_chunk} pages; cold start {cpu.cold_start_seconds:.1f} s")
+              f"chunks of {args.pages_per_chunk} pages, {cpu.slots} at a time (the admission limit); cold start {cpu.cold_start_seconds:.1f} s")
         print()
         print("| dense pages | chunks | end to end, warm | end to end, every invocation cold | one invocation, no fan-out |")
         print("| --- | --- | --- | --- | --- |")

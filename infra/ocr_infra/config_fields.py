@@ -86,6 +86,9 @@ class PlatformFields:
             chunk, with the merge of the largest job (``defaults.worst_chunk_seconds``), must fit in
             ``processor_timeout_seconds``.
         max_pages: the most pages one job may read, on either route (at least 1; 2000 by default).
+        work_budget: raised (or lowered) limits of the work one Office or HTML file may ask of the CPU processor,
+            as ``NAME=VALUE`` items (``max_cells=5000000``; the names are ``ocr_platform.document.work_budget.WorkBudget``'s
+            fields, the defaults and what a raise costs are in docs/using-it/office-and-html.md). Empty: the defaults.
         max_failed_page_percent: a job whose pages fail (one that cannot be rendered or decoded, an engine error
             on one page) completes with the others, naming the failed ones in ``pages_failed``, as long as they are
             at most this share of its pages, in percent (0..100; 25 by default, see
@@ -201,6 +204,7 @@ class PlatformFields:
     processor_bake_models: str = defaults.PROCESSOR_BAKE_MODELS
     cpu_pages_per_chunk: int = defaults.CPU_PAGES_PER_CHUNK
     max_pages: int = defaults.MAX_PAGES
+    work_budget: tuple[str, ...] = defaults.WORK_BUDGET
     max_failed_page_percent: int = defaults.MAX_FAILED_PAGE_PERCENT
     gpu_pages_per_chunk: int = defaults.GPU_PAGES_PER_CHUNK
 

@@ -12,12 +12,13 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_destinations as destinations
 from constructs import Construct
 
+from ocr_infra.image_build import DOCKER_MEDIA_TYPES_OUTPUTS
 from ocr_infra.paths import CPU_OCR_DOCKERFILE, REPO_ROOT
 from ocr_infra.platform_function import CommonFunctionProps, PlatformFunction, PlatformFunctionProps
 from ocr_infra.secure_defaults import acknowledge_wildcards, allow
 from ocr_platform.core import defaults
 from ocr_platform.core.s3_layout import CHUNKS_PREFIX, DOCUMENTS_PREFIX, MODELS_PREFIX, RESULTS_PREFIX
-from ocr_platform.core.settings import ENV, engine_fallback_value
+from ocr_platform.core.settings import ENV, engine_fallback_value, work_budget_env
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class CpuBackendProps:
         pages_per_chunk: a job of more pages than this is split into chunks, one invocation each
             (``OCR_CPU_PAGES_PER_CHUNK``).
         max_pages: the most pages one job may read (``OCR_MAX_PAGES``).
+        work_budget: ``NAME=VALUE`` limits of an Office or HTML file's work (``OCR_MAX_OFFICE_CELLS`` and the others
+            of ``ocr_platform.core.settings.WORK_BUDGET_ENV``).
         max_concurrency / concurrency_mode: ``reserved``: the function's reserved concurrency is
             ``max_concurrency`` (Lambda's async queue holds what it throttles, up to ``max_event_age_hours``);
             ``dispatcher``: none reserved, the stage's processor semaphore of ``max_concurrency`` slots bounds
@@ -58,6 +61,7 @@ class CpuBackendProps:
     bake_models: str = defaults.PROCESSOR_BAKE_MODELS
     pages_per_chunk: int = defaults.CPU_PAGES_PER_CHUNK
     max_pages: int = defaults.MAX_PAGES
+    work_budget: tuple[str, ...] = defaults.WORK_BUDGET
     max_concurrency: int = defaults.PROCESSOR_MAX_CONCURRENCY
     concurrency_mode: str = defaults.PROCESSOR_CONCURRENCY_MODE
     admission_lease_seconds: int = defaults.processor_admission_lease_seconds()
@@ -78,6 +82,7 @@ class CpuBackend(Construct):
             str(REPO_ROOT),
             file=CPU_OCR_DOCKERFILE,
             platform=ecr_assets.Platform.LINUX_AMD64,
+            outputs=list(DOCKER_MEDIA_TYPES_OUTPUTS),  # Docker media types: what Lambda accepts (ocr_infra.image_build)
             build_args={"BAKE_MODELS": props.bake_models} if props.bake_models else None,
             display_name="cpu-ocr processor image",
         )
@@ -104,6 +109,7 @@ class CpuBackend(Construct):
                     ENV.CPU_THREADS: str(defaults.processor_cpu_threads(props.memory_mb)),
                     ENV.PROCESSOR_SLOTS: str(slots),
                     ENV.ADMISSION_LEASE_SECONDS: str(props.admission_lease_seconds),
+                    **work_budget_env(props.work_budget),
                 },
                 finishes_jobs=True,
                 reserved_concurrency=props.max_concurrency if reserved else None,

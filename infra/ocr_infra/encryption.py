@@ -44,9 +44,12 @@ class PlatformKeyProps:
         retain: keep the key when the stack is deleted (the stage's ``retain_data``): a retained bucket or table is
             unreadable without the key that encrypted it. Without it the key is scheduled for deletion after the
             30-day waiting period, in which it can still be restored.
+        endpoint_log_group: the GPU endpoint's log group (named by SageMaker, created by the GPU stack), which CloudWatch
+            Logs may encrypt with the key too; ``None`` without the GPU route.
     """
 
     retain: bool = defaults.RETAIN_DATA
+    endpoint_log_group: str | None = None
 
 
 class PlatformKey(Construct):
@@ -76,9 +79,10 @@ class PlatformKey(Construct):
                 resources=["*"],
                 conditions={
                     "ArnLike": {
-                        "kms:EncryptionContext:aws:logs:arn": (
-                            f"arn:{Aws.PARTITION}:logs:{Aws.REGION}:{Aws.ACCOUNT_ID}:log-group:{stack.stack_name}-*"
-                        )
+                        "kms:EncryptionContext:aws:logs:arn": [
+                            f"arn:{Aws.PARTITION}:logs:{Aws.REGION}:{Aws.ACCOUNT_ID}:log-group:{name}"
+                            for name in (f"{stack.stack_name}-*", *([props.endpoint_log_group] if props.endpoint_log_group else []))
+                        ]
                     }
                 },
             )

@@ -20,9 +20,10 @@ from constructs import Construct
 
 from ocr_infra.gpu_props import GpuBackendProps, GpuResourceNames
 from ocr_infra.gpu_scaling import GpuScaling
+from ocr_infra.image_build import DOCKER_MEDIA_TYPES_OUTPUTS
 from ocr_infra.image_context import endpoint_context_excludes
 from ocr_infra.paths import REPO_ROOT, VL_ENDPOINT_DOCKERFILE
-from ocr_infra.secure_defaults import allow
+from ocr_infra.secure_defaults import allow, secure_log_group
 from ocr_platform.core import defaults
 from ocr_platform.core.s3_layout import (
     ASYNC_FAILURES_PREFIX,
@@ -65,6 +66,7 @@ class GpuBackend(Construct):
             file=VL_ENDPOINT_DOCKERFILE,
             exclude=endpoint_context_excludes(),
             platform=ecr_assets.Platform.LINUX_AMD64,
+            outputs=list(DOCKER_MEDIA_TYPES_OUTPUTS),  # Docker media types: what SageMaker accepts (ocr_infra.image_build)
             build_args={
                 name: value
                 for name, value in (
@@ -156,6 +158,9 @@ class GpuBackend(Construct):
             endpoint_config_name=self._endpoint_config.attr_endpoint_config_name,
             retain_all_variant_properties=True,
         )
+        # The endpoint's own log group, with the stage's retention, exists before the endpoint: SageMaker writes the
+        # container's output there from the first start on (a container that fails at start-up leaves its reason).
+        self._endpoint.node.add_dependency(self._log_group)
 
         # 6.-10. Scaling: 0..max_instance_count instances, scale-out from zero, the idle alarm and the scale-in function.
         self._scaling = GpuScaling(self, props, names, self._endpoint, self._endpoint_arn)
@@ -192,14 +197,19 @@ class GpuBackend(Construct):
         # Notifications: the two topics, through their KMS key.
         allow(role, ["sns:Publish"], [props.topics.success_topic.topic_arn, props.topics.error_topic.topic_arn])
         allow(role, ["kms:GenerateDataKey", "kms:Decrypt"], [props.topics.key.key_arn])
-        # Logs: the endpoint's own log group and its streams.
+        # Logs: the endpoint's own log group (created here, with the stage's retention; SageMaker names it
+        # /aws/sagemaker/Endpoints/<endpoint>) and its streams. CloudWatch Logs authorizes every action but tagging
+        # on the log group's ARN with the trailing ":*" (https://docs.aws.amazon.com/service-authorization/latest/
+        # reference/list_amazoncloudwatchlogs.html), so the grant names that form.
+        log_group_name = GpuResourceNames(props.endpoint_name).log_group
+        self._log_group = secure_log_group(self, "EndpointLogs", retention=props.common.log_retention,
+                                           encryption_key=props.common.encryption_key, log_group_name=log_group_name)
         log_group_arn = stack.format_arn(
-            service="logs",
-            resource="log-group",
-            resource_name=f"/aws/sagemaker/Endpoints/{props.endpoint_name}",
-            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+            service="logs", resource="log-group", resource_name=log_group_name, arn_format=ArnFormat.COLON_RESOURCE_NAME,
         )
-        allow(role, ["logs:CreateLogGroup", "logs:DescribeLogStreams"], [log_group_arn])
+        allow(role, ["logs:CreateLogGroup", "logs:DescribeLogStreams"], [f"{log_group_arn}:*"],
+              reason="The trailing ':*' is how CloudWatch Logs names one log group for these actions; the grant is "
+              "limited to the endpoint's own log group /aws/sagemaker/Endpoints/<endpoint>.")
         allow(
             role,
             ["logs:CreateLogStream", "logs:PutLogEvents"],

@@ -13,6 +13,13 @@ InService, and its stack rolls back. SageMaker real-time and asynchronous infere
   https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html (each AMI version's
   driver, CUDA version and instance families).
 
+The table holds every GPU version of botocore's ``ProductionVariantInferenceAmiVersion`` enum
+(``al2-ami-sagemaker-inference-neuron-2`` is Inferentia/Trainium, not a GPU host). For
+``al2023-ami-sagemaker-inference-gpu-4-1`` (driver 580 / CUDA 13.0, CUDA-compat mounting disabled) the API
+reference gives the driver and CUDA but, as read on 2026-11-28, no instance families; its families here are
+those the AL2 GPU versions serve plus the newer ``ml.g6e``, ``ml.p5e`` and ``ml.p5en`` (whose default host is
+already driver 550). A family it turns out not to serve fails at ``CreateEndpointConfig``, not silently.
+
 The rule :func:`cuda_problem` applies is the conservative one: the image's CUDA (major.minor) is at most
 the host's.
 """
@@ -54,6 +61,10 @@ INFERENCE_AMI_VERSIONS: dict[str, GpuHost] = {
     ),
     "al2-ami-sagemaker-inference-gpu-3-1": GpuHost(
         550, "12.4", ("ml.g4dn", "ml.g5", "ml.g6", "ml.p3", "ml.p4d", "ml.p4de", "ml.p5"), cuda_compat_mounting=False
+    ),
+    "al2023-ami-sagemaker-inference-gpu-4-1": GpuHost(
+        580, "13.0", ("ml.g4dn", "ml.g5", "ml.g6", "ml.g6e", "ml.p4d", "ml.p4de", "ml.p5", "ml.p5e", "ml.p5en"),
+        cuda_compat_mounting=False,
     ),
 }
 
@@ -99,7 +110,7 @@ def _version(text: str) -> tuple[int, int]:
 def cuda_problem(ami_version: str, instance_type: str, image_cuda: str) -> str | None:
     """Why a container built for CUDA ``image_cuda`` cannot start on that host, or ``None`` when it can.
 
-    >>> cuda_problem("al2-ami-sagemaker-inference-gpu-3-1", "ml.g5.xlarge", "11.8") is None
+    >>> cuda_problem("al2023-ami-sagemaker-inference-gpu-4-1", "ml.g5.xlarge", "12.9") is None
     True
     >>> cuda_problem("", "ml.g5.xlarge", "12.6")[:60]
     'the endpoint image is built for CUDA 12.6, but ml.g5.xlarge '

@@ -45,6 +45,11 @@ class GpuResourceNames:
         return f"{self.endpoint}-scale-in"
 
     @property
+    def log_group(self) -> str:
+        """The endpoint's own log group, as SageMaker names it (the GPU stack creates it; the stage's key admits it)."""
+        return f"/aws/sagemaker/Endpoints/{self.endpoint}"
+
+    @property
     def recheck_rule(self) -> str:
         return f"{self.endpoint}-scale-in-recheck"
 

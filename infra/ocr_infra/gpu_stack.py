@@ -16,13 +16,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from aws_cdk import Fn, Stack
+from aws_cdk import Annotations, Fn, Stack
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from ocr_infra.config import PlatformConfig
+from ocr_infra.config import CORE_STACK_ID, PlatformConfig
 from ocr_infra.gpu_backend import GpuBackend, GpuBackendProps
+from ocr_infra.image_build import PADDLE_GPU_WHEEL_HASHES, unrecorded_paddle_gpu_wheel
 from ocr_infra.platform_function import lambdas_code
 from ocr_infra.stack import OUTPUT_BUCKET_NAME, OcrPlatformStack, tag_stage
 
@@ -93,3 +94,13 @@ class OcrGpuStack(Stack):
                 max_pages=cfg.max_pages,
             ),
         )
+        # A fresh checkout has no sha256 recorded for PaddlePaddle's GPU wheel, and the image build stops there; `cdk
+        # deploy --all` builds every image before it deploys any stack, so the core would not deploy either. The CLI
+        # prints this warning before it builds anything (and `cdk deploy --all --strict` refuses on it). An error
+        # would fail every synth, the core's own deploy included.
+        if (entry := unrecorded_paddle_gpu_wheel(cfg.endpoint_image_cuda)) is not None:
+            Annotations.of(self).add_warning_v2(
+                "ocr:paddle-gpu-wheel-unrecorded",
+                f"No sha256 recorded for {entry} in {PADDLE_GPU_WHEEL_HASHES}, so the endpoint image cannot build: run "
+                f"scripts/record-paddle-gpu-wheel.sh and commit the file, or deploy the core stack alone (npx cdk deploy {CORE_STACK_ID}).",
+            )

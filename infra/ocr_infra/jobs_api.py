@@ -89,11 +89,15 @@ class JobsApi(Construct):
         for rule in ("AwsSolutions-COG3", "AwsSolutions-COG8"):
             acknowledge(self._user_pool, rule, "Cognito's threat protection needs the Plus feature plan, billed per "
                         "active user; the pool has no self sign-up, so only invited users can sign in at all.")
-        # 2. App client for the console: public, SRP and password sign-in, short-lived tokens.
+        # 2. App client for the console: public, short-lived tokens, and only the flows the console calls
+        #    (console/app.js: InitiateAuth USER_PASSWORD_AUTH and REFRESH_TOKEN_AUTH, which Cognito always allows). No
+        #    SRP and no OAuth: the CDK's default OAuth settings (code and implicit grants, an https://example.com
+        #    callback) would only widen what the client accepts.
         self._client = self._user_pool.add_client(
             "Console",
             generate_secret=False,
-            auth_flows=cognito.AuthFlow(user_srp=True, user_password=True),
+            auth_flows=cognito.AuthFlow(user_password=True),
+            disable_o_auth=True,
             id_token_validity=Duration.hours(1),
             access_token_validity=Duration.hours(1),
             refresh_token_validity=Duration.days(1),

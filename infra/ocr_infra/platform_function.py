@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from aws_cdk import Aws, Duration, Size
+from aws_cdk import Aws, CfnRule, CfnRuleAssertion, Duration, Fn, Size, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -26,7 +26,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from ocr_infra.completion_events import CompletionEventTargets
-from ocr_infra.config import POWERTOOLS_LAYER_ACCOUNT
+from ocr_infra.config import POWERTOOLS_LAYER_ACCOUNT, POWERTOOLS_LAYER_PARTITION
 from ocr_infra.network import FunctionNetwork
 from ocr_infra.paths import LAMBDA_ASSET_EXCLUDES, LAMBDAS_DIR, ZIP_FUNCTION_EXCLUDES
 from ocr_infra.secure_defaults import acknowledge_wildcards, allow, lambda_role, secure_log_group, skip_checkov
@@ -122,7 +122,21 @@ def lambdas_code() -> lambda_.Code:
 
 
 def powertools_layer(scope: Construct, version: int = defaults.POWERTOOLS_LAYER_VERSION) -> lambda_.ILayerVersion:
-    """The AWS-managed Powertools for AWS Lambda (Python) v3 layer for Python 3.14 on x86_64, in the stack's region."""
+    """The AWS-managed Powertools for AWS Lambda (Python) v3 layer for Python 3.14 on x86_64, in the stack's region.
+
+    AWS publishes it from ``POWERTOOLS_LAYER_ACCOUNT`` in the commercial regions of the ``aws`` partition (GovCloud
+    has accounts of its own, and the China regions have no such layer: https://docs.aws.amazon.com/powertools/python/
+    latest/getting-started/lambda-layers/). A stack rule refuses a deploy to another partition before anything is
+    created, instead of every function failing on a layer that does not exist there.
+    """
+    CfnRule(
+        Stack.of(scope), "PowertoolsLayerPartition",
+        assertions=[CfnRuleAssertion(
+            assert_=Fn.condition_equals(Aws.PARTITION, POWERTOOLS_LAYER_PARTITION),
+            assert_description=f"The Powertools layer this stack uses is published in the {POWERTOOLS_LAYER_PARTITION} "
+            "partition only: deploy to a commercial AWS region.",
+        )],
+    )
     arn = (
         f"arn:{Aws.PARTITION}:lambda:{Aws.REGION}:{POWERTOOLS_LAYER_ACCOUNT}:"
         f"layer:AWSLambdaPowertoolsPythonV3-python314-x86_64:{version}"

@@ -219,14 +219,16 @@ AWS_MANAGED_LOG_KEY_REASON = (
 
 
 def secure_log_group(
-    scope: Construct, construct_id: str, *, retention: logs.RetentionDays, encryption_key: kms.IKey | None = None
+    scope: Construct, construct_id: str, *, retention: logs.RetentionDays, encryption_key: kms.IKey | None = None,
+    log_group_name: str | None = None,
 ) -> logs.LogGroup:
     """A log group of the stack: its retention, deleted with the stack (its records are operational, not data the
     stage keeps), and encrypted with ``encryption_key`` when the stage has one (the key's policy admits CloudWatch
     Logs for the stack's log groups: :class:`ocr_infra.encryption.PlatformKey`); without, checkov's CKV_AWS_158 is
     answered with :data:`AWS_MANAGED_LOG_KEY_REASON`."""
     log_group = logs.LogGroup(
-        scope, construct_id, retention=retention, encryption_key=encryption_key, removal_policy=RemovalPolicy.DESTROY
+        scope, construct_id, retention=retention, encryption_key=encryption_key, removal_policy=RemovalPolicy.DESTROY,
+        log_group_name=log_group_name,
     )
     if encryption_key is None:
         skip_checkov(log_group, "CKV_AWS_158", AWS_MANAGED_LOG_KEY_REASON)

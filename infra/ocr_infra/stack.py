@@ -107,7 +107,9 @@ class OcrPlatformStack(Stack):
         tag_stage(self, cfg.stage)
 
         # 0. The stage's own KMS key and VPC, each only where the config asks for it.
-        self.key = PlatformKey(self, "Encryption", PlatformKeyProps(retain=cfg.retain_data)) if cfg.customer_managed_key else None
+        endpoint_log_group = GpuResourceNames(cfg.endpoint_name).log_group if "sagemaker" in cfg.backends else None
+        key_props = PlatformKeyProps(retain=cfg.retain_data, endpoint_log_group=endpoint_log_group)
+        self.key = PlatformKey(self, "Encryption", key_props) if cfg.customer_managed_key else None
         stage_key = self.key.key if self.key else None
         self.network = (
             PlatformVpc(
@@ -214,6 +216,7 @@ class OcrPlatformStack(Stack):
                     bake_models=cfg.processor_bake_models,
                     pages_per_chunk=cfg.cpu_pages_per_chunk,
                     max_pages=cfg.max_pages,
+                    work_budget=cfg.work_budget,
                     max_concurrency=cfg.processor_max_concurrency,
                     concurrency_mode=cfg.processor_concurrency_mode,
                     admission_lease_seconds=cfg.admission_lease_seconds,

@@ -125,7 +125,10 @@ def test_a_split_plan_becomes_one_request_per_chunk_and_the_last_chunk_merges_in
     sent = _chunk_requests(platform)
     # Every chunk request names the job's document itself: no copy of it, no request object.
     assert [call["InputLocation"] for call in sent] == [message["input"]] * 3
-    assert {call["InferenceId"] for call in sent} == {"job-g1"}
+    # Each names itself: the InferenceId and the output object say the job and the chunk.
+    assert [call["InferenceId"] for call in sent] == ["job-g1.c00000", "job-g1.c00001", "job-g1.c00002"]
+    assert [(call["S3OutputPathExtension"], call["Filename"]) for call in sent] == [
+        ("job-g1", "c00000.out"), ("job-g1", "c00001.out"), ("job-g1", "c00002.out")]
     assert {call["EndpointName"] for call in sent} == {ENDPOINT}
     assert json.loads(sent[2]["CustomAttributes"])["chunk"] == {"index": 2, "count": 3, "pages": "21-25"}
     assert platform.keys("async/requests/") == []

@@ -178,11 +178,12 @@ def test_one_key_encrypts_everything_the_stage_keeps(key_and_vpc: tuple[dict[str
         "BucketKeyEnabled": True,
         "ServerSideEncryptionByDefault": {"KMSMasterKeyID": key_arn, "SSEAlgorithm": "aws:kms"},
     }
-    # CloudWatch Logs may use it for this stack's log groups only.
+    # CloudWatch Logs may use it for this stack's log groups and the endpoint's own (the GPU stack creates it) only.
     [logs_statement] = [s for s in key["Properties"]["KeyPolicy"]["Statement"] if s.get("Sid") == "AllowCloudWatchLogsForThisStacksLogGroups"]
-    assert flatten(logs_statement["Condition"]["ArnLike"]["kms:EncryptionContext:aws:logs:arn"]) == (
-        "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:ocr-platform-dev-*"
-    )
+    assert [flatten(arn) for arn in logs_statement["Condition"]["ArnLike"]["kms:EncryptionContext:aws:logs:arn"]] == [
+        "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:ocr-platform-dev-*",
+        "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/ocr-dev-paddleocr-vl",
+    ]
 
 
 def test_functions_that_call_only_aws_run_in_the_isolated_subnets(key_and_vpc: tuple[dict[str, Any], dict[str, Any]]) -> None:

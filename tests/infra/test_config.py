@@ -255,12 +255,15 @@ def test_vllm_backend_reaches_the_model_environment() -> None:
 
 def test_synth_refuses_an_endpoint_image_its_host_cannot_run() -> None:
     """The host's NVIDIA driver must run the image's CUDA (ocr_infra.gpu_host, from AWS's documentation): a g5
-    without an AMI version runs driver 470 / CUDA 11.4, so a CUDA 11.8 image would never pass /ping."""
-    assert PlatformConfig().endpoint_ami_version == "al2-ami-sagemaker-inference-gpu-3-1"
-    with pytest.raises(ValueError, match=r"CUDA 11\.8, but ml\.g5\.xlarge on the default host runs NVIDIA driver 470"):
+    without an AMI version runs driver 470 / CUDA 11.4, so a CUDA 12.9 image would never pass /ping."""
+    assert PlatformConfig().endpoint_ami_version == "al2023-ami-sagemaker-inference-gpu-4-1"
+    with pytest.raises(ValueError, match=r"CUDA 12\.9, but ml\.g5\.xlarge on the default host runs NVIDIA driver 470"):
         PlatformConfig.from_context(App(context={"ocr:endpoint_ami_version": ""}))
-    with pytest.raises(ValueError, match=r"CUDA 12\.6, but ml\.g5\.xlarge on al2-ami-sagemaker-inference-gpu-3-1 runs NVIDIA driver 550"):
-        PlatformConfig(endpoint_image_cuda="12.6")
+    with pytest.raises(ValueError, match=r"CUDA 12\.9, but ml\.g5\.xlarge on al2-ami-sagemaker-inference-gpu-3-1 runs NVIDIA driver 550"):
+        PlatformConfig(endpoint_ami_version="al2-ami-sagemaker-inference-gpu-3-1")
+    # Every GPU version of botocore's InferenceAmiVersion enum is known, with the families it serves.
+    assert PlatformConfig(endpoint_ami_version="al2-ami-sagemaker-inference-gpu-3-1", endpoint_image_cuda="12.4")
+    assert PlatformConfig(endpoint_ami_version="al2023-ami-sagemaker-inference-gpu-4-1", endpoint_image_cuda="13.0")
     with pytest.raises(ValueError, match="is not a GPU inference AMI version"):
         PlatformConfig(endpoint_ami_version="al2-ami-sagemaker-inference-gpu-9")
     with pytest.raises(ValueError, match="does not serve the ml.inf2 family"):

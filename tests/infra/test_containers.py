@@ -73,7 +73,9 @@ def test_vl_image_is_a_pinned_gpu_base_serving_on_8080() -> None:
     dockerfile = _read(VL_ENDPOINT_DOCKERFILE)
     assert re.fullmatch(r"\d+\.\d+", _arg_default(dockerfile, "CUDA_VERSION"))
     base = _arg_default(dockerfile, "BASE_IMAGE")
-    assert not base.endswith(":latest") and re.fullmatch(r"nvidia/cuda:\$\{CUDA_VERSION\}\.\d+-base-ubi8", base), base
+    # Pinned by digest: NVIDIA deletes an end-of-life CUDA version's tags (containers/vl-endpoint/Dockerfile).
+    cuda = _arg_default(dockerfile, "CUDA_VERSION")
+    assert re.fullmatch(rf"nvidia/cuda:{re.escape(cuda)}\.\d+-base-ubuntu24\.04@sha256:[0-9a-f]{{64}}", base), base
     assert re.fullmatch(r"3\.\d+\.\d+", _arg_default(dockerfile, "PADDLE_VERSION"))
     assert re.search(
         r"^paddleocr\[doc-parser\]>=3\.\d+,<3\.\d+$", _read("containers/vl-endpoint/requirements.txt"), re.MULTILINE

@@ -233,13 +233,14 @@ def test_completion_subscribes_to_success_and_error_topics_scale_in_to_its_topic
 
 def test_every_function_logs_to_its_own_group_with_retention(template: Template, synthesis: Synthesis) -> None:
     groups = template.find_resources("AWS::Logs::LogGroup")
-    assert len(groups) == 10  # nine functions and the jobs API's access log
+    assert len(groups) == 11  # nine functions, the jobs API's access log and the GPU endpoint's own log
     assert all(group["Properties"]["RetentionInDays"] == 30 for group in groups.values())
     used = {
         _function(synthesis, name)["LoggingConfig"]["LogGroup"]["Ref"]
         for name in ("invoker", "completion", "scale_in", "processor", "dlq_consumer", "sweeper", "ingest", "api", "webhooks")
     }
-    assert used | {synthesis.logical_id(synthesis.stack.jobs_api.node.find_child("AccessLogs"))} == set(groups)
+    endpoint_logs = synthesis.logical_id(synthesis.gpu.node.find_child("EndpointLogs"))
+    assert used | {synthesis.logical_id(synthesis.stack.jobs_api.node.find_child("AccessLogs")), endpoint_logs} == set(groups)
 
 
 def test_dlq_consumer_reads_the_dead_letter_queue_with_partial_failures(template: Template, synthesis: Synthesis) -> None:

@@ -222,8 +222,9 @@ def test_sagemaker_execution_role_grants(synthesis: Synthesis, resources: dict[s
         "sns:Publish": {f"<{ids['success']}>", f"<{ids['error']}>"},
         "kms:GenerateDataKey": {f"<{ids['key']}.Arn>"},
         "kms:Decrypt": {f"<{ids['key']}.Arn>"},
-        "logs:CreateLogGroup": {log_group},
-        "logs:DescribeLogStreams": {log_group},
+        # CloudWatch Logs authorizes these on the log group's ARN with the trailing ":*".
+        "logs:CreateLogGroup": {f"{log_group}:*"},
+        "logs:DescribeLogStreams": {f"{log_group}:*"},
         "logs:CreateLogStream": {f"{log_group}:log-stream:*"},
         "logs:PutLogEvents": {f"{log_group}:log-stream:*"},
         "cloudwatch:PutMetricData": {"*"},

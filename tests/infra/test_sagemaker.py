@@ -54,7 +54,7 @@ def test_the_image_is_built_for_the_configured_vl_version_with_its_weights_baked
     # The layout model and VLM of v1.6 (defaults.VL_VERSION_MODELS) are baked; endpoint_bake_models adds none; the
     # image is built for the CUDA the stage's host runs (PlatformConfig.endpoint_image_cuda).
     assert image["dockerBuildArgs"] == {
-        "CUDA_VERSION": "11.8", "VL_VERSION": "v1.6", "BAKE_MODELS": "PP-DocLayoutV3 PaddleOCR-VL-1.6-0.9B"
+        "CUDA_VERSION": "12.9", "VL_VERSION": "v1.6", "BAKE_MODELS": "PP-DocLayoutV3 PaddleOCR-VL-1.6-0.9B"
     }
 
 
@@ -97,8 +97,8 @@ def test_endpoint_config_is_async_on_g5_xlarge(synthesis: Synthesis, gpu) -> Non
             "InstanceType": "ml.g5.xlarge",
             "InitialInstanceCount": 1,
             "InitialVariantWeight": 1,
-            # Driver 550 / CUDA 12.4 (ocr_infra.gpu_host): without it a g5 host runs driver 470 / CUDA 11.4.
-            "InferenceAmiVersion": "al2-ami-sagemaker-inference-gpu-3-1",
+            # Driver 580 / CUDA 13.0 (ocr_infra.gpu_host): without it a g5 host runs driver 470 / CUDA 11.4.
+            "InferenceAmiVersion": "al2023-ami-sagemaker-inference-gpu-4-1",
             # A cold load of the baked models, with room: SageMaker's /ping deadline for a new instance.
             "ContainerStartupHealthCheckTimeoutInSeconds": 1200,
         }
@@ -126,6 +126,28 @@ def test_endpoint_is_named_and_keeps_its_instance_count_on_redeploy(synthesis: S
         "Fn::GetAtt": [synthesis.logical_id(gpu.endpoint_config), "EndpointConfigName"]
     }
     assert props["RetainAllVariantProperties"] is True
+
+
+def test_the_endpoints_log_group_is_the_gpu_stacks_own_and_exists_before_the_endpoint(synthesis: Synthesis, gpu) -> None:
+    """SageMaker writes the container's output to /aws/sagemaker/Endpoints/<endpoint> from its first start; the GPU
+    stack creates that group (with the stage's retention) before the endpoint, so a container that fails at start-up
+    leaves its reason there."""
+    resources = synthesis.gpu_template_json["Resources"]
+    [(logical_id, group)] = [(k, r) for k, r in resources.items() if r["Type"] == "AWS::Logs::LogGroup"
+                             and r["Properties"].get("LogGroupName") == "/aws/sagemaker/Endpoints/ocr-dev-paddleocr-vl"]
+    assert group["Properties"]["RetentionInDays"] == 30 and group["DeletionPolicy"] == "Delete"
+    assert logical_id in synthesis.resource(gpu.endpoint)["DependsOn"]
+
+
+def test_both_images_are_built_with_docker_media_types(synthesis: Synthesis) -> None:
+    """SageMaker and Lambda refuse OCI manifests: each image asset asks docker build for Docker media types
+    (ocr_infra.image_build), whatever the builder's image store."""
+    sources = []
+    for stack in (synthesis.stack, synthesis.gpu_stack):
+        manifest = json.loads((synthesis.outdir / f"{stack.artifact_id}.assets.json").read_text())
+        sources += [image["source"] for image in manifest["dockerImages"].values()]
+    assert len(sources) == 2
+    assert all(source["dockerOutputs"] == ["type=image,oci-mediatypes=false"] for source in sources), sources
 
 
 def test_scalable_target_between_zero_and_one_instance(template: Template, synthesis: Synthesis, gpu) -> None:
@@ -196,3 +218,27 @@ def test_exactly_six_alarms(template: Template) -> None:
         "ApproximateNumberOfMessagesVisible",  # the webhook DLQ
         "HasBacklogWithoutCapacity",
     ]
+
+
+def test_without_a_recorded_paddle_wheel_hash_the_gpu_stack_alone_warns(synthesis: Synthesis) -> None:
+    """`cdk deploy --all` builds every image before it deploys a stack, and the endpoint image stops at the Paddle GPU
+    wheel whose sha256 is not recorded: the GPU stack carries a warning the CLI prints before building anything (and
+    `--strict` refuses on), one line that says what to do; the core stack, deployed alone, has none."""
+    from ocr_infra.image_build import unrecorded_paddle_gpu_wheel
+
+    def errors(stack: Any) -> list[str]:
+        metadata = json.loads((synthesis.outdir / f"{stack.artifact_id}.metadata.json").read_text())
+        return [entry["data"] for entries in metadata.values() for entry in entries
+                if entry["type"] == "aws:cdk:warning" and "paddle-gpu-wheel-unrecorded" in entry["data"]]
+
+    entry = unrecorded_paddle_gpu_wheel("12.9")
+    assert errors(synthesis.stack) == []
+    if entry is None:  # recorded (after scripts/record-paddle-gpu-wheel.sh): nothing to refuse
+        assert errors(synthesis.gpu_stack) == []
+        return
+    assert entry == "cu129/paddlepaddle_gpu-3.2.2-cp312-cp312-linux_x86_64.whl"
+    [warning] = errors(synthesis.gpu_stack)
+    assert warning.startswith(f"No sha256 recorded for {entry} in containers/vl-endpoint/paddlepaddle-gpu.sha256, so the "
+                              "endpoint image cannot build: run scripts/record-paddle-gpu-wheel.sh")
+    assert "(npx cdk deploy OcrPlatform). [ack: ocr:paddle-gpu-wheel-unrecorded]" in warning
+    assert synthesis.synth_error is None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ocr_infra.paths import REPO_ROOT
 from tests.infra.conftest import Synthesis
 
 
@@ -49,3 +50,13 @@ def test_the_gpu_stack_depends_on_the_core_and_holds_the_endpoint(synthesis: Syn
     # The cloud assembly deploys the core first (`cdk deploy --all` follows the manifest's dependencies).
     manifest = json.loads((synthesis.outdir / "manifest.json").read_text())
     assert synthesis.stack.artifact_id in manifest["artifacts"][synthesis.gpu_stack.artifact_id]["dependencies"]
+
+
+def test_the_core_refuses_a_partition_without_the_powertools_layer(synthesis: Synthesis) -> None:
+    """The Powertools layer is the aws partition's (commercial regions): a rule stops a deploy elsewhere before it
+    creates anything."""
+    rules = synthesis.template_json["Rules"]
+    [assertion] = rules["PowertoolsLayerPartition"]["Assertions"]
+    assert assertion["Assert"] == {"Fn::Equals": [{"Ref": "AWS::Partition"}, "aws"]}
+    assert "deploy to a commercial AWS region" in assertion["AssertDescription"]
+    assert json.loads((REPO_ROOT / "cdk.json").read_text())["context"]["@aws-cdk/core:target-partitions"] == ["aws"]

@@ -348,7 +348,7 @@ def plan(total: int = 54) -> tuple[list[PlannedJob], tuple[Fault, ...]]:
     job = add("chunk-model-error", "paddleocr-vl", "long7", failed, "inference_failed", fault="chunk model error")
     faults.append(Fault("endpoint", "model-error", match=(job, FAULTED_CHUNK)))
     job = add("chunk-notification-twice", "paddleocr-vl", "long7", done, fault="chunk notification twice")
-    faults.append(Fault("success-topic", "duplicate", match=(job, ".c00001.json")))
+    faults.append(Fault("success-topic", "duplicate", match=f"{job}.c00001"))  # its InferenceId names the chunk
     add("gpu-split", "paddleocr-vl", "even6", done, fault="endpoint split")
     # The first two scale-outs are refused (the endpoint is "updating"): their messages come back later.
     faults.append(Fault("endpoint-capacity", "update-refused", count=2))

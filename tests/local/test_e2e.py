@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from tests import documents
 from tests.documents import ENGLISH_PAGES, character_error_rate, render_page
 from tests.local.campaign import queue_depth
 from tests.local.webhook_receiver import WebhookReceiver, receiver_that_is_down
+from tests.unit.test_doc_snippets import RUN_ON_LOCAL_STACK
 
 IDLE_PERIODS = 10
 PERIOD_SECONDS = 0.5
@@ -205,7 +207,9 @@ def test_vl_scales_out_from_zero_completes_through_the_success_topic_then_scales
 
     job = client.submit(docs["png"], model="paddleocr-vl")
     _wait_for(lambda: client.status(job["job_id"])["status"] == "PROCESSING", 60, "the VL job to be dispatched")
-    assert _desired(local) == 1
+    # The local stack scales out asynchronously, as AWS does: waited for with a deadline, not sampled once. Nothing
+    # can scale it back in before the idle window has passed with the job done.
+    _wait_for(lambda: _desired(local) == 1, 60, "the endpoint to scale out to 1 instance")
     done = _wait(client, job["job_id"])
 
     assert (done["status"], done["backend"]) == ("COMPLETED", "sagemaker")
@@ -267,8 +271,22 @@ def test_cli_run_shows_the_transitions_and_writes_the_result(
 
     err = capsys.readouterr().err
     assert "QUEUED" in err and "PROCESSING (lambda)" in err and "COMPLETED in" in err
+    assert "read by OCR with PP-OCRv5 (1 page)" in err  # a scan: what read it is the engine
+    assert f"sign in as {local.console_user}" in err and local.console_password in err  # how to open the console
     assert "Invoice 2026-0042" in err  # the text preview
     assert _cer(json.loads(output.read_text()), 0, ENGLISH_PAGES[0]) <= 0.02
+
+
+def test_cli_run_of_the_quick_start_sample_says_its_text_layer_was_read(
+    local: stack.StackInfo, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The README's first command: a born-digital PDF, whose summary names its text layer, not an OCR engine."""
+    from ocr_platform.cli import commands as cli
+
+    output = tmp_path / "result.json"
+    assert cli.main(["run", str(REPO / "samples" / "invoice.pdf"), "--model", "pp-ocrv6", "--output", str(output)]) == 0
+    assert "read by text layer (1 page, no OCR)" in capsys.readouterr().err
+    assert json.loads(output.read_text())["pages"][0]["text_source"] == "text_layer"
 
 
 def test_cli_run_reads_a_word_file_and_its_pictures_through_the_stack(local: stack.StackInfo, tmp_path: Path,
@@ -486,7 +504,8 @@ def _id_token(local: stack.StackInfo, email: str) -> str:
 def test_the_readmes_jobs_api_flow_signs_an_invited_user_in_and_creates_a_job(local: stack.StackInfo, tmp_path: Path) -> None:
     """The README's jobs API block, run by bash with the real AWS CLI and curl against the local stack, with
     ``POOL``, ``CLIENT`` and ``API`` as the README says to set them: the invited user answers the new-password
-    challenge, signs in again with their own password and creates a job that their listing shows."""
+    challenge, signs in again with their own password, creates a job, uploads its file with the presigned POST,
+    polls it to COMPLETED, and their listing shows it."""
     told_by_env = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION", "AWS_REGION")
     shell = {
         name: value for name, value in os.environ.items()
@@ -495,14 +514,18 @@ def test_the_readmes_jobs_api_flow_signs_an_invited_user_in_and_creates_a_job(lo
     shell["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     # What the README says to do first on the local stack; the rest is its block as written.
     local_setup = 'eval "$(ocr-platform local env)"\nPOOL=$OCR_USER_POOL_ID CLIENT=$OCR_USER_POOL_CLIENT_ID API=$OCR_API_URL\n'
+    (tmp_path / "samples").mkdir()
+    shutil.copy(REPO / "samples" / "scan.pdf", tmp_path / "samples" / "scan.pdf")
 
     run = subprocess.run(["bash", "-e", "-c", local_setup + _readme_block("jobs-api-flow")], cwd=tmp_path, env=shell,
                          capture_output=True, text=True, timeout=300)
 
     assert run.returncode == 0, f"stdout:\n{run.stdout}\nstderr:\n{run.stderr}"
-    created, listed = (json.loads(line) for line in run.stdout.splitlines() if line.strip())
+    created, status, listed = (line for line in run.stdout.splitlines() if line.strip())
+    created, listed = json.loads(created), json.loads(listed)
     assert (created["status"], sorted(created["upload"])) == ("QUEUED", ["fields", "url"])
-    assert [(job["job_id"], job["file_name"]) for job in listed["jobs"]] == [(created["job_id"], "scan.pdf")]
+    assert status == "COMPLETED"  # the upload started the job and the polling loop saw it end
+    assert [(job["job_id"], job["file_name"], job["status"]) for job in listed["jobs"]] == [(created["job_id"], "scan.pdf", "COMPLETED")]
     assert _status(local, "you@example.com") == "CONFIRMED"  # the challenge set the user's own password
 
 
@@ -594,7 +617,9 @@ def test_a_long_vl_job_is_split_into_chunk_requests_and_its_instance_stays_while
     assert _cer(result, 12, ENGLISH_PAGES[0]) <= 0.02  # page 13, read by the second chunk
     seconds = (datetime.fromisoformat(item["finished_at"]) - datetime.fromisoformat(item["started_at"])).total_seconds()
     assert seconds > IDLE_PERIODS * PERIOD_SECONDS  # the idle window passed while the job ran...
-    assert set(desired_while_running) == {1}  # ...and the instance stayed
+    # ...and the instance stayed: once scaled out (a write the stack makes beside PROCESSING, in its own time) it never
+    # went back to 0 while the job ran
+    assert 1 in desired_while_running and set(desired_while_running[desired_while_running.index(1):]) == {1}, desired_while_running
     s3 = boto3.client("s3")
     assert s3.list_objects_v2(Bucket=local.bucket, Prefix=f"chunks/{job['job_id']}/").get("KeyCount") == 0
     # Every request (the job's, each chunk's) named the uploaded document: no request object, no copy of it.
@@ -1004,3 +1029,44 @@ def test_a_document_submitted_by_url_is_fetched_once_and_read_like_an_upload(cli
     assert (failed["status"], failed["error"]["code"]) == ("FAILED", "input_unreachable")
     assert "404" in failed["error"]["message"]
 
+
+
+def test_cli_run_does_not_fail_a_completed_job_it_cannot_save(
+    local: stack.StackInfo, docs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The job COMPLETED but reading its result back fails (here S3 refuses the GET): ``run`` exits 0 and says where
+    the result is and how to save it, instead of a traceback after the work was done."""
+    from botocore.exceptions import ClientError
+
+    from ocr_platform.cli import commands as cli
+    from ocr_platform.cli.client import OcrClient
+
+    def refused(self: OcrClient, job_id: str, fmt: str) -> bytes:
+        raise ClientError({"Error": {"Code": "SlowDown", "Message": "Please reduce your request rate."}}, "GetObject")
+
+    monkeypatch.setattr(OcrClient, "formatted", refused)
+    assert cli.main(["run", str(docs["png"]), "--model", "pp-ocrv5", "--output", str(tmp_path / "result.json")]) == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "warning: aws_error: GetObject failed (SlowDown" in err
+    job_id = err.split("job ", 1)[1].split(":", 1)[0]
+    assert f"job {job_id} COMPLETED: its result is s3://{local.bucket}/results/{job_id}/result.json" in err
+    assert f"ocr-platform result {job_id} --output FILE" in err
+
+
+@pytest.mark.parametrize("page", RUN_ON_LOCAL_STACK)
+def test_a_pages_shell_snippets_run_as_written_on_the_local_stack(page: str, local: stack.StackInfo, tmp_path: Path) -> None:
+    """Every bash block of the page, in order, from a copy of the repository's samples, in a shell prepared as the
+    AWS CLI page says (``eval "$(ocr-platform local env)"``): each exits 0 and writes what it names."""
+    shutil.copytree(REPO / "samples", tmp_path / "samples")
+    shell = {**os.environ, **local.client_environment(), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    text = (REPO / page).read_text(encoding="utf-8")
+    blocks = re.findall(r"^```bash\n(.*?)^```", text, re.M | re.S)
+    assert blocks
+    for block in blocks:
+        run = subprocess.run(["bash", "-e", "-c", block], cwd=tmp_path, env=shell, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, f"{page}:\n{block}\nstderr:\n{run.stderr}"
+        assert "Traceback" not in run.stderr
+    written = {"docs/using-it/searchable-pdf.md": ["scan.searchable.pdf", "invoice.searchable.pdf"],
+               "docs/using-it/office-and-html.md": ["result.json"]}[page]
+    for name in written:
+        assert (tmp_path / name).stat().st_size > 0, f"{page}: {name} was not written"

@@ -270,9 +270,9 @@ def test_request_waits_at_zero_instances_and_runs_after_scale_out(aws: Aws, make
 
     assert response["ResponseMetadata"]["HTTPStatusCode"] == 202
     assert response["InferenceId"] == "job-queued"
-    # Named by an id of the request's own, as SageMaker does: one InferenceId may be given to several requests.
-    output_id = response["OutputLocation"].removeprefix(f"s3://{aws.bucket}/async/outputs/").removesuffix(".out")
-    assert uuid.UUID(output_id) and response["FailureLocation"] == f"s3://{aws.bucket}/async/failures/{output_id}-error.out"
+    # Named from the InferenceId, as SageMaker documents for a request without a Filename.
+    assert response["OutputLocation"] == f"s3://{aws.bucket}/async/outputs/job-queued.out"
+    assert response["FailureLocation"] == f"s3://{aws.bucket}/async/failures/job-queued-error.out"
     wait_for_dispatcher(runtime)  # it looked at the queued request at DesiredInstanceCount 0
     assert (runtime.backlog(), runtime.has_capacity(), runtime.serve_pid) == (1, False, None)
     assert aws.keys("async/outputs/") == []
@@ -338,7 +338,7 @@ def test_bad_requests_are_validation_errors(aws: Aws, make_runtime: RuntimeFacto
 
     generated = client.invoke_endpoint_async(EndpointName=aws.endpoint, InputLocation=f"s3://{aws.bucket}/x.json")
     inference_id = generated["InferenceId"]
-    assert uuid.UUID(inference_id) and generated["OutputLocation"].endswith(".out")
+    assert uuid.UUID(inference_id) and generated["OutputLocation"] == f"s3://{aws.bucket}/async/outputs/{inference_id}.out"
     assert runtime.backlog() == 1
 
 
@@ -554,3 +554,94 @@ def test_real_endpoint_server_reads_a_page(aws: Aws, make_runtime: RuntimeFactor
     assert list(images) == [1] and images[1].startswith(b"\xff\xd8\xff")  # a JPEG of page 1
     pdf = answer.pdf()
     assert pdf is not None and pdf.read(5) == b"%PDF-"
+
+
+def test_two_requests_with_one_inference_id_share_their_output_location_as_on_aws(aws: Aws, make_runtime: RuntimeFactory) -> None:
+    """Named from the InferenceId (SageMaker: "If not specified, Amazon SageMaker AI generates a filename based on the
+    inference ID"): the second request's output overwrites the first's unless each gives its own Filename."""
+    runtime = make_runtime()
+    first, second = submit(aws, runtime, "job-twice"), submit(aws, runtime, "job-twice")
+    assert first["OutputLocation"] == second["OutputLocation"] == f"s3://{aws.bucket}/async/outputs/job-twice.out"
+    assert first["FailureLocation"] == second["FailureLocation"] == f"s3://{aws.bucket}/async/failures/job-twice-error.out"
+    client = runtime_client(runtime)
+    for bad in ({"Filename": "a.b.out"}, {"Filename": "x" * 33}, {"S3OutputPathExtension": "s3://elsewhere"}):
+        with pytest.raises(ClientError) as refused:
+            client.invoke_endpoint_async(EndpointName=aws.endpoint, InputLocation=f"s3://{aws.bucket}/x.json", **bad)
+        assert refused.value.response["Error"]["Code"] == "ValidationError", bad
+
+
+# The real endpoint server (ocr_platform.gpu.model_server) with a plumbing engine (one line per page, not OCR) that
+# splits jobs of more than 3 pages; each chunk request answers after the delay its pages get in its document (9 pages:
+# the job that completes, 8: the one that fails), so the answers come back out of order. InvocationTimeoutSeconds (3 s here) ends a chunk that takes 30 s.
+SPLITTING_SERVE = r"""
+import os, sys, time
+import pypdfium2
+sys.path.insert(0, os.environ["REPO_ROOT"])
+from ocr_platform.gpu.model_server import EndpointApp, make_server
+from tests.handlers.test_processor import PlumbingEngine
+DELAYS = {9: {"1-3": 1.5, "4-6": 0.8}, 8: {"1-3": 1.5, "4-6": 30.0}}  # by the document's page count
+class Delayed(PlumbingEngine):
+    def predict(self, path, *, pages=None, **kwargs):
+        time.sleep(DELAYS[len(pypdfium2.PdfDocument(str(path)))].get(pages, 0.0))
+        return super().predict(path, pages=pages, **kwargs)
+app = EndpointApp(Delayed, serialize_predictions=False, pages_per_chunk=3)
+app.load()
+make_server(app, host="127.0.0.1", port=int(os.environ["SAGEMAKER_BIND_TO_PORT"]), max_concurrency=4).serve_forever()
+"""
+
+
+def test_a_split_vl_job_whose_chunks_answer_out_of_order_merges_right_and_a_failed_chunk_names_its_pages(
+    aws: Aws, make_runtime: RuntimeFactory
+) -> None:
+    """Two paddleocr-vl jobs (9 and 8 pages), split by the endpoint into 3 chunks; every request is the platform's own
+    (``AsyncInference``) and every notification is finished by the completion function, in the order it arrives.
+    One job's chunks answer last-first and it merges in page order; the other's second chunk times out (an error
+    notification with no failure body: only its InferenceId names it) and the job fails naming that chunk's pages."""
+    from ocr_platform.gpu.completion import finish_async_inference
+    from ocr_platform.jobs.messages import parse_job_message
+    from ocr_platform.jobs.store import JobStore, NewJob
+    from ocr_platform.local.provisioning import create_jobs_table
+
+    aws.set_desired(1)
+    repo = Path(__file__).resolve().parents[2]
+    runtime = make_runtime(serve_command=[sys.executable, "-c", SPLITTING_SERVE], env={"REPO_ROOT": str(repo)})
+    dynamodb = boto3.resource("dynamodb", endpoint_url=aws.url, **CREDENTIALS)
+    table = f"smrt-jobs-{uuid.uuid4().hex[:8]}"
+    create_jobs_table(dynamodb.meta.client, table)
+    store, layout = JobStore(table, dynamodb=dynamodb), StorageLayout(aws.bucket)
+    inference = AsyncInference(aws.endpoint, layout, runtime=runtime_client(runtime), sagemaker=aws.sagemaker,
+                               invocation_timeout_seconds=3)
+    for job_id, pages in (("job-split-ok", 9), ("job-split-bad", 8)):
+        key = f"documents/{job_id}/doc.pdf"
+        aws.s3.put_object(Bucket=aws.bucket, Key=key, Body=documents.blank_pdf(pages))
+        message = parse_job_message({"job_id": job_id, "model": "paddleocr-vl", "input": f"s3://{aws.bucket}/{key}"})
+        store.create(NewJob(job_id, "paddleocr-vl", message.input))
+        store.mark_processing(job_id, "sagemaker")
+        inference.submit(message)
+
+    arrived: list[str] = []
+    deadline = time.monotonic() + 2 * WAIT_SECONDS
+    while any((store.get(j) or {}).get("status") == "PROCESSING" for j in ("job-split-ok", "job-split-bad")):
+        assert time.monotonic() < deadline, "the split jobs did not finish"
+        for topic in ("success", "error"):
+            for message in aws.sqs.receive_message(QueueUrl=aws.taps[topic], MaxNumberOfMessages=10, WaitTimeSeconds=0).get("Messages", []):
+                note = AsyncInferenceNotification.parse(json.loads(message["Body"])["Message"])
+                arrived.append(note.inference_id)
+                finish_async_inference(note, store=store, s3=aws.s3, layout=layout, inference=inference)
+                aws.sqs.delete_message(QueueUrl=aws.taps[topic], ReceiptHandle=message["ReceiptHandle"])
+        time.sleep(0.05)
+
+    ok = [i for i in arrived if i.startswith("job-split-ok.")]
+    assert ok == ["job-split-ok.c00002", "job-split-ok.c00001", "job-split-ok.c00000"], arrived  # last chunk first
+    job = store.get("job-split-ok") or {}
+    assert (job["status"], job["chunk_count"], job["page_count"], job["pages_done"]) == ("COMPLETED", 3, 9, 9)
+    result = aws.read(job["result"])
+    assert [page["page"] for page in result["pages"]] == list(range(1, 10))
+    assert [page["lines"][0]["text"] for page in result["pages"]] == [f"plumbing {n}" for n in range(1, 10)]
+    # Each chunk's answer had an object of its own: nothing overwrote another chunk's output.
+    assert sorted(aws.keys("async/outputs/job-split-ok/")) == [f"async/outputs/job-split-ok/{n}.out" for n in ("c00000", "c00001", "c00002", "job")]
+
+    failed = store.get("job-split-bad") or {}
+    assert failed["status"] == "FAILED"
+    assert failed["error"]["message"].startswith("chunk 2 of 3 (pages 4-6): "), failed["error"]
+    assert "InvocationTimeoutSeconds" in failed["error"]["message"]

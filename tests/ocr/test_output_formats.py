@@ -178,7 +178,9 @@ def test_textract_json_reads_in_textractor_and_the_response_parser_as_the_result
             assert word.raw_object["Confidence"] == pytest.approx(mine["score"] * 100, abs=0.01)  # Textract's 0-100
             assert word.confidence == pytest.approx(mine["score"], abs=1e-4)  # textractor's own 0-1
     parsed = trp.Document(response)
-    assert [line.text for page in parsed.pages for line in page.lines] == [line["text"] for page in result["pages"] for line in page["lines"]]
+    # a LINE's text is its words joined by single spaces, as in Textract's own responses
+    assert [line.text for page in parsed.pages for line in page.lines] == [
+        " ".join(word["text"] for word in line["words"]) for page in result["pages"] for line in page["lines"]]
     assert [word.text for page in parsed.pages for line in page.lines for word in line.words] == _result_words(result)
 
 

@@ -58,9 +58,10 @@ def test_a_document_with_one_corrupt_page_completes_with_the_others_and_status_s
     assert [(w["code"], w["message"]) for w in result["warnings"]] == [("pages_failed", warning)]
     assert job["warnings"] == result["warnings"]
     # The searchable PDF holds the pages of the result, each its own page of the source (page 4 is not shifted
-    # onto the damaged page 3, which pypdf's page list leaves out) with the OCR text over its own text.
+    # onto the damaged page 3, which pypdf's page list leaves out), its own text read once: the OCR line that
+    # repeats it in place is not drawn again.
     searchable = pypdf.PdfReader(io.BytesIO(platform.s3.get_object(Bucket=BUCKET, Key="results/job-pf1/result.pdf")["Body"].read()))
-    assert [page.extract_text().split("\n") for page in searchable.pages] == [[PAGE_TEXT[n]] * 2 for n in (1, 2, 4)]
+    assert [page.extract_text().strip() for page in searchable.pages] == [PAGE_TEXT[n] for n in (1, 2, 4)]
 
     for name, value in {"OCR_BUCKET_NAME": BUCKET, "OCR_QUEUE_URL": platform.queue_url, "OCR_TABLE_NAME": TABLE}.items():
         monkeypatch.setenv(name, value)
@@ -162,3 +163,25 @@ def test_the_gpu_endpoint_answers_with_the_pages_it_read_and_names_the_failed_on
         result = validate_result(json.loads(answer.read("result.json")), job_id="job-pf6")
     assert [(f["page"], f["code"]) for f in result["pages_failed"]] == [(2, "corrupt_document")]
     assert _texts(result) == {1: PAGE_TEXT[1], 3: PAGE_TEXT[3], 4: PAGE_TEXT[4]}
+
+
+def test_ocr_applies_the_jobs_share_of_failed_pages(tmp_path: Path, ppocr: object, capsys: pytest.CaptureFixture[str]) -> None:
+    """``ocr-platform ocr`` on the document a job fails (pages 2 and 3 of 4 damaged): exit 1 with the job's code, no
+    result written; one damaged page of four is within the share, so that document completes with a warning."""
+    past = tmp_path / "past.pdf"
+    past.write_bytes(with_corrupt_pages(FOUR_PAGES.read_bytes(), [2, 3]))
+    output = tmp_path / "result.json"
+    assert cli.main(["ocr", str(past), "--model", "pp-ocrv5", "--text-layer", "ignore", "--output", str(output)]) == 1
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if not line.startswith("  page ")] == [  # the progress, then one error line
+        "error: corrupt_document: 2 of 4 pages could not be read (50%, more than the 25% a job may lose): "
+        "page 2: Page 2 cannot be rendered: PdfiumError: Failed to load page.; "
+        "page 3: Page 3 cannot be rendered: PdfiumError: Failed to load page."
+    ]
+    assert not output.exists()
+
+    within = tmp_path / "within.pdf"
+    within.write_bytes(with_corrupt_pages(FOUR_PAGES.read_bytes(), [3]))
+    assert cli.main(["ocr", str(within), "--model", "pp-ocrv5", "--text-layer", "ignore", "--output", str(output)]) == 0
+    assert [page["page"] for page in json.loads(output.read_text())["pages"]] == [1, 2, 4]
+    assert "warning: pages_failed: 1 of 4 pages could not be read (page 3)" in capsys.readouterr().err

@@ -165,6 +165,8 @@ def test_an_unreadable_file_is_one_line(nothing_configured: None, capsys: pytest
 
 def test_the_readme_lists_every_exit_status() -> None:
     """The exit codes the docs list (docs/using-it/cli.md, once in the README) are the ones the CLI uses."""
-    readme = (Path(__file__).resolve().parents[2] / "docs" / "using-it" / "cli.md").read_text()
+    from ocr_platform.cli.reference import fill
+
+    readme = fill((Path(__file__).resolve().parents[2] / "docs" / "using-it" / "cli.md").read_text())
     for status in ExitStatus:
         assert f"| {int(status)} |" in readme, f"docs/using-it/cli.md's exit code table lacks {status.name}"

@@ -136,6 +136,7 @@ def test_a_ready_account_passes_every_check(ready_account: None) -> None:
     assert "reserved mode is possible here" in line(lines, "ok    reserved concurrency  ")
     assert line(lines, "ok    lambda memory  ").startswith("ok    lambda memory  every function fits a new account's 3008 MB")
     assert lines[-1] == "ready for `npx cdk deploy`"
+    assert lines[-2].startswith("note  the GPU stack reads the core's outputs") and "`npx cdk deploy --all`" in lines[-2]
     assert not [text for text in lines if text.startswith(("FAIL", "WARN", "skip"))]
 
 
@@ -254,12 +255,16 @@ def test_docker_must_answer(answer: Any, status: str, detail: str, fix: str) -> 
     assert (result.status.value, detail in result.detail, fix in result.fix) == (status, True, True)
 
 
-def test_docker_warns_of_the_containerd_image_store_lambda_refuses() -> None:
-    """Lambda rejects the image manifest such a store pushes: the deploy would fail half-way."""
-    info = "Server Version: 28.2.2\nStorage Driver: overlayfs\n driver-type: io.containerd.snapshotter.v1\nArchitecture: x86_64\n"
+def test_docker_fails_on_a_containerd_image_store_that_would_push_oci_manifests() -> None:
+    """SageMaker and Lambda reject the OCI manifest such a store pushes with an attestation: the deploy would fail
+    half-way. Without default attestations the assets' Docker media types hold (ocr_infra.image_build)."""
+    info = "Server Version: 29.0.1\nStorage Driver: overlayfs\n driver-type: io.containerd.snapshotter.v1\nArchitecture: x86_64\n"
     result = doctor.check_docker(lambda argv: (0, info), {})
-    assert result.status is doctor.Status.WARN and "containerd image store" in result.detail
-    assert result.fix.startswith('turn off "Use containerd for pulling and storing images"')
+    assert result.status is doctor.Status.FAIL and "containerd image store" in result.detail
+    assert "SageMaker (the endpoint image) and Lambda (the processor image) refuse" in result.detail
+    assert result.fix.startswith("export BUILDX_NO_DEFAULT_ATTESTATIONS=1 before `npx cdk deploy`, or turn off")
+    fixed = doctor.check_docker(lambda argv: (0, info), {"BUILDX_NO_DEFAULT_ATTESTATIONS": "1"})
+    assert fixed.status is doctor.Status.OK and "pushed with Docker media types" in fixed.detail
     assert doctor.check_docker(lambda argv: (0, info.replace("io.containerd.snapshotter.v1", "overlay2")), {}).status is doctor.Status.OK
 
 
@@ -305,3 +310,20 @@ def test_the_minimum_bootstrap_version_is_the_installed_aws_cdk_libs() -> None:
     constants = dict(re.findall(r"(MIN_(?:LOOKUP_ROLE_)?BOOTSTRAP_STACK_VERSION)=(\d+)", source))
     assert int(constants["MIN_BOOTSTRAP_STACK_VERSION"]) == doctor.MIN_BOOTSTRAP_VERSION
     assert int(constants["MIN_LOOKUP_ROLE_BOOTSTRAP_STACK_VERSION"]) == doctor.LOOKUP_ROLE_BOOTSTRAP_VERSION
+
+
+def test_pointed_at_the_local_stack_it_says_so_and_blocks(ready_account: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shell prepared with ``eval "$(ocr-platform local env)"``: the doctor names the endpoint, not a fine AWS account."""
+    from types import SimpleNamespace
+
+    from ocr_platform.local import supervisor
+
+    monkeypatch.setattr(supervisor, "running_stack", lambda: SimpleNamespace(moto_url="http://127.0.0.1:4566"))
+    environ = {"AWS_ENDPOINT_URL": "http://127.0.0.1:4566", "AWS_ENDPOINT_URL_LAMBDA": "http://127.0.0.1:4567"}
+    results = doctor.diagnose(docker=docker_ok, environ=environ)
+    lines = doctor.format_results(results).splitlines()
+    assert doctor.exit_status(results) == 1
+    found = line(lines, "FAIL  endpoint  ")
+    assert "AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_LAMBDA" in found and "the running local stack" in found and "not your AWS account" in found
+    assert "unset AWS_ENDPOINT_URL AWS_ENDPOINT_URL_LAMBDA" in fix_of(lines, "FAIL  endpoint  ")
+    assert not [text for text in run()[1] if text.startswith("FAIL  endpoint")], "without the variables there is no endpoint check"

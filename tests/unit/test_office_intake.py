@@ -82,7 +82,8 @@ def test_html_nested_past_what_can_be_converted_is_refused_not_crashed(tmp_path:
     path = _write(tmp_path, "deep.html", b"<html><body>" + b"<div>" * 100_000 + b"text" + b"</div>" * 100_000)
     with pytest.raises(JobError) as err:
         read_native(path, pages=None, limits=IntakeLimits())
-    assert (err.value.code, err.value.message) == ("corrupt_document", "The HTML file is nested too deeply to be read.")
+    assert err.value.code == "document_too_large"
+    assert err.value.message.startswith("The HTML file nests its elements 257 deep; the limit is 256 deep (max_html_depth")
 
 
 def test_a_zip_that_is_no_office_file_is_an_unsupported_type(tmp_path: Path) -> None:

@@ -273,8 +273,15 @@ class OcrClient:
         """Download the COMPLETED job's result.pdf to ``target``; ``PlatformClientError`` when the job has none."""
         job = self._completed(job_id)
         if not job.get("result_pdf"):
+            why = next((str(w.get("message")) for w in job.get("warnings", []) if w.get("code") == "output_unavailable"), None)
+            asked = "pdf" in ((job.get("options") or {}).get("outputs") or [])
             raise PlatformClientError(
-                "no_searchable_pdf", f"Job {job_id} has no result.pdf; submit it with --pdf (options.outputs [\"pdf\"]).", ExitStatus.NOT_FOUND
+                "no_searchable_pdf",
+                f"Job {job_id} has no result.pdf: " + (
+                    why or "it asked for one, but none was written" if asked or why
+                    else "submit it with --pdf (options.outputs [\"pdf\"])"
+                ) + ".",
+                ExitStatus.NOT_FOUND,
             )
         location = S3Uri.parse(str(job["result_pdf"]))
         self.s3.download_file(location.bucket, location.key, str(target))

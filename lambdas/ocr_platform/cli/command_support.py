@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -73,3 +74,53 @@ def print_warnings(warnings: Sequence[Mapping[str, Any]]) -> None:
     """One ``warning: <code>: <message>`` line on stderr per warning of a result or job item."""
     for warning in warnings:
         print(f"warning: {warning.get('code')}: {warning.get('message')}", file=sys.stderr)
+
+
+def check_writable(*paths: Path | None) -> None:
+    """Refuse, before any work is done, an output path that cannot be written: its folder is missing or not
+    writable, or the path is a folder (``output_unwritable``, exit 2)."""
+    for path in paths:
+        if path is None:
+            continue
+        folder = path.parent
+        if path.is_dir():
+            problem = f"{path} is a directory; name a file in it"
+        elif not folder.is_dir():
+            problem = f"the folder {folder} does not exist; create it (mkdir -p {folder}) or name a file in a folder that exists"
+        else:
+            try:  # asking the file system itself: permissions, a read-only mount, root's exceptions all answer here
+                if path.exists():
+                    path.open("ab").close()
+                else:
+                    tempfile.TemporaryFile(dir=folder).close()
+            except OSError as err:
+                problem = f"{path} cannot be written ({err.strerror or err}); name a file in a folder you can write to"
+            else:
+                continue
+        raise PlatformClientError("output_unwritable", problem + ".", ExitStatus.USAGE)
+
+
+def read_by(result: Mapping[str, Any]) -> str:
+    """What read the result's pages, from each page's ``text_source``: the PDF's text layer, OCR with the
+    engine that ran, both, or the file's own content (an Office or HTML file).
+
+    >>> read_by({"engine": {"name": "PP-OCRv6"}, "pages": [{"text_source": "text_layer"}]})
+    'text layer (1 page, no OCR)'
+    >>> read_by({"engine": {"name": "PP-OCRv6"}, "pages": [{"text_source": "ocr"}, {"text_source": "mixed"}, {}]})
+    'OCR with PP-OCRv6 (2 pages), text layer + OCR with PP-OCRv6 (1 page)'
+    """
+    engine = str(result.get("engine", {}).get("name", "?"))
+    labels = {
+        "text_layer": "text layer",
+        "ocr": f"OCR with {engine}",
+        "mixed": f"text layer + OCR with {engine}",
+        "native": "the file's own content" + (f" + OCR with {engine} for pictures" if result.get("engine", {}).get("models") else ""),
+    }
+    counts: dict[str, int] = {}
+    for page in result.get("pages", []):
+        label = labels.get(str(page.get("text_source") or "ocr"), labels["ocr"])
+        counts[label] = counts.get(label, 0) + 1
+    if list(counts) == [labels["text_layer"]]:
+        pages = counts[labels["text_layer"]]
+        return f"text layer ({pages} page{'s' * (pages != 1)}, no OCR)"
+    return ", ".join(f"{label} ({n} page{'s' * (n != 1)})" for label, n in counts.items()) or engine

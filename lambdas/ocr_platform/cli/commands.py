@@ -28,6 +28,7 @@ This module holds the argument parser and ``main``; the commands live in ``local
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,7 +40,7 @@ from ocr_platform.cli.command_support import FORMAT_CHOICES
 from ocr_platform.cli.local_commands import run_local_ocr, run_local_stack_command, run_pipeline
 from ocr_platform.cli.platform_commands import run_console_command, run_doctor, run_platform_command
 from ocr_platform.core import defaults
-from ocr_platform.core.client_errors import PlatformClientError, describe_aws_error
+from ocr_platform.core.client_errors import ExitStatus, PlatformClientError, describe_aws_error
 from ocr_platform.core.routing import MODEL_TABLE
 from ocr_platform.engines.options import MODEL_BACKENDS, MODEL_VARIANTS, TEXT_LAYER_MODES
 
@@ -58,6 +59,10 @@ __all__ = [
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ocr-platform", description="Serverless OCR on AWS: submit documents, poll jobs, read results.")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true",
+        help="also show the OCR libraries' own log lines (PaddleX's model loading, pypdfium2's advice), kept off the terminal by default",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     def with_stack(cmd: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -96,12 +101,12 @@ def _parser() -> argparse.ArgumentParser:
     def with_job_inputs(cmd: argparse.ArgumentParser) -> argparse.ArgumentParser:
         cmd.add_argument("file", help="the document: a local file, or an https:// URL the platform fetches once")
         cmd.add_argument(
-            "--callback-url", help="https:// URL that gets one signed POST when the job ends (README: Webhooks)",
+            "--callback-url", help="https:// URL that gets one signed POST when the job ends (docs: Events, webhooks and input by URL)",
         )
         return cmd
 
     ocr = commands.add_parser("ocr", help="run the OCR engine on a local file in this process (no AWS)")
-    ocr.add_argument("file", type=Path)
+    ocr.add_argument("file", type=Path, help="the document: a PDF, PNG, JPEG, TIFF, BMP or WEBP file, or a DOCX, PPTX, XLSX or HTML file")
     ocr.add_argument("--model", required=True, choices=sorted(MODEL_TABLE))
     ocr.add_argument("--lang", default=defaults.LANGUAGE, help=LANG_HELP)
     ocr.add_argument("--pages", help='page selection, e.g. "1-3,7"')
@@ -180,18 +185,50 @@ _COMMANDS = {
 }
 
 
+#: The loggers of the libraries under the engines whose information and advice are no news to a user of the CLI,
+#: and the level below which they are kept off the terminal: PaddleX's colour-coded ``Creating model`` lines,
+#: pypdfium2's advice to rebuild it with XFA support (a warning, though nothing is wrong).
+QUIET_LOGGERS = {"paddlex": "WARNING", "paddleocr": "WARNING", "pypdfium2": "ERROR"}
+
+
+def quiet_libraries() -> None:
+    """Raise ``QUIET_LOGGERS``' levels. PaddleX sets its own logger's level when it is imported, so that logger
+    also gets a filter, which stays; the others' modules log on child loggers, which take the level set here."""
+    for name, level in QUIET_LOGGERS.items():
+        floor = logging.getLevelNamesMapping()[level]
+        logger = logging.getLogger(name)
+        logger.setLevel(floor)
+        if not any(isinstance(f, _AtLeast) for f in logger.filters):
+            logger.addFilter(_AtLeast(floor))
+
+
+class _AtLeast:
+    """A logging filter that passes records of ``level`` and above."""
+
+    def __init__(self, level: int) -> None:
+        self.level = level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= self.level
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a problem the user can fix is one line on stderr and an ``ExitStatus``."""
     args = _parser().parse_args(argv)
+    if not args.verbose:
+        quiet_libraries()
     try:
         return int(_COMMANDS[args.command](args))
     except (PlatformClientError, AwsClientError, BotoCoreError) as err:
         problem = describe_aws_error(err)
-        print(f"error: {problem.code}: {problem.message}", file=sys.stderr)
-        return int(problem.exit_status)
+    except OSError as err:  # a file the command had to read or write; the system's reason and the path
+        problem = PlatformClientError("file_error", f"{err.strerror or err}" + (f": {err.filename}" if err.filename else ""))
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        problem = PlatformClientError(
+            "interrupted", "stopped by Ctrl-C; a job already submitted goes on (ocr-platform status JOB_ID)", ExitStatus.INTERRUPTED,
+        )
+    print(f"error: {problem.code}: {problem.message}", file=sys.stderr)
+    return int(problem.exit_status)
 
 
 if __name__ == "__main__":

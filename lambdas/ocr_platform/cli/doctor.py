@@ -32,6 +32,7 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, ProfileNotFound
 
 from ocr_infra.config import PlatformConfig
+from ocr_infra.image_build import NO_ATTESTATIONS_VALUE, NO_ATTESTATIONS_VARIABLE
 from ocr_infra.paths import CDK_JSON
 from ocr_platform.cli.doctor_quotas import CheckResult, Status, check_lambda, check_sagemaker_quota, skipped, unreadable
 from ocr_platform.core.client_errors import describe_aws_error
@@ -55,8 +56,14 @@ USABLE_STACK_STATES = frozenset(
 )
 
 #: ``docker info``'s storage driver line when the containerd image store is on; with it, a build is pushed as an OCI
-#: image index (with provenance attestations), which Lambda does not accept for a function's image.
+#: image index (with provenance attestations), which neither SageMaker nor Lambda accepts (``ocr_infra.image_build``).
 CONTAINERD_SNAPSHOTTER = "io.containerd.snapshotter"
+#: Printed under a ready verdict: the GPU stack reads the core's outputs when it deploys (``Fn::GetStackOutput``, the
+#: CDK's weak cross-stack references), so a core change that replaces what it refers to reaches it only at its own deploy.
+WEAK_REFERENCE_NOTE = (
+    "note  the GPU stack reads the core's outputs (bucket, topics, key) only when it deploys itself: after a core deploy "
+    "that replaced one of them, deploy the GPU stack too (`npx cdk deploy --all`)"
+)
 
 #: Runs a command; its exit status and output. It raises ``OSError`` when the program cannot be started.
 CommandRunner = Callable[[Sequence[str]], tuple[int, str]]
@@ -155,13 +162,18 @@ def check_docker(run: CommandRunner, environ: Mapping[str, str]) -> CheckResult:
                            "(`docker run --privileged --rm tonistiigi/binfmt --install amd64`)")
     found = f"engine {version}" + (f" on {arch}" if arch else "") if version else "answered"
     if CONTAINERD_SNAPSHOTTER in output:
-        # Lambda refuses an image pushed as an OCI image index ("The image manifest, config or layer media type ... is
-        # not supported"); AWS's Lambda guide builds its images with --provenance=false for that reason
-        # (https://docs.aws.amazon.com/lambda/latest/dg/python-image.html).
-        return CheckResult("docker", Status.WARN,
-                           f"`{docker} info`: {found}, with the containerd image store: Lambda may refuse the processor image it pushes",
-                           "turn off \"Use containerd for pulling and storing images\" (Docker Desktop: Settings > General; Docker "
-                           "Engine: remove the containerd-snapshotter feature from /etc/docker/daemon.json and restart it)")
+        # The image assets ask for Docker media types (ocr_infra.image_build), but a provenance attestation, which Buildx
+        # adds by default on this store, turns OCI media types back on: SageMaker ("Unsupported manifest media type")
+        # and Lambda ("The image manifest, config or layer media type ... is not supported") refuse the push.
+        if environ.get(NO_ATTESTATIONS_VARIABLE) == NO_ATTESTATIONS_VALUE:
+            return CheckResult("docker", Status.OK, f"`{docker} info`: {found}, containerd image store with "
+                               f"{NO_ATTESTATIONS_VARIABLE}={NO_ATTESTATIONS_VALUE}: images are pushed with Docker media types")
+        return CheckResult("docker", Status.FAIL,
+                           f"`{docker} info`: {found}, with the containerd image store: its builds carry a provenance attestation "
+                           "and are pushed as OCI manifests, which SageMaker (the endpoint image) and Lambda (the processor image) refuse",
+                           f"export {NO_ATTESTATIONS_VARIABLE}={NO_ATTESTATIONS_VALUE} before `npx cdk deploy`, or turn off \"Use "
+                           "containerd for pulling and storing images\" (Docker Desktop: Settings > General; Docker Engine: remove "
+                           "the containerd-snapshotter feature from /etc/docker/daemon.json and restart it)")
     return CheckResult("docker", Status.OK, f"`{docker} info`: {found}")
 
 
@@ -275,7 +287,29 @@ def diagnose(
                               f"create it (`aws configure --profile {err.kwargs.get('profile')}` or `aws configure sso`), or name another profile")
         return [config_result, missing, skipped("region", "needs the profile"), skipped("cdk bootstrap", "needs credentials"),
                 check_docker(docker, environ), *_skipped_quotas("needs credentials")]
-    return [config_result, *run_checks(session, config, region_source=source, docker=docker, environ=environ, qualifier=qualifier)]
+    endpoint = check_endpoint(environ)
+    checks = run_checks(session, config, region_source=source, docker=docker, environ=environ, qualifier=qualifier)
+    return [config_result, *([endpoint] if endpoint else []), *checks]
+
+
+def check_endpoint(environ: Mapping[str, str]) -> CheckResult | None:
+    """A check that fails when the standard boto3 variables point the doctor (and ``cdk deploy``) away from AWS,
+    as in a shell prepared with ``eval "$(ocr-platform local env)"`` for the local stack; ``None`` when none is set."""
+    names = sorted(name for name in environ if name == "AWS_ENDPOINT_URL" or name.startswith("AWS_ENDPOINT_URL_"))
+    if not names:
+        return None
+    url = environ.get("AWS_ENDPOINT_URL") or environ[names[0]]
+    try:
+        from ocr_platform.local import supervisor
+
+        running = supervisor.running_stack()
+    except Exception:  # noqa: BLE001 - naming the local stack is a courtesy; the check stands without it
+        running = None
+    what = "the running local stack" if running is not None and url.rstrip("/") == running.moto_url.rstrip("/") else "an endpoint that is not AWS"
+    return CheckResult(
+        "endpoint", Status.FAIL, f"{', '.join(names)} point(s) at {url} ({what}): the checks below read it, not your AWS account",
+        "open a new shell, or `unset " + " ".join(names) + "` (the local stack's `ocr-platform local env` sets them), then run the doctor again",
+    )
 
 
 def format_results(results: Sequence[CheckResult]) -> str:
@@ -290,6 +324,7 @@ def format_results(results: Sequence[CheckResult]) -> str:
     if failed:
         lines.append(f"{failed} check(s) FAIL: fix them before `npx cdk deploy`")
     else:
+        lines.append(WEAK_REFERENCE_NOTE)
         lines.append("ready for `npx cdk deploy`" + (f" ({warned} warning(s))" if warned else ""))
     return "\n".join(lines)
 

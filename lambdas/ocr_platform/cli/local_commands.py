@@ -10,27 +10,43 @@ from pathlib import Path
 from typing import Any
 
 from ocr_platform.cli.client import OcrClient, PlatformResources
-from ocr_platform.cli.command_support import engine_options, pdf_target, print_json, print_preview, print_warnings, write_formatted
+from ocr_platform.cli.command_support import (
+    check_writable,
+    engine_options,
+    pdf_target,
+    print_json,
+    print_preview,
+    print_warnings,
+    read_by,
+    write_formatted,
+)
+from ocr_platform.cli.lazy_engine import LazyEngine
 from ocr_platform.cli.progress import JobProgress
-from ocr_platform.core.client_errors import ExitStatus, PlatformClientError
+from ocr_platform.core.client_errors import ExitStatus, PlatformClientError, describe_aws_error
 from ocr_platform.document.url_input import is_url_input
 from ocr_platform.jobs.store import JobItem
 
 
 def run_local_ocr(args: argparse.Namespace) -> int:
-    """``ocr-platform ocr``: intake + engine in this process; the error code and message on failure."""
+    """``ocr-platform ocr``: intake + engine in this process; the error code and message on failure.
+
+    The file is opened and its type decided, and every output path checked, before any model loads: a file no
+    route reads is refused in well under a second, and an Office or HTML file without pictures loads no model.
+    """
     import os
     import time
     import uuid
-    from unittest.mock import patch
 
+    from ocr_platform.core import defaults
     from ocr_platform.core.errors import JobError
     from ocr_platform.core.settings import ENGINE_FALLBACK_ON, ENV
-    from ocr_platform.engines import get_engine
+    from ocr_platform.document.intake import file_type
     from ocr_platform.engines.reading import ocr_document
 
     if not args.file.is_file():
         raise PlatformClientError("file_not_found", f"{args.file} is not a readable file.")
+    pdf = pdf_target(args)
+    check_writable(args.output if args.format != "pdf" else None, pdf, args.raw_output)
 
     def progress(done: int, total: int) -> None:
         if total > 1:
@@ -40,23 +56,22 @@ def run_local_ocr(args: argparse.Namespace) -> int:
     # This machine, not a deployed stage: a layout model whose weights are missing here runs PP-OCRv5 with an
     # engine_fallback warning (OCR_ENGINE_FALLBACK=none in the caller's environment fails instead).
     fallback = {ENV.ENGINE_FALLBACK: os.environ.get(ENV.ENGINE_FALLBACK, ENGINE_FALLBACK_ON)}
+    engine = LazyEngine(args.model, fallback)
     try:
-        with patch.dict(os.environ, fallback):
-            engine = get_engine(args.model)
-        load_s = time.perf_counter() - started
+        kind = file_type(args.file)
+        if pdf and kind.native:
+            print(f"error: unsupported_type: --pdf (or --format pdf) lays text over page images; a {kind.value.upper()} file "
+                  "is read from its content and has none (omit it).", file=sys.stderr)
+            return ExitStatus.JOB_FAILED
         result, raw = ocr_document(
             args.file, job_id=f"local-{uuid.uuid4().hex[:12]}", model=args.model, engine=engine,
             language=args.lang, pages=args.pages, options=engine_options(args), on_page=progress,
+            max_failed_percent=defaults.MAX_FAILED_PAGE_PERCENT,
         )
     except JobError as err:
         print(f"error: {err.code}: {err.message}", file=sys.stderr)
-        return 1
-    result["timings"]["load"] = round(load_s, 4)
-    pdf = pdf_target(args)
-    if pdf and result.get("document_type"):
-        print(f"error: unsupported_type: --pdf (or --format pdf) lays text over page images; a {str(result.get('document_type')).upper()} file "
-              "is read from its content and has none (omit it).", file=sys.stderr)
-        return 1
+        return ExitStatus.JOB_FAILED
+    result["timings"]["load"] = round(engine.load_seconds, 4)
     if pdf:
         from ocr_platform.outputs.searchable_pdf import write_searchable_pdf
 
@@ -69,19 +84,19 @@ def run_local_ocr(args: argparse.Namespace) -> int:
             write_formatted(render(args.format, result), args.output)
         except FormatUnavailable as err:
             print(f"error: {err.code}: {err}", file=sys.stderr)
-            return 1
+            return ExitStatus.JOB_FAILED
     if args.raw_output:
         args.raw_output.write_text(json.dumps(raw, ensure_ascii=False, default=str), encoding="utf-8")
     lines = sum(len(p["lines"]) for p in result["pages"])
     print(
-        f"{result['engine']['name']}: {result['page_count']} page(s), {lines} line(s) in {time.perf_counter() - started:.1f} s"
+        f"{read_by(result)}: {result['page_count']} page(s), {lines} line(s) in {time.perf_counter() - started:.1f} s"
         + (f" -> {args.output}" if args.output else ""),
         file=sys.stderr,
     )
     if args.output:
         print_preview(result["text"])
     print_warnings(result["warnings"])
-    return 0
+    return ExitStatus.OK
 
 
 def run_local_stack_command(args: argparse.Namespace) -> int:
@@ -138,6 +153,9 @@ def run_pipeline(args: argparse.Namespace) -> int:
 
         args.output = Path(FORMATS[args.format].file_name)
     pdf = pdf_target(args)
+    check_writable(args.output if args.format != "pdf" else None, pdf)
+    if pdf and not is_url_input(args.file):
+        _refuse_pdf_of_native(Path(args.file))
     started = time.perf_counter()
     try:
         info, started_now = supervisor.up()
@@ -156,7 +174,8 @@ def run_pipeline(args: argparse.Namespace) -> int:
     job_id = job["job_id"]
     print(f"job {job_id}: {args.model} on {job.get('file_name', args.file)}", file=sys.stderr)
     if info.console_url:
-        print(f"  console: {info.console_url}/#/jobs/{job_id} (signed in as {info.console_user})", file=sys.stderr)
+        print(f"  console: {info.console_url}/#/jobs/{job_id}", file=sys.stderr)
+        print(f"  {info.console_sign_in()}", file=sys.stderr)
 
     pages = JobProgress()
     polled: dict[str, Any] = {}  # the last item ``progress`` saw and what it made of it
@@ -166,7 +185,9 @@ def run_pipeline(args: argparse.Namespace) -> int:
         if job.get("backend") == "sagemaker" and job["status"] == "PROCESSING":
             variant = sagemaker.describe_endpoint(EndpointName=info.endpoint)["ProductionVariants"][0]
             seen += ("GPU instance up" if int(variant.get("CurrentInstanceCount", 0)) else "queued until the GPU instance starts",)
-        polled.update(job=job, seen=(*seen, pages.step(job)))
+        # a line every HEARTBEAT_SECONDS while nothing else changes, so a slow step is never silent
+        heartbeat = int((time.perf_counter() - submitted) // HEARTBEAT_SECONDS)
+        polled.update(job=job, seen=(*seen, pages.step(job), heartbeat))
         return polled["seen"]
 
     shown: list[tuple[Any, ...]] = []
@@ -176,7 +197,7 @@ def run_pipeline(args: argparse.Namespace) -> int:
         if shown and shown[-1] == seen:  # the first poll found the job as submitted
             return
         shown.append(seen)
-        details = ", ".join(x for x in seen[1:-1] if x)
+        details = ", ".join(x for x in seen[1:] if isinstance(x, str) and x)
         line = pages.line(job, now=time.perf_counter())
         print(f"  {time.perf_counter() - submitted:6.1f} s  {line}" + (f" ({details})" if details else ""), file=sys.stderr)
 
@@ -185,13 +206,47 @@ def run_pipeline(args: argparse.Namespace) -> int:
     if job["status"] == "FAILED":
         print(f"error: {job['error']['code']}: {job['error']['message']}", file=sys.stderr)
         return ExitStatus.JOB_FAILED
+    try:
+        _finish_run(client, args, job_id, pdf, submitted)
+    except Exception as err:  # noqa: BLE001 - the job is done: say where its result is rather than fail it
+        problem = describe_aws_error(err) if not isinstance(err, OSError) else PlatformClientError("output_unwritable", str(err))
+        print(f"warning: {problem.code}: {problem.message}", file=sys.stderr)
+        print(f"job {job_id} COMPLETED: its result is {job.get('result')} (save it with `ocr-platform result {job_id} --output FILE`)",
+              file=sys.stderr)
+    return ExitStatus.OK
+
+
+#: Seconds between the progress lines ``run`` prints while a job's state does not change.
+HEARTBEAT_SECONDS = 10.0
+
+
+def _refuse_pdf_of_native(path: Path) -> None:
+    """``--pdf`` asks for text laid over page images; an Office or HTML file has none, so it is refused up front."""
+    from ocr_platform.core.errors import JobError
+    from ocr_platform.document.intake import file_type
+
+    try:
+        kind = file_type(path)
+    except JobError:
+        return  # the job says what is wrong with the file
+    if kind.native:
+        raise PlatformClientError(
+            "unsupported_type",
+            f"--pdf (or --format pdf) lays text over page images; a {kind.value.upper()} file is read from its content and has none (omit it).",
+        )
+
+
+def _finish_run(client: OcrClient, args: argparse.Namespace, job_id: str, pdf: Path | None, submitted: float) -> None:
+    """A COMPLETED job's result written where ``run`` was asked, and its summary: what read the pages."""
+    import time
+
     result = client.result(job_id)
     if args.format != "pdf":
         write_formatted(client.formatted(job_id, args.format), args.output)
     lines = sum(len(p["lines"]) for p in result["pages"])
     print(
         f"COMPLETED in {time.perf_counter() - submitted:.1f} s: {result['page_count']} page(s), {lines} line(s), "
-        f"engine {result['engine']['name']} -> {pdf if args.format == 'pdf' else args.output}",
+        f"read by {read_by(result)} -> {pdf if args.format == 'pdf' else args.output}",
         file=sys.stderr,
     )
     print_preview(result["text"])
@@ -201,7 +256,6 @@ def run_pipeline(args: argparse.Namespace) -> int:
         print(f"wrote the searchable PDF {pdf}", file=sys.stderr)
     if args.callback_url:
         _report_webhook(client, job_id)
-    return 0
 
 
 def _report_webhook(client: OcrClient, job_id: str, *, wait_seconds: float = 30.0) -> None:
@@ -210,7 +264,13 @@ def _report_webhook(client: OcrClient, job_id: str, *, wait_seconds: float = 30.
 
     deadline = time.monotonic() + wait_seconds
     job = client.status(job_id)
+    told = 0
     while job.get("callback_status") not in ("delivered", "dead_lettered") and time.monotonic() < deadline:
+        attempts = job.get("callback_attempts", [])
+        if len(attempts) > told:  # each failed attempt is said as it happens: the retries take tens of seconds
+            told = len(attempts)
+            last = attempts[-1]
+            print(f"  webhook attempt {told} failed ({last.get('status_code') or last.get('error', '?')}); the stack retries it", file=sys.stderr)
         time.sleep(0.2)
         job = client.status(job_id)
     attempts = job.get("callback_attempts", [])

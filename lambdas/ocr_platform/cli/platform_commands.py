@@ -6,11 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from ocr_platform.cli.client import OcrClient, resolve_target
-from ocr_platform.cli.command_support import engine_options, pdf_target, print_json, print_warnings, write_formatted
+from ocr_platform.cli.command_support import check_writable, engine_options, pdf_target, print_json, print_warnings, write_formatted
 from ocr_platform.cli.progress import JobProgress
 from ocr_platform.core.client_errors import ExitStatus, PlatformClientError
+from ocr_platform.document.url_input import is_url_input
 
 
 def run_platform_command(args: argparse.Namespace) -> int:
@@ -18,6 +20,12 @@ def run_platform_command(args: argparse.Namespace) -> int:
     import os
     import time
 
+    if args.command == "models":
+        _check_model_dirs(args.model_dirs)
+    if args.command == "submit" and not is_url_input(args.file) and not Path(args.file).is_file():
+        raise PlatformClientError("file_not_found", f"{args.file} is not a readable file.")
+    if args.command == "result":
+        check_writable(args.output if args.format != "pdf" else None, pdf_target(args))
     target = resolve_target(args.stack, region=args.region)
     os.environ.update(target.environment)
     resources = target.resources
@@ -68,6 +76,20 @@ def run_platform_command(args: argparse.Namespace) -> int:
         client.save_searchable_pdf(args.job_id, pdf)
         print(f"wrote the searchable PDF {pdf}", file=sys.stderr)
     return ExitStatus.OK
+
+
+def _check_model_dirs(model_dirs: list[Path]) -> None:
+    """``models seed`` refuses, before it looks for a platform, a path that is not a model directory."""
+    from ocr_platform.engines.model_cache import is_model_dir
+
+    for model_dir in model_dirs:
+        if not model_dir.is_dir():
+            raise PlatformClientError("not_a_model_dir", f"{model_dir} is not a directory; name a model directory (e.g. PP-OCRv5_mobile_det).")
+        if not is_model_dir(model_dir):
+            raise PlatformClientError(
+                "not_a_model_dir",
+                f"{model_dir} is not a model directory: it needs inference.yml and inference.pdiparams (or model.safetensors).",
+            )
 
 
 def run_console_command(args: argparse.Namespace) -> int:

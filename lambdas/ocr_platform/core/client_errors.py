@@ -40,6 +40,8 @@ class ExitStatus(IntEnum):
     NOT_FOUND = 4
     #: ``--wait`` / ``run`` gave up while the job was still running.
     TIMED_OUT = 5
+    #: stopped with Ctrl-C (128 + SIGINT, as shells report it).
+    INTERRUPTED = 130
 
 
 class PlatformClientError(Exception):
@@ -123,3 +125,45 @@ def describe_aws_error(err: Exception) -> PlatformClientError:
     if isinstance(err, BotoCoreError):
         return PlatformClientError("aws_error", str(err), ExitStatus.AWS_ACCESS)
     return PlatformClientError("aws_error", f"{type(err).__name__}: {err}", ExitStatus.AWS_ACCESS)
+
+
+#: Every code the command line prints in its ``error: <code>: <message>`` line besides a FAILED job's own code, with
+#: the exit status it goes with and what it means: the registry the command-line page's table is generated from
+#: when the site is built (docs/using-it/cli.md); a test checks it against every ``PlatformClientError`` raised.
+CLIENT_CODES: dict[str, tuple[ExitStatus, str]] = {
+    "no_platform": (ExitStatus.USAGE, "no stack, no `OCR_*` variables and no local stack; the message says how to get one"),
+    "no_region": (ExitStatus.USAGE, "a stack was named but no region is configured"),
+    "stack_not_found": (ExitStatus.USAGE, "no stack of that name in the region"),
+    "not_a_platform_stack": (ExitStatus.USAGE, "the stack lacks the `BucketName`, `QueueUrl` or `TableName` output"),
+    "incomplete_configuration": (ExitStatus.USAGE, "only some of `OCR_BUCKET_NAME`, `OCR_QUEUE_URL`, `OCR_TABLE_NAME` are set"),
+    "resource_not_found": (ExitStatus.USAGE, "the bucket, queue or table does not exist"),
+    "file_not_found": (ExitStatus.USAGE, "the `FILE` of `ocr`, `run` or `submit` is not a readable file"),
+    "output_unwritable": (ExitStatus.USAGE, "`--output`, `--pdf` or `--raw-output` names a folder that does not exist, a folder "
+                          "itself, or a file that cannot be written; refused before any work is done"),
+    "file_error": (ExitStatus.USAGE, "a file the command had to read or write could not be (the system's reason and the path follow)"),
+    "not_a_model_dir": (ExitStatus.USAGE, "`models seed` was given a path that is not a model directory (`inference.yml` and "
+                        "`inference.pdiparams` or `model.safetensors`); refused before the platform is looked for"),
+    "unsupported_type": (ExitStatus.USAGE, "`run --pdf` (or `--format pdf`) of an Office or HTML file, which has no page images to lay "
+                         "text over; refused before the job is submitted"),
+    "unknown_model": (ExitStatus.USAGE, "the model is not in the routing table (`OcrClient.submit`; the CLI's `--model` choices refuse it first)"),
+    "invalid_uri": (ExitStatus.USAGE, "`status` or `result` was given an `s3://` argument that is not an `s3://bucket/key` URI"),
+    "invalid_message": (ExitStatus.USAGE, "the job message `submit` would send fails the schema (for example `--lang` or `--pages`)"),
+    "local_stack_failed": (ExitStatus.USAGE, "`run` could not start the local stack"),
+    "no_local_stack": (ExitStatus.USAGE, "`local env` with no local stack running"),
+    "output_required": (ExitStatus.USAGE, "`--format pdf` without `--output FILE` (a PDF is not printed)"),
+    "no_credentials": (ExitStatus.AWS_ACCESS, "no AWS credentials were found"),
+    "invalid_credentials": (ExitStatus.AWS_ACCESS, "AWS does not recognise the credentials"),
+    "expired_credentials": (ExitStatus.AWS_ACCESS, "the credentials have expired"),
+    "access_denied": (ExitStatus.AWS_ACCESS, "the caller lacks a permission"),
+    "throttled": (ExitStatus.AWS_ACCESS, "AWS throttled the call"),
+    "endpoint_unreachable": (ExitStatus.AWS_ACCESS, "the endpoint could not be reached or timed out"),
+    "aws_error": (ExitStatus.AWS_ACCESS, "any other AWS error"),
+    "job_failed": (ExitStatus.JOB_FAILED, "`result` of a `FAILED` job (the message carries the job's code)"),
+    "output_unavailable": (ExitStatus.JOB_FAILED, "`ocr --format FMT` could not make that format from the result"),
+    "job_not_found": (ExitStatus.NOT_FOUND, "no item for that job id in the table"),
+    "result_not_ready": (ExitStatus.NOT_FOUND, "`result` of a job that is not `COMPLETED` yet"),
+    "no_searchable_pdf": (ExitStatus.NOT_FOUND, "`result --pdf` or `run --pdf` of a job that has no `result.pdf` (it was not asked for, "
+                          "or its route does not write one)"),
+    "wait_timed_out": (ExitStatus.TIMED_OUT, "`submit --wait` or `run` gave up while the job still runs"),
+    "interrupted": (ExitStatus.INTERRUPTED, "stopped with Ctrl-C; a job already submitted goes on (`ocr-platform status JOB_ID`)"),
+}

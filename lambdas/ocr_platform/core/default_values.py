@@ -37,11 +37,11 @@ INFLIGHT_MARGIN_SECONDS = 300
 IDLE_MINUTES = 10
 IDLE_BACKLOG_THRESHOLD = 0.1
 ENDPOINT_BASE_IMAGE = ""
-#: The endpoint host: driver 550 / CUDA 12.4 (``ocr_infra.gpu_host``), which runs the image's CUDA; without an
-#: AMI version an ``ml.g5`` host runs driver 470 / CUDA 11.4.
-ENDPOINT_AMI_VERSION = "al2-ami-sagemaker-inference-gpu-3-1"
+#: The endpoint host: driver 580 / CUDA 13.0 (``ocr_infra.gpu_host``), which runs the image's CUDA 12.9; without an
+#: AMI version an ``ml.g5`` host runs driver 470 / CUDA 11.4, and ``-gpu-3-1`` runs CUDA 12.4 at most.
+ENDPOINT_AMI_VERSION = "al2023-ami-sagemaker-inference-gpu-4-1"
 #: The CUDA the endpoint image is built for: ``ARG CUDA_VERSION`` of containers/vl-endpoint/Dockerfile.
-ENDPOINT_IMAGE_CUDA = "11.8"
+ENDPOINT_IMAGE_CUDA = "12.9"
 #: ContainerStartupHealthCheckTimeoutInSeconds (60..3600): how long a new instance's container may take to answer
 #: ``/ping`` 200. A cold start loads PaddleOCR-VL's layout model and 0.9B VLM from the image onto the GPU (about
 #: 1-3 minutes); 20 minutes leaves room for a slow volume and the vLLM backend's server start.
@@ -204,6 +204,39 @@ MAX_ZIP_RATIO = 200
 MAX_ZIP_ENTRIES = 10_000
 MAX_HTML_BYTES = 10 * 1024 * 1024
 MAX_EMBEDDED_PICTURES = 200
+#: The work budget of one Office or HTML file (``ocr_platform.document.work_budget``), counted from what the file
+#: declares before any reader runs; a file over it fails ``document_too_large`` naming the limit. Measured on 2 cores
+#: (paddleocr 3.7's converter, openpyxl 3.1): a 100,000-cell sheet took 2.8 s and 56 MB, so ``OFFICE_CELL_BYTES``
+#: (about 560 B, rounded up) and ``OFFICE_CELL_MICROSECONDS`` (28 us) per cell, a merged or spanned cell counted
+#: as the cells it covers (``defaults.max_office_cells`` derives the budget from the processor's memory).
+#: Sheets and slides, hidden ones included, are read one part each, a shared part again for each use.
+OFFICE_CELL_BYTES = 600
+OFFICE_CELL_MICROSECONDS = 28
+#: A DOCX paragraph: 2,000 took the converter 15.6 s and 6,000 took 48 s (8 ms each, whatever their length).
+OFFICE_PARAGRAPH_MILLISECONDS = 8
+#: How long reading one Office file's content may take (before its pictures' OCR): an eighth of the processor's
+#: 900 s timeout, so a file within its budget always leaves the time its pages need.
+OFFICE_READ_SECONDS = 112
+#: The share of the processor's memory one document's tables may take (the rest: the runtime, the models, pictures).
+OFFICE_MEMORY_SHARE_PERCENT = 33
+MAX_OFFICE_UNITS = 1_000
+#: Any one part of an Office file, whatever its name or type, may unpack to at most this; the XML its readers parse,
+#: a shared part counted each time it is used, as much. The readers hold a part as a tree: a 42 MB sheet of a
+#: million cells took 488 MB and 21.7 s (12 bytes per byte), so 64 MiB is about 800 MB of the processor's 3008.
+MAX_PART_BYTES = 64 * 1024 * 1024
+MAX_PARSED_XML_BYTES = 64 * 1024 * 1024
+#: HTML elements (Beautiful Soup holds each as an object; markdownify walks each): 290,000 table cells took 13.3 s
+#: and 327 MB (46 us and 1.1 KB each); their nesting stays well inside Python's recursion limit (markdownify recurses).
+MAX_HTML_NODES = 300_000
+MAX_HTML_DEPTH = 256
+#: The pixels of all pictures one Office or HTML file embeds, as their headers declare them: each is decoded (shrunk
+#: to the page budget as it is) and read by OCR; one of 79.2 million pixels took 2.0 to 2.6 s and about 490 MB above the engine's.
+MAX_PICTURE_PIXELS = 150_000_000
+#: A PDF page's drawing instructions, unpacked (``ocr_platform.document.pdf_budget``): a page of a million small
+#: rectangles (13 MB of them) took pdfium 398 MB, about 30 bytes of memory per byte (``defaults.max_page_content_bytes``).
+PDF_CONTENT_MEMORY_FACTOR = 30
+#: ``PlatformConfig.work_budget``: no limit of the work budget raised or lowered (``NAME=VALUE`` items).
+WORK_BUDGET: tuple[str, ...] = ()
 
 #: How long a jobs API upload form (presigned POST) and a result link (presigned GET) stay valid.
 UPLOAD_URL_SECONDS = 900

@@ -33,7 +33,13 @@ from ocr_platform.core.default_values import (
     MERGE_SECONDS_PER_CHUNK,
     MIN_VISIBILITY_TIMEOUT_FACTOR,
     NOTIFICATION_MARGIN_SECONDS,
+    OFFICE_CELL_BYTES,
+    OFFICE_CELL_MICROSECONDS,
+    OFFICE_MEMORY_SHARE_PERCENT,
+    OFFICE_PARAGRAPH_MILLISECONDS,
+    OFFICE_READ_SECONDS,
     OUTPUT_MEMORY_FACTOR,
+    PDF_CONTENT_MEMORY_FACTOR,
     PROCESSOR_MAX_CONCURRENCY,
     PROCESSOR_MAX_EVENT_AGE_HOURS,
     PROCESSOR_MEMORY_MB,
@@ -62,6 +68,52 @@ def answer_spool_storage_mb(max_answer_bytes: int = MAX_ENDPOINT_ANSWER_BYTES, f
     """
     need = -(-max_answer_bytes // (1024 * 1024)) + free_mb
     return -(-need // 512) * 512
+
+
+# ----- the work of one document ---------------------------------------------------------------------
+
+
+def max_office_cells(
+    memory_mb: int = PROCESSOR_MEMORY_MB, share_percent: int = OFFICE_MEMORY_SHARE_PERCENT, cell_bytes: int = OFFICE_CELL_BYTES
+) -> int:
+    """The cells of all sheets and tables one Office file may hold (``WorkBudget.max_cells``), a merged range or a
+    spanned cell counted as every cell it covers: the share of the processor's memory its tables may take, over
+    what one cell costs the converter. Reading that many takes about ``office_cells_seconds``.
+
+    >>> max_office_cells()  # 3008 MiB x 33 % / 600 B
+    1734764
+    """
+    return memory_mb * 1024 * 1024 * share_percent // 100 // cell_bytes
+
+
+def office_cells_seconds(cells: int = max_office_cells(), microseconds: int = OFFICE_CELL_MICROSECONDS) -> float:
+    """How long the converter takes to read ``cells`` cells on 2 cores.
+
+    >>> round(office_cells_seconds())  # 1,734,764 cells x 28 us
+    49
+    """
+    return cells * microseconds / 1_000_000
+
+
+def max_page_content_bytes(
+    memory_mb: int = PROCESSOR_MEMORY_MB, share_percent: int = OFFICE_MEMORY_SHARE_PERCENT, factor: int = PDF_CONTENT_MEMORY_FACTOR
+) -> int:
+    """The unpacked drawing instructions one PDF page may hold: the same share of the processor's memory as an
+    Office file's tables, over what pdfium holds per byte of them.
+
+    >>> max_page_content_bytes()  # 3008 MiB x 33 % / 30
+    34695282
+    """
+    return memory_mb * 1024 * 1024 * share_percent // 100 // factor
+
+
+def max_docx_paragraphs(seconds: int = OFFICE_READ_SECONDS, milliseconds: int = OFFICE_PARAGRAPH_MILLISECONDS) -> int:
+    """The paragraphs one DOCX may have (``WorkBudget.max_paragraphs``): the reading time over one paragraph's.
+
+    >>> max_docx_paragraphs()  # 112 s / 8 ms
+    14000
+    """
+    return seconds * 1000 // milliseconds
 
 
 # ----- queues, concurrency and deadlines -----------------------------------------------------------

@@ -207,6 +207,20 @@ def page_text(page: Page) -> str:
     return "\n".join(line["text"] for line in page["lines"])
 
 
+def without_empty_lines(pages: list[Page]) -> list[Page]:
+    """``pages`` without the lines an engine read nothing in (text empty or only spaces; a detector's box over a
+    picture comes back so, with score 0): no format has an element for them, so result.json has none either.
+
+    >>> without_empty_lines([{"page": 1, "width": 9, "height": 9, "scale": 1.0,
+    ...                       "lines": [{"text": " ", "polygon": [], "score": 0.0}]}])[0]["lines"]
+    []
+    """
+    for page in pages:
+        if "lines" in page:
+            page["lines"] = [line for line in page["lines"] if str(line.get("text") or "").strip()]
+    return pages
+
+
 def with_words(pages: list[Page]) -> list[Page]:
     """``pages`` with ``words`` on every line: a line that came without any gets them estimated (``core.words``)."""
     for page in pages:
@@ -226,6 +240,7 @@ def build_result(
     pages_failed: list[PageFailure] | None = None,
 ) -> OcrResult:
     """The result document; with ``pages_failed``, it names them and carries one ``pages_failed`` warning."""
+    pages = without_empty_lines(pages)
     kept = [w for w in warnings or [] if w.get("code") != PAGES_FAILED]
     failed = sorted(pages_failed or [], key=lambda f: f["page"])
     result: OcrResult = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
@@ -77,6 +77,40 @@ class ENV:
     URL_POLICY = "OCR_URL_POLICY"
     #: Powertools' own variable: the CloudWatch namespace of the job outcome metrics (``ocr_platform.core.metrics``).
     METRICS_NAMESPACE = "POWERTOOLS_METRICS_NAMESPACE"
+
+
+#: Read by the CPU processor (``ocr_platform.document.work_budget.WorkBudget.from_env``): each limit of an Office
+#: or HTML file's work budget, by its ``WorkBudget`` field; ``PlatformConfig.work_budget`` sets them.
+WORK_BUDGET_ENV = {
+    "max_units": "OCR_MAX_OFFICE_UNITS",
+    "max_cells": "OCR_MAX_OFFICE_CELLS",
+    "max_table_cells": "OCR_MAX_TABLE_CELLS",
+    "max_paragraphs": "OCR_MAX_DOCX_PARAGRAPHS",
+    "max_part_bytes": "OCR_MAX_PART_BYTES",
+    "max_xml_bytes": "OCR_MAX_PARSED_XML_BYTES",
+    "max_html_nodes": "OCR_MAX_HTML_NODES",
+    "max_html_depth": "OCR_MAX_HTML_DEPTH",
+    "max_picture_pixels": "OCR_MAX_PICTURE_PIXELS",
+}
+
+
+def work_budget_env(items: Iterable[str]) -> dict[str, str]:
+    """The processor's environment for ``PlatformConfig.work_budget`` items (``name=value``, a ``WorkBudget`` field).
+
+    >>> work_budget_env(["max_cells=5000000", "max_units = 3000"])
+    {'OCR_MAX_OFFICE_CELLS': '5000000', 'OCR_MAX_OFFICE_UNITS': '3000'}
+    >>> work_budget_env(["max_rows=5"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: work_budget item 'max_rows=5' must be NAME=WHOLE_NUMBER (at least 1), NAME one of max_units, max_cells, ...
+    """
+    found = {}
+    for item in items:
+        name, _, value = (part.strip() for part in item.partition("="))
+        if name not in WORK_BUDGET_ENV or not value.isdigit() or int(value) < 1:
+            raise ValueError(f"work_budget item {item!r} must be NAME=WHOLE_NUMBER (at least 1), NAME one of {', '.join(WORK_BUDGET_ENV)}")
+        found[WORK_BUDGET_ENV[name]] = str(int(value))
+    return found
 
 
 ENGINE_FALLBACK_ON = "on"

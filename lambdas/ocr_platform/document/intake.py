@@ -12,8 +12,9 @@ codes. The type comes from the bytes, never the file name. Every refusal is a ``
 - ``encrypted_pdf`` / ``corrupt_document``: a password-protected or unreadable (truncated) file;
 - ``too_many_pages``: more selected pages than ``IntakeLimits.max_pages``;
 - ``invalid_pages``: a page selection outside the document;
-- ``page_too_large``: a page that would exceed the pixel budget even at the smallest allowed scale, or
-  an image larger than ``max_image_pixels`` (decompression bombs are refused before decoding).
+- ``page_too_large``: a page that would exceed the pixel budget even at the smallest allowed scale, a PDF page
+  whose drawing instructions unpack past ``max_page_content_bytes``, or an image larger than
+  ``max_image_pixels`` (decompression bombs are refused before decoding).
 
 Pages are rendered one at a time, so memory holds one page image at once.
 
@@ -29,7 +30,7 @@ import math
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,8 @@ from ocr_platform.core.chunks import PAGES_PATTERN
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.document.native_files import NativeFile, native_file, route_refusal
 from ocr_platform.document.native_pages import NativePage
+from ocr_platform.document.pdf_budget import PdfContentBudget
+from ocr_platform.document.work_budget import WorkBudget
 from ocr_platform.document.zip_safety import ZipLimits
 
 if TYPE_CHECKING:  # Pillow is imported when a document is opened, not with this module
@@ -79,6 +82,10 @@ class IntakeLimits:
         max_page_pixels: pixel budget of one page image; a larger page is rendered (or resized) smaller.
         min_scale: below this scale a page would be unreadable, so it is refused instead.
         max_image_pixels: a raster image header claiming more pixels than this is refused undecoded.
+        max_page_content_bytes: a PDF page whose drawing instructions unpack to more is ``page_too_large``, before
+            pdfium loads it (``ocr_platform.document.pdf_budget``).
+        budget: the work one Office or HTML file may ask for (``ocr_platform.document.work_budget``); by default the
+            defaults, each raised or lowered by its ``OCR_MAX_*`` variable where that is set (as on the processor).
     """
 
     max_bytes: int = defaults.MAX_DOCUMENT_BYTES
@@ -93,6 +100,8 @@ class IntakeLimits:
     max_unpacked_xml_bytes: int = defaults.MAX_UNPACKED_XML_BYTES
     max_html_bytes: int = defaults.MAX_HTML_BYTES
     max_pictures: int = defaults.MAX_EMBEDDED_PICTURES
+    budget: WorkBudget = field(default_factory=WorkBudget.from_env)
+    max_page_content_bytes: int = defaults.max_page_content_bytes()
 
     def zip_limits(self) -> ZipLimits:
         return ZipLimits(self.max_unpacked_bytes, self.max_zip_ratio, self.max_zip_entries, self.max_unpacked_xml_bytes)
@@ -190,6 +199,7 @@ class Document:
         self.limits = limits
         self.text_layers = text_layers
         self._handle = handle
+        self._content: PdfContentBudget | None = None
 
     def pages(self) -> Iterator[PageImage]:
         """Render the selected pages one by one."""
@@ -205,6 +215,9 @@ class Document:
     def _render_pdf_page(self, number: int) -> PageImage:
         import pypdfium2 as pdfium
 
+        if self._content is None:
+            self._content = PdfContentBudget(self.path, self.limits.max_page_content_bytes)
+        self._content.check(number)
         page = self._handle[number - 1]  # type: ignore[index]
         try:
             width_pt, height_pt = page.get_size()
@@ -348,7 +361,7 @@ def _native(path: Path, limits: IntakeLimits) -> NativeFile | None:
         head = handle.read(1024)
     if not head:
         raise JobError(ErrorCode.EMPTY_DOCUMENT, "The file is empty.")
-    return native_file(path, head, zip_limits=limits.zip_limits(), max_html_bytes=limits.max_html_bytes)
+    return native_file(path, head, zip_limits=limits.zip_limits(), max_html_bytes=limits.max_html_bytes, budget=limits.budget)
 
 
 def read_native(path: Path, *, pages: str | None, limits: IntakeLimits) -> tuple[NativeFile, list[NativePage]]:

@@ -24,8 +24,9 @@ Box = tuple[float, float, float, float]
 
 
 def is_mark(char: str) -> bool:
-    """A non-spacing combining mark (Unicode category ``Mn``): drawn on the letter before it."""
-    return unicodedata.category(char) == "Mn"
+    """A non-spacing combining mark (Unicode category ``Mn``): drawn on the letter before it (``char`` may be the
+    letters of a ligature: no mark)."""
+    return len(char) == 1 and unicodedata.category(char) == "Mn"
 
 
 def stands_over(mark: Box, letter: Box) -> bool:

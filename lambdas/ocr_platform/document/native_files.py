@@ -21,6 +21,7 @@ from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.routing import MODEL_TABLE
 from ocr_platform.document.native_pages import NativePage, ReadNotes, Unit
 from ocr_platform.document.office import OLE_MAGIC, ZIP_MAGIC, OfficeFile, office_kind, read_office, refuse_ole
+from ocr_platform.document.work_budget import WorkBudget, check_html
 from ocr_platform.document.zip_safety import ZipLimits
 
 #: The models that read Office and HTML files: the CPU processor's.
@@ -58,15 +59,17 @@ class NativeFile:
         return [read_html(self.path.read_bytes())] if 1 in pages else []
 
 
-def native_file(path: Path, head: bytes, *, zip_limits: ZipLimits, max_html_bytes: int) -> NativeFile | None:
+def native_file(path: Path, head: bytes, *, zip_limits: ZipLimits, max_html_bytes: int, budget: WorkBudget | None = None) -> NativeFile | None:
     """The Office or HTML file at ``path`` (whose first bytes are ``head``), checked; ``None`` for any other file.
 
     Raises ``JobError`` for a file that is one but cannot be read: ``encrypted_document``, ``unsupported_type``
     (a legacy ``.doc``, a ZIP that is no Office file), ``corrupt_document``, ``archive_too_large``, or
-    ``document_too_large`` (HTML over ``max_html_bytes``).
+    ``document_too_large`` (HTML over ``max_html_bytes``, or either over its work ``budget``,
+    ``ocr_platform.document.work_budget``).
     """
+    budget = budget or WorkBudget()
     if head.startswith(ZIP_MAGIC):
-        office = office_kind(path, zip_limits)
+        office = office_kind(path, zip_limits, budget)
         return NativeFile(path, office.kind, office.unit, office.unit_count, office.macro_enabled, office)
     if head.startswith(OLE_MAGIC):
         raise refuse_ole(path)
@@ -78,6 +81,7 @@ def native_file(path: Path, head: bytes, *, zip_limits: ZipLimits, max_html_byte
     if size > max_html_bytes:
         raise JobError(ErrorCode.DOCUMENT_TOO_LARGE, f"The HTML file is {size:,} bytes; HTML files are read up to {max_html_bytes:,} "
                        "bytes. Split it, or print it to PDF.")
+    check_html(path.read_bytes(), budget)
     return NativeFile(path, "html", "document", 1)
 
 

@@ -16,7 +16,9 @@ Refused with a ``JobError`` (nothing is ever run, no macro, no link fetched):
 - ``unsupported_type``: a legacy binary ``.doc``/``.xls``/``.ppt`` (OLE) file, or a ZIP that is no Office file;
 - ``corrupt_document``: a ZIP neither reader can read (its main part missing or damaged);
 - ``unsupported_type`` too for a Strict Open XML file neither reader can read, saying to save it as Transitional;
-- ``archive_too_large``: see ``zip_safety``.
+- ``archive_too_large``: see ``zip_safety``;
+- ``document_too_large``: more work than the file's ``WorkBudget`` (``ocr_platform.document.work_budget``), counted
+  before any reader opens it.
 
 A macro-enabled file (``.docm``, ``.pptm``, ``.xlsm``) is read like its plain twin: its content is read, its
 ``vbaProject.bin`` is left as it is and never executed, and ``macro_enabled`` says so (a result warning).
@@ -27,6 +29,7 @@ A macro-enabled file (``.docm``, ``.pptm``, ``.xlsm``) is read like its plain tw
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import tempfile
@@ -37,7 +40,9 @@ from typing import Any
 
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.document.native_pages import PICTURE, NativePage, ReadNotes, Unit
+from ocr_platform.document.office_budget import check_office
 from ocr_platform.document.office_package import MainPart, main_part
+from ocr_platform.document.work_budget import WorkBudget
 from ocr_platform.document.zip_safety import ZipLimits, checked_names
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -77,8 +82,9 @@ class OfficeFile:
         return _UNITS[self.kind]
 
 
-def office_kind(path: Path, limits: ZipLimits) -> OfficeFile:
-    """Check the ZIP at ``path`` and tell which Office file it is; ``JobError`` when it is none or unsafe."""
+def office_kind(path: Path, limits: ZipLimits, budget: WorkBudget | None = None) -> OfficeFile:
+    """Check the ZIP at ``path`` and tell which Office file it is; ``JobError`` when it is none, unsafe, or more work
+    than ``budget`` allows (``document_too_large``, ``ocr_platform.document.office_budget``)."""
     names = checked_names(path, limits)
     with zipfile.ZipFile(path) as archive:
         main = main_part(archive, names)
@@ -87,8 +93,23 @@ def office_kind(path: Path, limits: ZipLimits) -> OfficeFile:
                            "PowerPoint or Excel main part); send the document itself.")
         types = _read_part(archive, "[Content_Types].xml")
         macro = bool(_MACRO_CONTENT_TYPE.search(types)) or any(name.lower().endswith("vbaproject.bin") for name in names)
+        refusal = _budget_refusal(str(path), path.stat().st_size, path.stat().st_mtime_ns, main.kind, main.name, budget or WorkBudget())
+        if refusal is not None:
+            raise refusal
         count = _unit_count(archive, main)
     return OfficeFile(main.kind, macro, count, main.strict, bool(_OTHER_MAIN_TYPE.search(types)))
+
+
+@functools.lru_cache(maxsize=8)
+def _budget_refusal(path: str, size: int, modified_ns: int, kind: str, main: str, budget: WorkBudget) -> JobError | None:
+    """The file's work counted once per process (a job's intake asks up to three times), keyed by the file's
+    identity; ``None`` when it is within ``budget``."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            check_office(archive, kind, main, budget)
+    except JobError as err:
+        return err
+    return None
 
 
 def _read_part(archive: zipfile.ZipFile, name: str) -> bytes:

@@ -18,6 +18,9 @@ What a ``TextLayer`` holds:
   the mark of an earlier OCR's layer over a scan; ``covered_by_image`` whether an image covers most of
   the page, under which visible text is just as hidden.
 - ``fonts``: each line's font, so a born-digital document's character maps are checked once per font.
+- ``replaced``: surrogate halves without their other half, written as U+FFFD (``document.layer_text``: every
+  character is made into writable, normalised text here, once, so no output format meets a surrogate, a control
+  character or a presentation form).
 - ``skipped``: characters not used for lines: slanted (neither upright nor turned by a multiple of 90
   degrees; OCR reads them instead), without a box, or off the crop box.
 
@@ -37,6 +40,7 @@ from typing import Any
 
 from ocr_platform.core.words import word_spans
 from ocr_platform.document.char_boxes import char_gap, turn, turned_box, union_box
+from ocr_platform.document.layer_text import ZWNJ, code_point, is_joiner_space, is_surrogate, layer_chars, normal_text, unreadable
 from ocr_platform.document.marks import LineChars, attach_marks, is_mark, stands_over
 
 #: Characters further apart than this many line heights start a new line (a column gap, a table cell).
@@ -60,6 +64,7 @@ class LayerLine:
         invisible: drawn in an invisible render mode.
         words: each word's text and polygon (the union of its characters' boxes, corners as the line's;
             words as ``core.words`` splits them).
+        unmapped: its characters without a Unicode mapping (``TextLayer.unmapped``, line by line).
     """
 
     text: str
@@ -67,6 +72,7 @@ class LayerLine:
     font: str = ""
     invisible: bool = False
     words: list[tuple[str, list[list[float]]]] = field(default_factory=list)
+    unmapped: int = 0
 
     @property
     def box(self) -> tuple[float, float, float, float]:
@@ -91,6 +97,7 @@ class TextLayer:
     covered_by_image: bool
     skipped: int
     fonts: set[str] = field(default_factory=set)
+    replaced: int = 0
 
     @property
     def empty(self) -> bool:
@@ -203,23 +210,38 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
     handle = textpage.raw
     reader = _CharReader(handle, geometry)
     builder = _LineBuilder(geometry)
-    unmapped = skipped = 0
+    unmapped = skipped = replaced = 0
     invisible = False
     # About 2,500 characters a dense page: the pdfium calls are bound once, and upright text skips the turn.
     unicode_of, generated, map_error, angle_of = (
         pdfium_c.FPDFText_GetUnicode, pdfium_c.FPDFText_IsGenerated, pdfium_c.FPDFText_HasUnicodeMapError, pdfium_c.FPDFText_GetCharAngle,
     )
-    for index in range(max(pdfium_c.FPDFText_CountChars(handle), 0)):
+    count = max(pdfium_c.FPDFText_CountChars(handle), 0)
+    paired = -1  # the index of a low surrogate already joined to the high one before it
+    for index in range(count):
+        if index == paired:
+            continue
         code = unicode_of(handle, index)
+        if is_surrogate(code):
+            joined = code_point(code, unicode_of(handle, index + 1) if index + 1 < count else None)
+            if joined is None:
+                replaced += 1
+            else:
+                paired = index + 1
+            code = joined or 0xFFFD
         char = chr(code) if 0 < code < 0x110000 else "\ufffd"
         if generated(handle, index):
             builder.generated(char)
             continue
         if char.isspace():
-            builder.space()
+            builder.space(reader.box(index))
             continue
-        if map_error(handle, index) or _unreadable(char):
-            unmapped += 1
+        lacks_map = bool(map_error(handle, index)) or unreadable(char)
+        unmapped += lacks_map
+        char = layer_chars(char)
+        if not char:  # a control character: no text
+            skipped += 1
+            continue
         style = reader.style(index)
         invisible = invisible or style.invisible
         quarter = _quarter_turns(angle_of(handle, index))
@@ -228,7 +250,7 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
             skipped += 1
             builder.break_line()
             continue
-        builder.add(char, turned_box(box, quarter) if quarter else box, quarter, style)
+        builder.add(char, turned_box(box, quarter) if quarter else box, quarter, style, unmapped=lacks_map)
     lines = builder.finish()
     return TextLayer(
         lines=lines,
@@ -238,6 +260,7 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
         covered_by_image=bool(lines) and _image_covers_page(page, geometry),
         skipped=skipped,
         fonts={line.font for line in lines},
+        replaced=replaced,
     )
 
 
@@ -311,6 +334,7 @@ class _LineBuilder:
         self._quarter = 0
         self._style = _Style("", False)
         self._pending_space = False
+        self._unmapped = 0
         self._tops: list[tuple[int, float]] = []  # each line's quarter turns and top, in its text's own frame
 
     def generated(self, char: str) -> None:
@@ -319,7 +343,12 @@ class _LineBuilder:
         else:
             self.space()
 
-    def space(self) -> None:
+    def space(self, box: tuple[float, float, float, float] | None = None) -> None:
+        """A space; one drawn over the Arabic letter before it is no gap between words but a non-joiner (``layer_text``)."""
+        if box is not None and self._last is not None and not self._quarter and is_joiner_space(self._text[-1], self._last, box):
+            self._text.append(ZWNJ)
+            self._boxes.append(self._last)
+            return
         self._pending_space = bool(self._text)
 
     def break_line(self) -> None:
@@ -328,17 +357,19 @@ class _LineBuilder:
             text, words = self._text_and_words(chars)
             if text:
                 polygon = self._polygon(self._box, self._quarter)
-                self.lines.append(LayerLine(text=text, polygon=polygon, font=self._style.font, invisible=self._style.invisible, words=words))
+                self.lines.append(LayerLine(
+                    text=text, polygon=polygon, font=self._style.font, invisible=self._style.invisible, words=words, unmapped=self._unmapped,
+                ))
                 self._line_chars.append(chars)
                 self._tops.append((self._quarter, self._box[3]))
-        self._text, self._boxes, self._box, self._last, self._pending_space = [], [], None, None, False
+        self._text, self._boxes, self._box, self._last, self._pending_space, self._unmapped = [], [], None, None, False, 0
 
     def _text_and_words(self, chars: LineChars) -> tuple[str, list[tuple[str, list[list[float]]]]]:
         """A line's text and its words, each with the union of its characters' boxes (``core.words`` splits them)."""
         joined = "".join(chars.chars)
         text, lead = joined.strip(), len(joined) - len(joined.lstrip())
-        words = [(text[a:b], self._polygon(union_box(chars.boxes[lead + a : lead + b]), chars.quarter)) for a, b in word_spans(text)]
-        return text, words
+        words = [(normal_text(text[a:b]), self._polygon(union_box(chars.boxes[lead + a : lead + b]), chars.quarter)) for a, b in word_spans(text)]
+        return normal_text(text), words
 
     def _polygon(self, box: Sequence[float], quarter: int) -> list[list[float]]:
         """A box of the text's own frame as four pixel corners, from its top-left in reading direction."""
@@ -346,7 +377,7 @@ class _LineBuilder:
         corners = [(x0, top), (x1, top), (x1, bottom), (x0, bottom)]
         return [[round(v, 1) for v in self.geometry.to_pixels(*turn(point, quarter))] for point in corners]
 
-    def add(self, char: str, box: tuple[float, float, float, float], quarter: int, style: _Style) -> None:
+    def add(self, char: str, box: tuple[float, float, float, float], quarter: int, style: _Style, *, unmapped: bool = False) -> None:
         self.chars += 1
         if is_mark(char) and not (self._last is not None and quarter == self._quarter and stands_over(box, self._last)):
             self._marks.append((char, box, quarter))  # away from its letter: put back by finish
@@ -359,8 +390,9 @@ class _LineBuilder:
             self._text.append(" ")
             self._boxes.append(None)
         self._pending_space = False
-        self._text.append(char)
-        self._boxes.append(box)
+        self._unmapped += unmapped
+        self._text.extend(char)
+        self._boxes.extend([box] * len(char))
         x0, y0, x1, y1 = box
         self._box = [x0, y0, x1, y1] if self._box is None else [min(self._box[0], x0), min(self._box[1], y0), max(self._box[2], x1), max(self._box[3], y1)]
         self._last = box
@@ -399,11 +431,6 @@ def _quarter_turns(angle: float) -> int | None:
     if abs(turns - nearest) * (math.pi / 2) > ANGLE_TOLERANCE:
         return None
     return nearest % 4
-
-
-def _unreadable(char: str) -> bool:
-    code = ord(char)
-    return code == 0xFFFD or 0xE000 <= code <= 0xF8FF or code < 0x20
 
 
 def _image_covers_page(page: Any, geometry: PageGeometry) -> bool:

@@ -180,6 +180,17 @@ def preload_engines(models: Iterable[str] | None = None) -> dict[str, str | None
     return outcome
 
 
+def engine_class_name(model: str) -> str:
+    """The name ``model``'s engine gives in ``EngineInfo``, read from its factory without building it (the model's
+    own name when the factory has none or cannot be imported here)."""
+    try:
+        factory = _factories.get(model) or _import_factory(model)
+    except JobError:
+        return model
+    name = getattr(factory, "name", None)
+    return name if isinstance(name, str) and name else model
+
+
 def _import_factory(model: str) -> EngineFactory:
     target = _LAZY_FACTORIES.get(model)
     if target is None:

@@ -33,6 +33,7 @@ from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.results import ENGINE_FALLBACK, EngineInfo, engine_fallback_warning
 from ocr_platform.core.tables import merge_continued_tables
 from ocr_platform.document.intake import PageImage
+from ocr_platform.document.layer_text import repaired_warning
 from ocr_platform.document.text_layer import layer_label, used_layer
 from ocr_platform.engines import Engine, EngineOutput
 from ocr_platform.engines.conversion import layout_page_content, raw_result
@@ -201,17 +202,17 @@ class LayoutPipelineEngine:
             [res] = list(pipeline.predict(image.bgr(), **predict_kwargs))
             return PageReading(content=layout_page_content(res), raw={"result": raw_result(res)})
 
+        choice = TextLayerChoice(layout=True) if chosen.text_layer == "auto" else None
         read = read_pages(
             path, pages=pages, limits=self.settings.intake, read_page=read_page, on_page=on_page,
-            orientation=self.orientation if chosen.orientation else None,
-            text_layer=TextLayerChoice(layout=True) if chosen.text_layer == "auto" else None,
+            orientation=self.orientation if chosen.orientation else None, text_layer=choice,
             forms=self.forms or chosen.forms,
         )
         merge_continued_tables(read.pages)  # a table that runs on over pages: one table (core.tables)
         return EngineOutput(
             pages=read.pages, raw={"pipeline": self.name, "pages": read.raw_pages},
             engine=self._engine_info(chosen, text_layer=used_layer(read.pages)), timings=read.timings,
-            pages_failed=read.pages_failed,
+            pages_failed=read.pages_failed, warnings=repaired_warning(choice.repaired if choice is not None else {}),
         )
 
     def _predict_with(self, fallback: Engine, path: Path, **kwargs: Any) -> EngineOutput:

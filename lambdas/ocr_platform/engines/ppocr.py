@@ -29,6 +29,7 @@ from ocr_platform.core import defaults
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.results import EngineInfo, Line
 from ocr_platform.document.intake import PageImage
+from ocr_platform.document.layer_text import repaired_warning
 from ocr_platform.document.text_layer import layer_label, used_layer
 from ocr_platform.engines import EngineOutput, collector_paused
 from ocr_platform.engines.conversion import ocr_lines, raw_result
@@ -235,7 +236,7 @@ class PPOCREngine:
             timings={**read.timings, "script_check": scripts.seconds},
             warnings=scripts.warnings(
                 choice.mismatched if choice is not None else {}, scanned={page["page"] for page in read.pages if page.get("text_source") == "ocr"}
-            ),
+            ) + repaired_warning(choice.repaired if choice is not None else {}),
             pages_failed=read.pages_failed,
         )
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from ocr_platform.core.settings import ENV, engine_fallback_enabled
 from ocr_platform.document.intake import IntakeLimits
+from ocr_platform.document.work_budget import WorkBudget
 
 # PaddleX checks that its model hosters answer when it is imported, which costs a cold start seconds
 # and needs a network; models come from ``ModelCache`` first and the hub only as a last resort.
@@ -66,7 +67,8 @@ class PaddleSettings:
             a deployed stage gives the model asked for or an error).
         bucket: the platform bucket whose ``models/`` prefix caches model archives (``OCR_BUCKET_NAME``).
         intake: document limits and render scale (``OCR_RENDER_SCALE``, ``OCR_MAX_PAGES``,
-            ``OCR_MAX_PAGE_PIXELS``).
+            ``OCR_MAX_PAGE_PIXELS``), and the work budget of an Office or HTML file (``WorkBudget.from_env``:
+            ``OCR_MAX_OFFICE_CELLS`` and the others of ``ocr_platform.document.work_budget.BUDGET_ENV``).
     """
 
     inference_engine: str = field(default_factory=lambda: "onnxruntime" if onnx_runtime_available() else "paddle")
@@ -110,5 +112,7 @@ class PaddleSettings:
                 render_scale=float(env.get("OCR_RENDER_SCALE", base.intake.render_scale)),
                 max_pages=int(env.get("OCR_MAX_PAGES", base.intake.max_pages)),
                 max_page_pixels=int(env.get("OCR_MAX_PAGE_PIXELS", base.intake.max_page_pixels)),
+                max_page_content_bytes=int(env.get("OCR_MAX_PAGE_CONTENT_BYTES", base.intake.max_page_content_bytes)),
+                budget=WorkBudget.from_env(env),
             ),
         )

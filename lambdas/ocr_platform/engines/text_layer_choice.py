@@ -3,18 +3,24 @@
 ``text_layer: auto`` reads a PDF page's own text where it is real and recognises only what it lacks.
 "Real" is measured, not trusted (``TextLayerChoice.read``):
 
-1. **Readable.** A layer with more than ``MAX_UNMAPPED_SHARE`` of characters that map to no Unicode value
-   (a font without a character map) is not used.
-2. **Truthful.** A sample of the layer's lines is recognised from the image and compared with what the
-   layer says (``agreement``). A visible layer can only be wrong through a font's character map, so each
-   font is checked once per document (``verified_fonts``); a hidden layer (an invisible render mode or text
-   under a page-sized image: an earlier OCR) is checked on every page, with ``HIDDEN_SAMPLE`` lines. A
-   sample that agrees less than ``MIN_AGREEMENT`` rejects the page's layer. A recogniser cannot judge a line
-   in a script it does not read (``scripts``, from ``engines.scripts``): such lines are not sampled, and a
-   visible layer whose characters all map to Unicode is trusted for them, unless the recogniser reads one of
-   them confidently (``CONFIDENT_READ``): then the ink is in a script it reads and the layer says otherwise.
-   raw.json's ``layer_check`` says what decided (``recognized_sample``, ``verified_fonts``,
-   ``script_not_covered``, ``nothing_to_sample``), and the page its ``script`` (``engines.scripts``).
+1. **Readable, line by line.** A line whose characters lack a Unicode mapping (pdfium guessed them from the font:
+   right as often as not) is kept only where its ink agrees: when more than ``MAX_UNMAPPED_SHARE`` of the page's
+   characters lack one, the longest such lines are recognised, and unless all agree (``engines.layer_lines``: as
+   written, or folded, Cyrillic and Greek read as their Latin look-alikes) those lines are dropped and their ink is
+   OCR'd like any the layer lacks. A hidden layer with that many is not used.
+2. **Truthful, font by font.** A sample of the layer's lines is recognised from the image and compared with what the
+   layer says (``layer_lines.read_agrees``). A visible layer can only be wrong through a font's character map, so each
+   font is checked once per document (``verified_fonts``); a font whose sampled line the ink contradicts loses its
+   lines on the page (OCR reads their ink), the rest of the layer stays; a page left with no line is OCR'd whole. A
+   hidden layer (an invisible render mode or text under a page-sized image: an earlier OCR) is checked on every page,
+   with ``HIDDEN_SAMPLE`` lines, and rejected whole. A line with no ink to read (a font that is not embedded and that
+   this machine cannot draw) is not judged. A recogniser cannot judge a line in a script it does not read
+   (``scripts``, from ``engines.scripts``): such lines are not sampled, and a visible line whose characters all map
+   to Unicode is trusted, unless the recogniser reads one of them confidently (``CONFIDENT_READ``) as something
+   sharing almost nothing with it (``layer_lines.explained``): then the ink is in a script it reads and the layer says
+   otherwise. raw.json's ``layer_check`` says what decided (``recognized_sample``, ``verified_fonts``,
+   ``script_not_covered``, ``nothing_to_sample``, ``not_drawn``), ``dropped_lines`` the lines left to OCR and why,
+   and the page its ``script`` (``engines.scripts``).
 3. **Complete.** The ink the layer lacks is found on the render (``engines.missing_ink``: an ink mask minus the
    layer's line boxes, without specks, rules, frames and the strokes of diagrams), grouped into regions. A
    layer that covers less than ``MIN_COVERAGE`` of the page's text ink is not used.
@@ -43,7 +49,7 @@ import functools
 import hashlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ocr_platform.core.results import Line
@@ -51,6 +57,20 @@ from ocr_platform.core.words import Word, mapped_line
 from ocr_platform.document.intake import PageImage
 from ocr_platform.document.text_layer import LayerLine, TextLayer
 from ocr_platform.engines.conversion import PageContent
+from ocr_platform.engines.layer_lines import (
+    MIN_SAMPLE_CHARS,
+    agreement,
+    explained,
+    font_sample,
+    foreign_to,
+    has_ink,
+    hidden_sample,
+    mixed_script,
+    mostly_mapped,
+    offset,
+    read_agrees,
+    sampleable,
+)
 from ocr_platform.engines.missing_ink import MIN_REGION_CHARS, Box, median_height, painted_out, uncovered_regions
 from ocr_platform.engines.regions import line_bbox, overlap_area
 from ocr_platform.engines.scripts import dominant_script, script_language
@@ -67,20 +87,11 @@ ConfidentReads = Callable[[list["LayerLine"]], list[tuple[str, float]]]
 
 #: Share of a layer's characters that may lack a Unicode mapping before the layer is not used.
 MAX_UNMAPPED_SHARE = 0.02
-#: Lines of a hidden layer recognised per page.
-HIDDEN_SAMPLE = 3
-#: Agreement (0..1, ``agreement``) below which a sampled line says the layer is wrong.
-MIN_AGREEMENT = 0.7
 #: A line in a script the recogniser does not read, which it nonetheless reads with this score (0..1), is ink in a
 #: script it does read: the layer's script is false (a font whose map sends Cyrillic glyphs to Hangul code points).
 CONFIDENT_READ = 0.85
 #: Lines in a script the recogniser does not read that are recognised for that check, per page.
 FOREIGN_PROBE = 3
-#: A sampled line has at least this many letters or digits (symbol fonts are not sampled).
-MIN_SAMPLE_CHARS = 4
-#: A sampled line of a visible layer has at most this many characters (recognition cost grows with length;
-#: a font with a broken character map garbles every line, short ones too).
-MAX_SAMPLE_CHARS = 20
 #: The layer's share of the page's text ink below which the layer is not used (it covers too little).
 MIN_COVERAGE = 0.25
 #: OCR lines from regions scoring below this are dropped (a region may be a picture, not text).
@@ -129,6 +140,7 @@ class TextLayerChoice:
     layout: bool = False
     scripts: frozenset[str] | None = None
     verified_fonts: set[str] = field(default_factory=set)
+    repaired: dict[int, int] = field(default_factory=dict)
     mismatched: dict[str, list[int]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=lambda: {"layer_check": 0.0, "layer_ocr": 0.0})
     _regions: dict[str, list[Line]] = field(default_factory=dict)
@@ -140,7 +152,7 @@ class TextLayerChoice:
         verdict = self._judge(image, layer, self._recognized_sample(image, self.recognize), self._confident_reads(image, self.recognize))
         if isinstance(verdict, str):
             return _rejected(verdict)
-        regions, coverage, check = verdict
+        regions, coverage, check, layer, dropped = verdict
         reading = time.perf_counter()
         if regions:
             region_lines = self._read_regions(
@@ -156,7 +168,9 @@ class TextLayerChoice:
         raw = {
             "source": source, "layer_lines": len(layer.lines), "ocr_regions": [list(box) for box in regions],
             "coverage": round(coverage, 4), "layer_check": check, **self._script(image.page, layer, record=False),
+            **({"dropped_lines": dropped} if dropped else {}), **({"replaced_chars": layer.replaced} if layer.replaced else {}),
         }
+        self._note_repairs(image.page, layer)
         return LayerReading(content=content, source=source, raw=raw)
 
     def read_layout(self, image: PageImage, layer: TextLayer, content: PageContent) -> LayerReading:
@@ -164,7 +178,8 @@ class TextLayerChoice:
         verdict = self._judge(image, layer, _read_by_engine(content), None)
         if isinstance(verdict, str):
             return _rejected(verdict)
-        regions, coverage, check = verdict
+        regions, coverage, check, layer, dropped = verdict
+        self._note_repairs(image.page, layer)
         from ocr_platform.engines.regions import page_markdown
 
         blocks, from_layer, from_ocr = [], 0, 0
@@ -187,7 +202,7 @@ class TextLayerChoice:
         source: TextSource = "mixed" if from_ocr or ocr_lines else "text_layer"
         raw = {
             "source": source, "layer_lines": len(layer.lines), "blocks_from_layer": from_layer, "coverage": round(coverage, 4),
-            "layer_check": check, **self._script(image.page, layer, record=False),
+            "layer_check": check, **self._script(image.page, layer, record=False), **({"dropped_lines": dropped} if dropped else {}),
         }
         return LayerReading(content=layered, source=source, raw=raw)
 
@@ -207,60 +222,99 @@ class TextLayerChoice:
 
     def _judge(
         self, image: PageImage, layer: TextLayer, read_sample: ReadSample, confident: ConfidentReads | None
-    ) -> str | tuple[list[Box], float, str]:
-        """A reason not to use the layer, or the regions it lacks, its share of the page's text ink and which check
-        decided that it is true (timed as ``layer_check``)."""
+    ) -> str | tuple[list[Box], float, str, TextLayer, list[dict[str, Any]]]:
+        """A reason not to use the layer, or the regions it lacks, its share of the page's text ink, which check decided
+        that it is true, the layer without the lines found untrue (``dropped``, each with why: their ink is read by OCR
+        as missing), timed as ``layer_check``."""
         started = time.perf_counter()
         try:
             if layer.empty:
                 return "the page has no text layer"
-            if layer.unmapped_share > MAX_UNMAPPED_SHARE:
-                return f"{layer.unmapped_share:.0%} of the layer's characters have no Unicode mapping"
+            dropped: list[dict[str, Any]] = []
+            unmapped_share = layer.unmapped_share
+            if unmapped_share > MAX_UNMAPPED_SHARE:
+                if layer.hidden:
+                    return f"{unmapped_share:.0%} of the layer's characters have no Unicode mapping"
+                layer = self._without_unverified(layer, read_sample, dropped)
+                if layer.empty:
+                    return f"{unmapped_share:.0%} of the layer's characters have no Unicode mapping, and its ink reads otherwise"
             foreign = self._foreign_lines(layer)
             if foreign:
                 false_script = _false_script(foreign, confident)
                 if false_script:
                     return false_script
-            check = self._disagreement(layer, read_sample, exclude=foreign)
-            if check.startswith("the layer says"):
-                return check
+            check, wrong = self._disagreement(layer, read_sample, exclude=foreign)
+            if wrong:
+                kept = [line for line in layer.lines if line.font not in wrong and line.text not in wrong]
+                if layer.hidden or not any(line.text.strip() for line in kept):
+                    return check
+                dropped += [{"text": line.text, "reason": check} for line in layer.lines if line not in kept]
+                layer, check = replace(layer, lines=kept), "recognized_sample"
             regions, coverage = uncovered_regions(image, layer.lines)
             if coverage < MIN_COVERAGE:
                 return f"the layer covers {coverage:.0%} of the page's text"
-            return regions, coverage, "script_not_covered" if foreign else check
+            return regions, coverage, "script_not_covered" if foreign else check, layer, dropped
         finally:
             self.timings["layer_check"] += time.perf_counter() - started
 
+    def _without_unverified(self, layer: TextLayer, read_sample: ReadSample, dropped: list[dict[str, Any]]) -> TextLayer:
+        """The layer, or without its lines that hold characters lacking a Unicode mapping: pdfium then guessed their
+        text from the font, right as often as not, so the ink decides. The longest ``HIDDEN_SAMPLE`` such lines are
+        recognised (folded: ``layer_lines``); all of them agreeing keeps them, else they are all dropped (noted in
+        ``dropped``)."""
+        foreign = {id(line) for line in self._foreign_lines(layer)}
+        suspects = [line for line in layer.lines if line.unmapped and id(line) not in foreign]
+        sample = hidden_sample(suspects)
+        reads = dict(zip(map(id, sample), read_sample(sample), strict=True)) if sample else {}
+        if not suspects or any(read is not None for read in reads.values()) and all(
+            read_agrees(line.text, read, self.scripts) for line in sample if (read := reads[id(line)]) is not None
+        ):
+            return layer
+        reason = "characters without a Unicode mapping" + (", and the ink reads otherwise" if any(reads.values()) else "")
+        dropped += [{"text": line.text, "reason": reason} for line in suspects]
+        return replace(layer, lines=[line for line in layer.lines if not line.unmapped])
+
+    def _note_repairs(self, page: int, layer: TextLayer) -> None:
+        if layer.replaced:
+            self.repaired[page] = layer.replaced
+
     def _foreign_lines(self, layer: TextLayer) -> list[LayerLine]:
         """The lines in a script the recogniser does not read, when the layer may be trusted for them: visible, and
-        every character mapped to Unicode. A hidden or partly unmapped layer is sampled whole, as before."""
-        if self.scripts is None or layer.hidden or layer.unmapped:
+        most characters of the line mapped to Unicode (``layer_lines.mostly_mapped``). A hidden layer is sampled whole."""
+        if self.scripts is None or layer.hidden:
             return []
         scripts = self.scripts
-        return [line for line in layer.lines if (script := dominant_script(line.text)) is not None and script not in scripts]
+        return [line for line in layer.lines if mostly_mapped(line) and foreign_to(line.text, scripts)]
 
-    def _disagreement(self, layer: TextLayer, read_sample: ReadSample, *, exclude: list[LayerLine]) -> str:
-        """Why the layer is false (``the layer says ...``), else which check passed."""
+    def _disagreement(self, layer: TextLayer, read_sample: ReadSample, *, exclude: list[LayerLine]) -> tuple[str, set[str]]:
+        """Which check passed, or why the layer is false (``the layer says ...``) and the fonts whose sampled line the
+        ink contradicts. A line with no ink to read (``None``: a font this machine cannot draw) is not judged."""
         skipped = {id(line) for line in exclude}
         lines = [line for line in layer.lines if id(line) not in skipped]
-        sample = _hidden_sample(lines) if layer.hidden else _font_sample(lines, self.verified_fonts)
+        sample = hidden_sample(lines) if layer.hidden else font_sample(lines, self.verified_fonts)
         if not sample:
-            return "verified_fonts" if any(_sampleable(line) for line in lines) else "nothing_to_sample"
+            return ("verified_fonts" if any(sampleable(line) for line in lines) else "nothing_to_sample"), set()
+        judged, wrong, why = 0, set(), ""
         for line, read in zip(sample, read_sample(sample), strict=True):
-            score = agreement(read, line.text) if read is not None else 0.0
-            if score < MIN_AGREEMENT:
-                return f"the layer says {line.text!r} where the page reads otherwise (agreement {score:.2f})"
+            if read is None:
+                continue
+            judged += 1
+            if not read_agrees(line.text, read, self.scripts):
+                wrong.add(line.font if not mixed_script(line.text, self.scripts) else line.text)
+                why = why or f"the layer says {line.text!r} where the page reads otherwise (agreement {agreement(read, line.text):.2f})"
+        if wrong:
+            return why, wrong
         if not layer.hidden:
             self.verified_fonts.update(line.font for line in sample)
-        return "recognized_sample"
+        return ("recognized_sample" if judged else "not_drawn"), set()
 
     @staticmethod
     def _recognized_sample(image: PageImage, recognize: Recognize) -> ReadSample:
         """Reads sampled layer lines from the page image with ``recognize``."""
 
         def read(lines: list[LayerLine]) -> list[str | None]:
-            crops = [_crop(image, line) for line in lines]
-            texts = iter(recognize([crop for crop in crops if crop is not None]))
+            crops = [crop if crop is not None and has_ink(crop) else None for crop in (_crop(image, line) for line in lines)]
+            texts = iter(recognize([crop for crop in crops if crop is not None]) if any(crop is not None for crop in crops) else [])
             return [next(texts)[0] if crop is not None else None for crop in crops]
 
         return read
@@ -300,13 +354,8 @@ class TextLayerChoice:
         for box in regions:
             for line in self._regions[keys[box]]:
                 if line["score"] >= MIN_REGION_SCORE and sum(ch.isalnum() for ch in line["text"]) >= MIN_REGION_CHARS:
-                    lines.append(mapped_line(line, functools.partial(_offset, box[0], box[1])))
+                    lines.append(mapped_line(line, functools.partial(offset, box[0], box[1])))
         return lines
-
-
-def _offset(x0: float, y0: float, x: float, y: float) -> tuple[float, float]:
-    """A region's point ``(x, y)`` on the page, the region's top-left corner at ``(x0, y0)``."""
-    return x + x0, y + y0
 
 
 def _false_script(foreign: list[LayerLine], confident: ConfidentReads | None) -> str | None:
@@ -315,9 +364,9 @@ def _false_script(foreign: list[LayerLine], confident: ConfidentReads | None) ->
     there is no recogniser to ask)."""
     if confident is None:
         return None
-    probe = sorted((line for line in foreign if _sampleable(line)), key=lambda line: -len(line.text))[:FOREIGN_PROBE]
+    probe = sorted((line for line in foreign if sampleable(line)), key=lambda line: -len(line.text))[:FOREIGN_PROBE]
     for line, (text, score) in zip(probe, confident(probe), strict=False):
-        if score >= CONFIDENT_READ and sum(ch.isalnum() for ch in text) >= MIN_SAMPLE_CHARS:
+        if score >= CONFIDENT_READ and sum(ch.isalnum() for ch in text) >= MIN_SAMPLE_CHARS and not explained(text, line.text):
             return f"the layer says {line.text!r} ({dominant_script(line.text)}) where the page reads {text!r} (score {score:.2f})"
     return None
 
@@ -356,44 +405,8 @@ def _centre_in(box: tuple[float, float, float, float], bbox: list[float]) -> boo
     return bbox[0] <= x <= bbox[2] and bbox[1] <= y <= bbox[3]
 
 
-def agreement(read: str, layer: str) -> float:
-    """How closely recognised text matches the layer's (0..1), ignoring spaces and case.
-
-    >>> agreement("Total due: 1,234.56", "Total due: 1,234.56")
-    1.0
-    >>> agreement("Invoice 2026", "Shipping address") < 0.3
-    True
-    """
-    a = "".join(read.split()).casefold()
-    b = "".join(layer.split()).casefold()
-    if not a and not b:
-        return 1.0
-    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
-
-
 def _rejected(reason: str) -> LayerReading:
     return LayerReading(content=None, source="ocr", raw={"source": "ocr", "reason": reason})
-
-
-def _sampleable(line: LayerLine) -> bool:
-    return sum(ch.isalnum() for ch in line.text) >= MIN_SAMPLE_CHARS
-
-
-def _hidden_sample(lines: list[LayerLine]) -> list[LayerLine]:
-    return sorted((line for line in lines if _sampleable(line)), key=lambda line: -len(line.text))[:HIDDEN_SAMPLE]
-
-
-def _font_sample(lines: list[LayerLine], verified: set[str]) -> list[LayerLine]:
-    """One line per font not yet verified: its longest line of at most ``MAX_SAMPLE_CHARS`` characters (else its shortest)."""
-    by_font: dict[str, list[LayerLine]] = {}
-    for line in lines:
-        if line.font not in verified and _sampleable(line):
-            by_font.setdefault(line.font, []).append(line)
-    sample = []
-    for candidates in by_font.values():
-        short = [line for line in candidates if len(line.text) <= MAX_SAMPLE_CHARS]
-        sample.append(max(short, key=lambda line: len(line.text)) if short else min(candidates, key=lambda line: len(line.text)))
-    return sample
 
 
 def _crop(image: PageImage, line: LayerLine) -> Any | None:

@@ -19,11 +19,13 @@ the ZIP answer of ``ocr_platform.gpu.endpoint_payloads``, and this module stores
 ``result_pdf``), before result.json is published. A JSON output (a split plan; or a result, from a container of the
 earlier contract, whose ``result_pdf`` field names the PDF it wrote) is read as such.
 
-Every request of a job has the job id as its InferenceId and the job's document as its ``inputLocation``, so a
-chunk request is told apart by what came back: the ``chunk`` of the answer's ``answer.json`` or of the error body,
-else the ``failureLocation`` among the item's ``chunk_requests``; the sweeper names it by the ``inputLocation`` it
-gives (``async/requests/{job_id}.c{N:05d}.json``, ``StorageLayout.parse_async_request``). A split job's failure
-that names no chunk (a timeout, an expired request) fails the job without naming the chunk.
+Every request of a job names itself (``ocr_platform.gpu.sagemaker_async.RequestName``): its InferenceId is the job id,
+``{job_id}.c{N:05d}`` for a chunk request, and its outcome objects are ``async/outputs/{job_id}/c{N:05d}.out`` (or
+``job.out``) and their failure beside them. So a notification's chunk is read from its ``inferenceId``, else from its
+``outputLocation`` / ``failureLocation``; a notification of an older request (named by the job id alone) is told apart
+as before: the ``chunk`` of the answer's ``answer.json`` or of the error body, else the ``failureLocation`` among the
+item's ``chunk_requests``, else the ``inputLocation`` the sweeper gives (``async/requests/{job_id}.c{N:05d}.json``).
+A split job's failure that names no chunk in any of these fails the job without naming the chunk.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from ocr_platform.core.results import validate_result
 from ocr_platform.core.s3_layout import S3Uri, StorageLayout
 from ocr_platform.core.tables import merge_continued_tables
 from ocr_platform.gpu.endpoint_payloads import EndpointAnswer, is_answer_archive
-from ocr_platform.gpu.sagemaker_async import AsyncInference
+from ocr_platform.gpu.sagemaker_async import AsyncInference, RequestName
 from ocr_platform.jobs.messages import InvalidMessageError, JobMessage, parse_job_message
 from ocr_platform.jobs.store import TERMINAL_STATUSES, ChunkRequest, JobItem, JobStore
 from ocr_platform.outputs.fan_in import record_chunk_result
@@ -89,6 +91,20 @@ class AsyncInferenceNotification:
             failure_reason=data.get("failureReason") or (None if status == "Completed" else f"invocationStatus {status}"),
             input_location=request.get("inputLocation"),
         )
+
+    @property
+    def request(self) -> RequestName:
+        """The request this notification is for: its InferenceId, else the name of its output or failure object."""
+        name = RequestName.from_inference_id(self.inference_id)
+        if name.chunk_index is None:
+            located = RequestName.from_location(self.output_location or self.failure_location)
+            if located is not None and located.job_id == name.job_id:
+                return located
+        return name
+
+    @property
+    def job_id(self) -> str:
+        return self.request.job_id
 
 
 Outcome = Literal["completed", "failed", "ignored", "split", "chunk_done"]
@@ -137,7 +153,8 @@ def finish_async_inference(
     A result whose ``pages_failed`` are more than ``max_failed_percent`` of the job's pages fails the job
     naming them (``ocr_platform.core.page_failures``); below that share the job completes without them.
     """
-    job_id = notification.inference_id
+    name = notification.request
+    job_id = name.job_id
     job = store.get(job_id)
     if job is None:
         logger.warning("Notification for unknown job %s ignored", job_id)
@@ -147,7 +164,7 @@ def finish_async_inference(
         return "ignored"
     attempt_id = attempt_id or uuid.uuid4().hex
     request = layout.parse_async_request(notification.input_location) if notification.input_location else None
-    index = request.chunk_index if request is not None else None
+    index = name.chunk_index if name.chunk_index is not None else request.chunk_index if request is not None else None
     output: EndpointOutput | None = None
     try:
         if job.get("chunk_count") and index is None:

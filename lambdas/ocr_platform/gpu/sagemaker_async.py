@@ -12,6 +12,7 @@ updating raises ``RetryLaterError`` so the caller retries later instead of losin
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,14 @@ from botocore.exceptions import ClientError
 from ocr_platform.core import defaults
 from ocr_platform.core.chunks import Chunk
 from ocr_platform.core.errors import RetryLaterError
-from ocr_platform.core.s3_layout import StorageLayout
+from ocr_platform.core.s3_layout import (
+    ASYNC_FAILURES_PREFIX,
+    ASYNC_OUTPUTS_PREFIX,
+    JOB_ID_MAX_LENGTH,
+    S3Uri,
+    StorageLayout,
+    is_valid_job_id,
+)
 from ocr_platform.gpu.endpoint_payloads import ANSWER_CONTENT_TYPE, EndpointParameters
 from ocr_platform.jobs.messages import JobMessage
 
@@ -118,6 +126,80 @@ class EndpointCapacity:
             raise
 
 
+#: SageMaker's InferenceId limit (``InvokeEndpointAsync``: 1-64 printable characters).
+MAX_INFERENCE_ID = 64
+_CHUNK_ID = re.compile(r"^(?P<job_id>[A-Za-z0-9][A-Za-z0-9_-]*)\.c(?P<chunk>\d{5})$")
+_OUTCOME_KEY = re.compile(
+    rf"^(?:{ASYNC_OUTPUTS_PREFIX}|{ASYNC_FAILURES_PREFIX})(?P<job_id>[A-Za-z0-9][A-Za-z0-9_-]{{0,{JOB_ID_MAX_LENGTH - 1}}})/"
+    r"(?:job|c(?P<chunk>\d{5}))(?:[-.][^/]*)?$"
+)
+
+
+@dataclass(frozen=True)
+class RequestName:
+    """The identity of one async request of a job: which job, and which chunk of a split job.
+
+    SageMaker names a request's outcome objects after its InferenceId unless the request gives a ``Filename``
+    (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpointAsync.html), so two requests
+    with one InferenceId could share an output. Every request of a job therefore carries its own name twice:
+
+    - its InferenceId, which every notification carries, even one with no output or error body (a timeout, an
+      expired request): the job id, ``{job_id}.c{index:05d}`` for a chunk. A job id has no dot, so the suffix reads
+      back unambiguously. A chunk's id must fit SageMaker's 64 characters: for a job id longer than
+      ``64 - len(".c00000") = 57`` characters a chunk request keeps the job id, and its name is read from its outcome
+      objects alone;
+    - its outcome objects: ``S3OutputPathExtension`` = the job id and ``Filename`` = ``job.out`` or ``c{index:05d}.out``,
+      so the output is ``async/outputs/{job_id}/c00003.out`` (and its failure lies beside it under
+      ``async/failures/{job_id}/``).
+
+    >>> RequestName("j1", 3).inference_id, RequestName("j1", 3).filename
+    ('j1.c00003', 'c00003.out')
+    >>> RequestName.from_inference_id("j1.c00003")
+    RequestName(job_id='j1', chunk_index=3)
+    >>> RequestName.from_location("s3://b/async/failures/j1/c00003-error.out")
+    RequestName(job_id='j1', chunk_index=3)
+    >>> RequestName.from_location("s3://b/async/outputs/j1/job.out")
+    RequestName(job_id='j1', chunk_index=None)
+    """
+
+    job_id: str
+    chunk_index: int | None = None
+
+    @property
+    def inference_id(self) -> str:
+        if self.chunk_index is None:
+            return self.job_id
+        named = f"{self.job_id}.c{self.chunk_index:05d}"
+        return named if len(named) <= MAX_INFERENCE_ID else self.job_id
+
+    @property
+    def output_path_extension(self) -> str:
+        return self.job_id
+
+    @property
+    def filename(self) -> str:
+        return "job.out" if self.chunk_index is None else f"c{self.chunk_index:05d}.out"
+
+    @classmethod
+    def from_inference_id(cls, inference_id: str) -> RequestName:
+        """The request an InferenceId names: a chunk's ``{job_id}.c{index:05d}``, else the job id itself."""
+        match = _CHUNK_ID.match(inference_id)
+        return cls(match.group("job_id"), int(match.group("chunk"))) if match else cls(inference_id)
+
+    @classmethod
+    def from_location(cls, uri: str | None) -> RequestName | None:
+        """The request an output or failure object is named for; ``None`` for a location this platform did not name."""
+        try:
+            key = S3Uri.parse(uri).key if uri else ""
+        except ValueError:
+            return None
+        match = _OUTCOME_KEY.match(key)
+        if match is None or not is_valid_job_id(match.group("job_id")):
+            return None
+        chunk = match.group("chunk")
+        return cls(match.group("job_id"), None if chunk is None else int(chunk))
+
+
 @dataclass(frozen=True)
 class SubmittedInference:
     """Where SageMaker will put an accepted request's outcome (``InvokeEndpointAsync``'s answer).
@@ -174,11 +256,14 @@ class AsyncInference:
         ``EndpointNotInServiceError`` when SageMaker refused the request because the endpoint is not serving.
         """
         attributes = self.parameters(message, chunk)
+        name = RequestName(message.job_id, None if chunk is None else chunk.index)
         try:
             answer = self.runtime.invoke_endpoint_async(
                 EndpointName=self.endpoint_name,
                 InputLocation=message.input,
-                InferenceId=message.job_id,
+                InferenceId=name.inference_id,
+                S3OutputPathExtension=name.output_path_extension,
+                Filename=name.filename,
                 ContentType="application/octet-stream",
                 Accept=ANSWER_CONTENT_TYPE,
                 CustomAttributes=attributes,

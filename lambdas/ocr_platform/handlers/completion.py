@@ -44,8 +44,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             logger.error("Ignored an SNS message that is not a SageMaker notification", reason=str(err))
             outcomes.append("ignored")
             continue
-        logger.append_keys(job_id=notification.inference_id)
-        annotate_job(notification.inference_id)
+        logger.append_keys(job_id=notification.job_id)
+        annotate_job(notification.job_id)
         outcome = finish_async_inference(
             notification, store=svc.store, s3=svc.s3, layout=svc.layout,
             attempt_id=context.aws_request_id, lease_seconds=context.get_remaining_time_in_millis() / 1000,

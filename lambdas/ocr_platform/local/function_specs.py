@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ocr_platform.core import defaults
-from ocr_platform.core.settings import ENV, RuntimeSettings, engine_fallback_value, metrics_namespace
+from ocr_platform.core.settings import ENV, RuntimeSettings, engine_fallback_value, metrics_namespace, work_budget_env
 
 if TYPE_CHECKING:
     from ocr_infra.config import PlatformConfig
@@ -146,7 +146,7 @@ def function_specs(
             names["processor"], "ocr_platform.handlers.processor.handler",
             {**env("ocr-processor", cpu_pages_per_chunk=cfg.cpu_pages_per_chunk, **finishes, **admission),
              ENV.ENGINE_FALLBACK: engine_fallback_value(cfg.engine_fallback), ENV.MAX_PAGES: str(cfg.max_pages),
-             ENV.CPU_THREADS: str(processor_threads(processors))},
+             ENV.CPU_THREADS: str(processor_threads(processors)), **work_budget_env(cfg.work_budget)},
             timeout_seconds=processor_timeout_seconds or cfg.processor_timeout_seconds, memory_mb=cfg.processor_memory_mb,
             retry_attempts=cfg.processor_retry_attempts, on_failure=names["completion"],
             max_concurrency=processors,

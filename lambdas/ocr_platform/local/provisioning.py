@@ -192,7 +192,7 @@ def _create_user_pool(cognito: Any, names: Mapping[str, str]) -> dict[str, str]:
     )["UserPool"]
     client = cognito.create_user_pool_client(
         UserPoolId=pool["Id"], ClientName="Console", GenerateSecret=False, PreventUserExistenceErrors="ENABLED",
-        ExplicitAuthFlows=["ALLOW_USER_SRP_AUTH", "ALLOW_USER_PASSWORD_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"],
+        ExplicitAuthFlows=["ALLOW_USER_PASSWORD_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"],
     )["UserPoolClient"]
     # The local sign-in stand-in: one user, invited as an administrator invites one (AdminCreateUser with a
     # temporary password; the invitation message is suppressed, `local up` hands the password over instead), whom

@@ -11,8 +11,9 @@ as SageMaker answers botocore (202, ``{"InferenceId"}``, ``X-Amzn-SageMaker-Outp
 - at >= 1 it starts the model's ``serve`` process (the real vl-endpoint server) on a free port
   (``SAGEMAKER_BIND_TO_PORT``), waits for ``GET /ping`` 200, then keeps at most ``max_concurrent_invocations``
   requests at ``POST /invocations`` (SageMaker's ``MaxConcurrentInvocationsPerInstance``);
-- a 2xx body goes to ``{output_path}/{id}.out`` plus a success notification; anything else to
-  ``{failure_path}/{id}-error.out`` plus an error notification with SageMaker's ``failureReason``;
+- a 2xx body goes to ``{output_path}/{InferenceId}.out`` (or the request's ``S3OutputPathExtension`` and ``Filename``:
+  ``ocr_platform.local.async_outcomes``) plus a success notification; anything else to the failure path's
+  ``{InferenceId}-error.out`` plus an error notification with SageMaker's ``failureReason``;
 - back at 0 instances, once nothing is in flight, the serve process is stopped (scale-in).
 
 The model container runs as a network-isolated one does on AWS (``ocr_platform.local.model_container``: no AWS
@@ -50,6 +51,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
+from ocr_platform.local.async_outcomes import InvalidOutputNameError, outcome_locations
 from ocr_platform.local.events import iso_millis, sagemaker_async_notification
 from ocr_platform.local.faults import FaultInjector
 from ocr_platform.local.model_container import ModelContainer
@@ -239,17 +241,16 @@ class SageMakerAsyncRuntime:
         inference_id = header("Inference-Id") or str(uuid.uuid4())
         if len(inference_id) > 64 or not inference_id.isprintable() or inference_id[0].isspace():
             raise ValidationError(f"Value '{inference_id}' at 'inferenceId' failed to satisfy constraint: printable, 1-64 characters.")
-        extension = "/" + (header("S3OutputPathExtension") or "").strip("/")
-        extension = "" if extension == "/" else extension
-        # As SageMaker does, each request's outcome objects are named by a fresh id, not the InferenceId, which a
-        # caller may give several requests (the platform gives every chunk request of a job the job id).
-        object_id = str(uuid.uuid4())
+        try:  # named from the InferenceId, or the Filename, as SageMaker documents (local.async_outcomes)
+            names = outcome_locations(self.output_path, self.failure_path, inference_id, filename=header("Filename"),
+                                      extension=header("S3OutputPathExtension"))
+        except InvalidOutputNameError as err:
+            raise ValidationError(str(err)) from None
         request = AsyncRequest(
             inference_id=inference_id, input_location=location, body=body or None,
             content_type=header("Content-Type") or "application/octet-stream", accept=header("Accept"),
             custom_attributes=attributes,
-            output_location=f"{self.output_path}{extension}/{header('Filename') or object_id + '.out'}",
-            failure_location=f"{self.failure_path}{extension}/{object_id}-error.out",
+            output_location=names.output, failure_location=names.failure,
             timeout_seconds=seconds("InvocationTimeoutSeconds", DEFAULT_INVOCATION_TIMEOUT, 1, MAX_INVOCATION_TIMEOUT),
             expires_at=time.monotonic() + seconds("RequestTTLSeconds", DEFAULT_REQUEST_TTL, 60, DEFAULT_REQUEST_TTL),
             received_time=iso_millis(),

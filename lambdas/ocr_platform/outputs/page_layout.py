@@ -18,6 +18,7 @@ make one more region after the blocks.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -77,7 +78,7 @@ def regions(page: Page) -> list[Region]:
     blocks = [block for block in page.get("blocks", []) if len(block.get("bbox", [])) == 4]
     found = [Region(block, box_of([block["bbox"][:2], block["bbox"][2:]])) for block in blocks]
     loose: list[Line] = []
-    for line in page["lines"]:
+    for line in text_lines(page):
         x0, y0, x1, y1 = box_of(line["polygon"])
         centre = ((x0 + x1) / 2, (y0 + y1) / 2)
         home = next((r for r in found if r.box[0] <= centre[0] <= r.box[2] and r.box[1] <= centre[1] <= r.box[3]), None)
@@ -87,10 +88,16 @@ def regions(page: Page) -> list[Region]:
     return found
 
 
+def text_lines(page: Page) -> list[Line]:
+    """The page's lines that hold text (a result.json written before empty lines were dropped may still have some)."""
+    return [line for line in page["lines"] if str(line.get("text") or "").strip()]
+
+
 def line_words(line: Line) -> list[Word]:
     """The line's words (estimated for a line that has none, as ``core.results.with_words`` does)."""
     words = line.get("words")
-    return list(words) if isinstance(words, list) else estimated_words(dict(line))
+    found = list(words) if isinstance(words, list) else estimated_words(dict(line))
+    return [word for word in found if str(word.get("text") or "").strip()]
 
 
 def spaced_words(line: Line) -> list[tuple[Word, bool]]:
@@ -105,3 +112,16 @@ def spaced_words(line: Line) -> list[tuple[Word, bool]]:
         spaced = index + 1 < len(words) and cursor < len(text) and text[cursor].isspace()
         marked.append((word, spaced))
     return marked
+
+
+def text_angle(polygon: Sequence[Sequence[float]]) -> int:
+    """Which way a line's text is turned, in quarter turns counter-clockwise (0, 90, 180 or 270 degrees), from the
+    direction its polygon's first edge runs: 0 for a line that is upright or only skewed. hOCR's ``textangle``
+    (which Tesseract writes for turned text alone, leaving skew to the ``baseline``) and ALTO's ``ROTATION``.
+
+    >>> text_angle([[0, 100], [0, 0], [20, 0], [20, 100]]), text_angle([[0, 0], [100, 9], [100, 29], [0, 20]])
+    (90, 0)
+    """
+    (ax, ay), (bx, by) = polygon[0], polygon[1]
+    angle = math.degrees(math.atan2(float(ay) - float(by), float(bx) - float(ax))) % 360
+    return (round(angle / 90) % 4) * 90

@@ -22,7 +22,7 @@ makes the string exactly as long as the polygon's top edge (p0 to p1, the readin
 with that edge, and the descenders touch the polygon's bottom edge. A line without words, or with a word too
 small to place, is drawn whole over its own polygon the same way. Empty lines and polygons under ``MIN_LINE_PIXELS`` are skipped, and so is text a PDF
 page has already, which would otherwise be found twice (``text_source``: every line of a ``text_layer`` page, and
-on a ``mixed`` page the lines whose text pdfium finds at their place in the page's own text).
+on an ``ocr`` or ``mixed`` page the lines whose text pdfium finds at their place in the page's own text).
 
 Text that cp1252 can encode is set in Helvetica; anything else in one of the CJK fonts PDF readers provide
 themselves (reportlab's CID fonts, not embedded: the text is invisible, only its character codes matter):
@@ -132,8 +132,8 @@ OwnText = Callable[[int, Point, Point], str]
 @contextmanager
 def _own_text(source: Path, pages: Sequence[Page]) -> Iterator[OwnText | None]:
     """The text a page of ``source`` has within a user-space rectangle (page number, lower-left and upper-right
-    corners), read by pdfium one page at a time; ``None`` when no page is ``mixed``."""
-    if not any(page.get("text_source") == "mixed" for page in pages):
+    corners), read by pdfium one page at a time; ``None`` when every page is a ``text_layer`` page."""
+    if all(page.get("text_source") == "text_layer" for page in pages):
         yield None
         return
     import pypdfium2 as pdfium
@@ -156,13 +156,12 @@ def _own_text(source: Path, pages: Sequence[Page]) -> Iterator[OwnText | None]:
 
 
 def _new_lines(page: Page, to_point: PixelToPoint, own_text: OwnText | None) -> list[Line]:
-    """The lines to draw on a PDF page: none of a ``text_layer`` page (every line is the page's own text), all of
-    an ``ocr`` page, and on a ``mixed`` page those whose text the page's own text lacks where they lie. The page's
-    own text drawn again would make every search find it twice."""
-    source = page.get("text_source", "ocr")
-    if source == "text_layer":
+    """The lines to draw on a PDF page: none of a ``text_layer`` page (every line is the page's own text), and on an
+    ``ocr`` or ``mixed`` page those whose text the page's own text lacks where they lie (a page read by OCR may have
+    its own text: ``text_layer: ignore``). The page's own text drawn again would make every search find it twice."""
+    if page.get("text_source", "ocr") == "text_layer":
         return []
-    if source != "mixed" or own_text is None:
+    if own_text is None:
         return list(page["lines"])
     return [line for line in page["lines"] if not _in_own_text(page["page"], line, to_point, own_text)]
 

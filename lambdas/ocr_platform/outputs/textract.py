@@ -37,10 +37,10 @@ from collections.abc import Sequence
 from html.parser import HTMLParser
 from typing import Any
 
-from ocr_platform.core.results import Block, OcrResult, Page
+from ocr_platform.core.results import Block, Line, OcrResult, Page
 from ocr_platform.core.words import Word, word_spans
-from ocr_platform.outputs.page_layout import Box, box_of, line_words, regions
-from ocr_platform.outputs.textract_forms import form_blocks, word_key
+from ocr_platform.outputs.page_layout import Box, box_of, line_words, regions, text_lines
+from ocr_platform.outputs.textract_forms import form_blocks, page_forms, word_key
 
 #: The engines' layout labels as Textract's layout block types (any other label is ``LAYOUT_TEXT``).
 LAYOUT_LABELS = {
@@ -51,6 +51,8 @@ LAYOUT_LABELS = {
     "header_image": "LAYOUT_FIGURE", "footer_image": "LAYOUT_FIGURE",
     "header": "LAYOUT_HEADER", "footer": "LAYOUT_FOOTER", "number": "LAYOUT_PAGE_NUMBER", "page_number": "LAYOUT_PAGE_NUMBER",
 }
+#: The routes that read text alone, as Textract's DetectDocumentText does.
+TEXT_ROUTES = frozenset({"pp-ocrv5", "pp-ocrv6"})
 
 
 def textract_document(result: OcrResult) -> dict[str, Any]:
@@ -61,9 +63,17 @@ def textract_document(result: OcrResult) -> dict[str, Any]:
     return {
         "DocumentMetadata": {"Pages": result["page_count"]},
         "JobStatus": "SUCCEEDED",
-        "AnalyzeDocumentModelVersion": "1.0",
+        model_version_key(result): "1.0",
         "Blocks": writer.blocks,
     }
+
+
+def model_version_key(result: OcrResult) -> str:
+    """The response's model-version key: the API the route stands for. The text-only routes answer as
+    DetectDocumentText (``DetectDocumentTextModelVersion``); a route that finds layout or tables, or a result
+    with form fields or forms, as AnalyzeDocument (``AnalyzeDocumentModelVersion``)."""
+    analysed = result["model"] not in TEXT_ROUTES or any(page.get("blocks") or any(page_forms(page)) for page in result["pages"])
+    return "AnalyzeDocumentModelVersion" if analysed else "DetectDocumentTextModelVersion"
 
 
 class _Writer:
@@ -80,43 +90,50 @@ class _Writer:
 
     def page(self, page: Page) -> None:
         width, height = float(page["width"]), float(page["height"])
-        corners = [[0.0, 0.0], [width, 0.0], [width, height], [0.0, height]]
-        page_block = self._block("PAGE", page, _geometry(corners, width, height))
+        page_block = self._block("PAGE", page, _geometry(page_corners(page), width, height))
         children: list[str] = []
         line_ids: dict[int, str] = {}
         word_ids: dict[int, str] = {}
-        words_by_key: dict[tuple[str, tuple[float, ...]], str] = {}
-        for line in page["lines"]:
-            words = line_words(line)
-            line_block = self._block("LINE", page, _geometry(line["polygon"], width, height),
-                                     Confidence=_confidence(line["score"]), Text=line["text"])
-            ids = []
-            for word in words:
-                word_block = self._block("WORD", page, _geometry(word["polygon"], width, height),
-                                         Confidence=_confidence(word["score"]), Text=word["text"], TextType="PRINTED")
-                word_ids[id(word)] = words_by_key[word_key(word)] = word_block["Id"]
-                ids.append(word_block["Id"])
-            if ids:
-                line_block["Relationships"] = [{"Type": "CHILD", "Ids": ids}]
-            line_ids[id(line)] = line_block["Id"]
-            children.append(line_block["Id"])
+        for line in text_lines(page):
+            line_id = self._line(page, line, word_ids, width, height)
+            if line_id is not None:
+                line_ids[id(line)] = line_id
+                children.append(line_id)
         if page.get("blocks"):
             for region in regions(page):
+                lines = [line_ids[id(line)] for line in region.lines if id(line) in line_ids]
+                if not lines:  # Textract's layout blocks always hold lines
+                    continue
                 kind = LAYOUT_LABELS.get(str(region.block.get("label", "text")), "LAYOUT_TEXT") if region.block else "LAYOUT_TEXT"
                 scores = [line["score"] for line in region.lines]
                 layout = self._block(kind, page, _box_geometry(region.box, width, height),
-                                     Confidence=_confidence(sum(scores) / len(scores) if scores else 1.0))
-                if region.lines:
-                    layout["Relationships"] = [{"Type": "CHILD", "Ids": [line_ids[id(line)] for line in region.lines]}]
+                                     Confidence=_confidence(sum(scores) / len(scores)), Relationships=[{"Type": "CHILD", "Ids": lines}])
                 children.append(layout["Id"])
                 if region.block is not None and region.block.get("html"):
                     words = [word for line in region.lines for word in line_words(line)]
                     table = self._table(page, region.block, region.box, words, word_ids, width, height)
                     if table is not None:
                         children.append(table)
+        words_by_key = {word_key(word): word_ids[id(word)] for line in text_lines(page) for word in line_words(line) if id(word) in word_ids}
         children += form_blocks(page, lambda kind, polygon, **fields: self._block(kind, page, _geometry(polygon, width, height), **fields), words_by_key)
         if children:
             page_block["Relationships"] = [{"Type": "CHILD", "Ids": children}]
+
+    def _line(self, page: Page, line: Line, word_ids: dict[int, str], width: float, height: float) -> str | None:
+        """A ``LINE`` and its ``WORD``s; its text is its words' joined by single spaces, as in Textract's responses."""
+        words = [word for word in line_words(line) if word["text"].strip()]
+        if not words:
+            return None
+        line_block = self._block("LINE", page, _geometry(line["polygon"], width, height), Confidence=_confidence(line["score"]),
+                                 Text=" ".join(word["text"].strip() for word in words))
+        ids = []
+        for word in words:
+            word_block = self._block("WORD", page, _geometry(word["polygon"], width, height),
+                                     Confidence=_confidence(word["score"]), Text=word["text"].strip(), TextType="PRINTED")
+            word_ids[id(word)] = word_block["Id"]
+            ids.append(word_block["Id"])
+        line_block["Relationships"] = [{"Type": "CHILD", "Ids": ids}]
+        return str(line_block["Id"])
 
     def _table(self, page: Page, block: Block, box: Box, words: list[Word], word_ids: dict[int, str], width: float, height: float) -> str | None:
         grid = table_grid(block.get("html", ""))
@@ -254,6 +271,20 @@ def _bands(spans: Sequence[tuple[int, list[Sequence[float]]]], count: int, exten
         return [(start + i * step, start + (i + 1) * step) for i in range(count)]
     edges = [start] + [(found[i][1] + found[i + 1][0]) / 2 for i in range(1, count)] + [end]
     return [(edges[i], edges[i + 1]) for i in range(count)]
+
+
+def page_corners(page: Page) -> list[list[float]]:
+    """The ``PAGE`` block's polygon, starting at the corner that is top left once the page is upright: Textract's
+    responses for pages turned 90 or 180 degrees turn their page polygon with the page (``rotation``: degrees
+    clockwise the page was turned to read it).
+
+    >>> page_corners({"page": 1, "width": 2, "height": 1, "scale": 1.0, "lines": [], "rotation": 90})
+    [[0.0, 1.0], [0.0, 0.0], [2.0, 0.0], [2.0, 1.0]]
+    """
+    width, height = float(page["width"]), float(page["height"])
+    corners = [[0.0, 0.0], [width, 0.0], [width, height], [0.0, height]]
+    quarter = (int(page.get("rotation") or 0) // 90) % 4
+    return corners[-quarter:] + corners[:-quarter] if quarter else corners
 
 
 def _confidence(score: float) -> float:

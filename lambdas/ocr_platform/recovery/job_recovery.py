@@ -29,7 +29,7 @@ from ocr_platform.core import defaults
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.s3_layout import S3Uri, StorageLayout, is_valid_job_id
 from ocr_platform.gpu.completion import AsyncInferenceNotification, finish_async_inference
-from ocr_platform.gpu.sagemaker_async import AsyncInference
+from ocr_platform.gpu.sagemaker_async import AsyncInference, RequestName
 from ocr_platform.jobs.store import JobStatus, JobStore
 
 logger = logging.getLogger(__name__)
@@ -141,7 +141,7 @@ def settle_finished_inferences(
             pending = [(None, {"output_location": job.get("output_location"), "failure_location": job.get("failure_location")})]
         for index, request in pending:
             notification = _notification_from_s3(
-                s3, job_id, request, cutoff, input_location=str(layout.async_request_uri(job_id, index))
+                s3, job_id, request, cutoff, input_location=str(layout.async_request_uri(job_id, index)), chunk_index=index
             )
             if notification is not None:
                 settled[job_id] = finish_async_inference(
@@ -154,15 +154,16 @@ def settle_finished_inferences(
 
 
 def _notification_from_s3(
-    s3: Any, job_id: str, request: Mapping[str, Any], cutoff: datetime, *, input_location: str
+    s3: Any, job_id: str, request: Mapping[str, Any], cutoff: datetime, *, input_location: str, chunk_index: int | None
 ) -> AsyncInferenceNotification | None:
     """The notification SageMaker would have sent for a request whose outcome was written before ``cutoff``."""
     output, failure = request.get("output_location"), request.get("failure_location")
+    inference_id = RequestName(job_id, chunk_index).inference_id  # the request's own name, as its notification has it
     if _written_before(s3, output, cutoff):
-        return AsyncInferenceNotification(job_id, succeeded=True, output_location=output, input_location=input_location)
+        return AsyncInferenceNotification(inference_id, succeeded=True, output_location=output, input_location=input_location)
     if _written_before(s3, failure, cutoff):
         return AsyncInferenceNotification(
-            job_id, succeeded=False, failure_location=failure, input_location=input_location,
+            inference_id, succeeded=False, failure_location=failure, input_location=input_location,
             failure_reason="The endpoint failed; its error notification never finished the job (settled from S3).",
         )
     return None
