@@ -107,6 +107,17 @@ def test_letters_comb_cells_and_table_cells_are_not_check_boxes() -> None:
     assert [[round(v) for v in m["polygon"][0]] for m in marks] == [[700, 250]]
 
 
+def test_graph_paper_has_no_check_boxes() -> None:
+    page = Image.new("RGB", (1200, 1700), "white")
+    draw = ImageDraw.Draw(page)
+    for x in range(0, 1200, 28):
+        draw.line((x, 0, x, 1700), fill="black")
+    for y in range(0, 1700, 28):
+        draw.line((0, y, 1200, y), fill="black")
+
+    assert read_forms(page, []) == ([], [])
+
+
 def test_a_page_without_a_form_has_no_pairs_and_no_marks() -> None:
     page = Image.new("RGB", (1200, 900), "white")
     lines = [line("Quarterly report", 100, 100, 500, 150), line("Sales grew in every region this year.", 100, 200, 900, 240)]

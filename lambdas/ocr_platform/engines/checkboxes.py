@@ -10,8 +10,9 @@ Found by image morphology with OpenCV (in the CPU image already, for PaddleOCR),
    bounding box) or a circle (radio button).
 3. A candidate whose surroundings are mostly ink is a hole (in a letter, or a box side's inner edge), not an
    outline on paper; one inside a recognised word that holds a letter with a closed outline (an ``O``, a ``D``)
-   is that letter (``words``); one with a stroke as tall as itself just beside it is a comb field's or a table's
-   cell; one inside a bigger candidate is the same box's inner edge.
+   is that letter (``words``); one with a stroke as tall as itself just beside it, or whose top and bottom run on
+   past it, is a comb field's, a table's or graph paper's cell; one inside a bigger candidate is the same box's
+   inner edge.
 4. The state is the ink inside the box, away from its sides (``INSET`` of the side): ``FILLED`` or more is
    ``selected``. The confidence grows with the distance from that threshold.
 
@@ -140,15 +141,21 @@ def _distinct(candidates: list[_Candidate]) -> list[_Candidate]:
 
 
 def _apart(ink: Any, candidates: list[_Candidate]) -> list[_Candidate]:
-    """The candidates that stand apart: a box with a stroke as tall as itself just beside it (``COMB_GAP`` of its
-    side away at most) is a comb field's cell (one character each, an account number's digits) or a table's."""
+    """The candidates that stand apart. A box is a comb field's cell (one character each, an account number's
+    digits), a table's or graph paper's when, just beside it (``COMB_GAP`` of its side away at most), there is a
+    stroke as tall as itself, or its top and bottom sides run on past it."""
     kept = []
     for candidate in candidates:
         x0, y0, x1, y1 = candidate.box
         reach = max(2, round(COMB_GAP * candidate.side))
         rows = ink[y0 + 2:y1 - 1]
-        beside = [rows[:, max(0, x0 - reach):max(0, x0 - 1)], rows[:, x1 + 1:x1 + reach]]
-        if not any(band.size and (band.mean(axis=0) >= 0.8).any() for band in beside):
+        beside = [rows[:, max(0, x0 - reach):x0], rows[:, x1:x1 + reach]]  # x1 is the first column past the box
+        wall = any(band.size and (band.mean(axis=0) >= 0.8).any() for band in beside)
+        sides_run_on = any(
+            top.size and bottom.size and top.any(axis=0).mean() >= 0.8 and bottom.any(axis=0).mean() >= 0.8
+            for top, bottom in ((ink[y0:y0 + 3, max(0, x0 - reach):x0], ink[max(0, y1 - 3):y1, max(0, x0 - reach):x0]),
+                                (ink[y0:y0 + 3, x1:x1 + reach], ink[max(0, y1 - 3):y1, x1:x1 + reach])))
+        if not (wall or sides_run_on):
             kept.append(candidate)
     return kept
 
