@@ -84,6 +84,10 @@ def _parser() -> argparse.ArgumentParser:
             "--text-layer", choices=TEXT_LAYER_MODES,
             help=f"a PDF's own text: auto uses it where it is real and OCRs the rest, ignore OCRs every page (default: {TEXT_LAYER_MODES[0]})",
         )
+        cmd.add_argument(
+            "--forms", action="store_true",
+            help="also pair each form label with its answer and find check boxes (key_values, selection_marks; always on pp-structurev3)",
+        )
         return cmd
 
     def with_format(cmd: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -12,9 +12,9 @@ https://docs.aws.amazon.com/textract/latest/dg/API_Block.html):
 - ``TABLE`` per table block with HTML, a ``CELL`` per grid position (``RowIndex``/``ColumnIndex`` from 1) whose
   children are the words of its text, and a ``MERGED_CELL`` over the cells a spanning cell covers. A cell's
   geometry is its row's and column's band: the rows and columns are found from where the cells' words lie.
-- ``KEY_VALUE_SET`` (a ``KEY`` and its ``VALUE``) per PDF form field of a page's ``form_fields``; a check box's or
-  radio button's value holds a ``SELECTION_ELEMENT`` (``SELECTED``/``NOT_SELECTED``). The key's and the value's
-  text are ``WORD`` blocks over the field's box.
+- ``KEY_VALUE_SET`` (a ``KEY`` and its ``VALUE``) per pair of the page's ``key_values`` and ``SELECTION_ELEMENT``
+  (``SELECTED``/``NOT_SELECTED``) per mark of its ``selection_marks``, or of its PDF ``form_fields`` where it has
+  no pairs of its own (``outputs.textract_forms``).
 
 Geometry is normalised to the page as submitted (0-1 of its width and height): a ``BoundingBox`` and a 4-point
 ``Polygon`` in the same corner order as the result's polygons. ``Confidence`` is the score on Textract's 0-100
@@ -33,13 +33,14 @@ scale. Ids are UUIDs derived from the job id, so the same result gives the same 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from html.parser import HTMLParser
-from typing import Any, cast
+from typing import Any
 
 from ocr_platform.core.results import Block, Line, OcrResult, Page
 from ocr_platform.core.words import Word, word_spans
 from ocr_platform.outputs.page_layout import Box, box_of, line_words, regions, text_lines
+from ocr_platform.outputs.textract_forms import form_blocks, page_forms, word_key
 
 #: The engines' layout labels as Textract's layout block types (any other label is ``LAYOUT_TEXT``).
 LAYOUT_LABELS = {
@@ -52,8 +53,6 @@ LAYOUT_LABELS = {
 }
 #: The routes that read text alone, as Textract's DetectDocumentText does.
 TEXT_ROUTES = frozenset({"pp-ocrv5", "pp-ocrv6"})
-#: PDF form field types whose value is a mark, not text: a ``SELECTION_ELEMENT``.
-SELECTION_FIELD_TYPES = frozenset({"checkbox", "radio", "radiobutton", "radio_button"})
 
 
 def textract_document(result: OcrResult) -> dict[str, Any]:
@@ -72,9 +71,8 @@ def textract_document(result: OcrResult) -> dict[str, Any]:
 def model_version_key(result: OcrResult) -> str:
     """The response's model-version key: the API the route stands for. The text-only routes answer as
     DetectDocumentText (``DetectDocumentTextModelVersion``); a route that finds layout or tables, or a result
-    with form fields, as AnalyzeDocument (``AnalyzeDocumentModelVersion``)."""
-    analysed = result["model"] not in TEXT_ROUTES or any(
-        page.get("blocks") or cast("Mapping[str, Any]", page).get("form_fields") for page in result["pages"])
+    with form fields or forms, as AnalyzeDocument (``AnalyzeDocumentModelVersion``)."""
+    analysed = result["model"] not in TEXT_ROUTES or any(page.get("blocks") or any(page_forms(page)) for page in result["pages"])
     return "AnalyzeDocumentModelVersion" if analysed else "DetectDocumentTextModelVersion"
 
 
@@ -116,10 +114,8 @@ class _Writer:
                     table = self._table(page, region.block, region.box, words, word_ids, width, height)
                     if table is not None:
                         children.append(table)
-        for field in cast("Mapping[str, Any]", page).get("form_fields") or []:  # a PDF's form fields, where the page has them
-            key = self._form_field(page, field, width, height)
-            if key is not None:
-                children.append(key)
+        words_by_key = {word_key(word): word_ids[id(word)] for line in text_lines(page) for word in line_words(line) if id(word) in word_ids}
+        children += form_blocks(page, lambda kind, polygon, **fields: self._block(kind, page, _geometry(polygon, width, height), **fields), words_by_key)
         if children:
             page_block["Relationships"] = [{"Type": "CHILD", "Ids": children}]
 
@@ -179,34 +175,6 @@ class _Writer:
         table = self._block("TABLE", page, _box_geometry(box, width, height), Confidence=confidence,
                             EntityTypes=["STRUCTURED_TABLE"], Relationships=relationships)
         return str(table["Id"])
-
-    def _form_field(self, page: Page, field: Any, width: float, height: float) -> str | None:
-        bbox = field.get("bbox") if isinstance(field, dict) else None
-        if not isinstance(bbox, list | tuple) or len(bbox) != 4:
-            return None
-        box: Box = (float(bbox[0]), float(bbox[1]), float(bbox[2]), float(bbox[3]))
-        geometry = _box_geometry(box, width, height)
-        value = self._block("KEY_VALUE_SET", page, geometry, Confidence=100.0, EntityTypes=["VALUE"])
-        if str(field.get("type", "")).lower() in SELECTION_FIELD_TYPES:
-            status = "SELECTED" if field.get("selected") else "NOT_SELECTED"
-            mark = self._block("SELECTION_ELEMENT", page, geometry, Confidence=100.0, SelectionStatus=status)
-            value["Relationships"] = [{"Type": "CHILD", "Ids": [mark["Id"]]}]
-        elif str(field.get("value") or "").strip():
-            value["Relationships"] = [{"Type": "CHILD", "Ids": self._text_words(page, str(field["value"]), box, width, height)}]
-        key = self._block("KEY_VALUE_SET", page, geometry, Confidence=100.0, EntityTypes=["KEY"],
-                          Relationships=[{"Type": "VALUE", "Ids": [value["Id"]]},
-                                         {"Type": "CHILD", "Ids": self._text_words(page, str(field.get("name", "")), box, width, height)}])
-        return str(key["Id"])
-
-    def _text_words(self, page: Page, text: str, box: Box, width: float, height: float) -> list[str]:
-        """WORD blocks for ``text`` set over ``box`` (a form field's name or value, which no line of the page holds)."""
-        x0, y0, x1, y1 = box
-        share = (x1 - x0) / max(len(text), 1)
-        return [
-            self._block("WORD", page, _box_geometry((x0 + a * share, y0, x0 + b * share, y1), width, height),
-                        Confidence=100.0, Text=text[a:b], TextType="PRINTED")["Id"]
-            for a, b in word_spans(text)
-        ]
 
 
 class TableCell:
