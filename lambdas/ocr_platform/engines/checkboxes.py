@@ -7,7 +7,7 @@ Found by image morphology with OpenCV (in the CPU image already, for PaddleOCR),
    strokes (an opening with a line kernel each way), which keeps a box's sides and drops a tick or a cross that
    runs over them. A candidate is a closed outline that is about square, the size of a text line's height
    (``MIN_SIDE``/``MAX_SIDE`` of the page's median line height), and a rectangle (four corners, filling its
-   bounding box) or a circle (radio button).
+   bounding box) or a ring (radio button: round, short of filling its box, paper between outline and dot).
 3. A candidate whose surroundings are mostly ink is a hole (in a letter, or a box side's inner edge), not an
    outline on paper; one inside a recognised word that holds a letter with a closed outline (an ``O``, a ``D``)
    is that letter (``words``); one with a stroke as tall as itself just beside it, or whose top and bottom run on
@@ -43,6 +43,9 @@ MAX_ASPECT = 1.45
 #: (4 pi area / perimeter squared: 1 for a circle, 0.785 for a square).
 MIN_RECTANGULARITY = 0.8
 MIN_CIRCULARITY = 0.82
+#: Where inside a round candidate (a share of its radius, between a radio button's outline and its dot) paper is
+#: looked for.
+RING = 0.72
 #: Letters whose outline is a closed box or ring about a line high (a candidate where a word has one is it).
 CLOSED_LETTERS = "O0DQo口回日目田囗"
 #: The share of the side left out at each edge when the inside is measured (the outline and its blur).
@@ -111,9 +114,21 @@ def _outlines(binary: Any, low: int, high: int, *, circles: bool) -> list[_Candi
         corners = cv2.approxPolyDP(contour, 0.08 * perimeter, True)
         if len(corners) == 4 and cv2.isContourConvex(corners) and area >= MIN_RECTANGULARITY * w * h:
             found.append(_Candidate((x, y, x + w, y + h), round=False))
-        elif circles and 4 * 3.14159 * area / perimeter**2 >= MIN_CIRCULARITY and len(corners) > 4:
+        elif (circles and 4 * 3.14159 * area / perimeter**2 >= MIN_CIRCULARITY and area < MIN_RECTANGULARITY * w * h
+              and _hollow(binary, x, y, w, h)):
             found.append(_Candidate((x, y, x + w, y + h), round=True))
     return found
+
+
+def _hollow(binary: Any, x: int, y: int, w: int, h: int) -> bool:
+    """Whether a round candidate is a ring (a radio button, its dot well inside it) rather than a disc of ink (a
+    bullet, a blot): most of a circle at ``RING`` of its radius, inside the outline, is paper."""
+    import numpy as np
+
+    angles = np.linspace(0, 2 * np.pi, 32, endpoint=False)
+    xs = np.clip(np.round(x + w / 2 + RING * w / 2 * np.cos(angles)).astype(int), 0, binary.shape[1] - 1)
+    ys = np.clip(np.round(y + h / 2 + RING * h / 2 * np.sin(angles)).astype(int), 0, binary.shape[0] - 1)
+    return float(binary[ys, xs].mean()) < 0.5
 
 
 def _enclosed(binary: Any, x: int, y: int, w: int, h: int) -> bool:

@@ -275,7 +275,7 @@ def _shares(text: str, widths: Sequence[float]) -> list[int]:
     [4, 0, 4, 8]
     """
     total = sum(widths)
-    if total <= 0:
+    if total <= 0 or not text:
         return [len(text)] + [0] * (len(widths) - 1)
     sizes = [_width(c) for c in text]
     scale = total / sum(sizes)
