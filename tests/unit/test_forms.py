@@ -116,6 +116,22 @@ def test_radio_buttons_are_marks_and_a_bullet_is_not() -> None:
     assert [(m["state"], [round(v) for v in m["polygon"][0]]) for m in marks] == [("unselected", [300, 100]), ("selected", [500, 100])]
 
 
+def test_radio_buttons_the_recogniser_read_as_the_letter_o_are_still_marks() -> None:
+    page = Image.new("RGB", (1200, 400), "white")
+    draw = ImageDraw.Draw(page)
+    font = ImageFont.truetype(str(LATIN_FONT), 30)
+    for x, option in ((300, "Female"), (520, "Male")):
+        draw.ellipse((x, 100, x + 32, 132), outline="black", width=3)
+        draw.text((x + 44, 100), option, fill="black", font=font)
+    draw.ellipse((528, 108, 544, 124), fill="black")
+    lines = [line("O Female O Male", 300, 98, 640, 136)]  # the rings read as the letter O
+
+    found, marks = read_forms(page, lines)  # type: ignore[arg-type]
+
+    assert [m["state"] for m in marks] == ["unselected", "selected"]
+    assert [(p["key"]["text"], p["value"] and p["value"].get("state")) for p in found] == [("Female", "unselected"), ("Male", "selected")]
+
+
 def test_letters_comb_cells_and_table_cells_are_not_check_boxes() -> None:
     page = Image.new("RGB", (1200, 700), "white")
     draw = ImageDraw.Draw(page)

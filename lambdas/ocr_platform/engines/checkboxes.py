@@ -46,6 +46,10 @@ MIN_CIRCULARITY = 0.82
 #: Where inside a round candidate (a share of its radius, between a radio button's outline and its dot) paper is
 #: looked for.
 RING = 0.72
+#: What a recogniser reads a row of empty radio buttons as, and how far from square (a share of the height) a ring
+#: among them may be; a digit 0 is narrower (about 0.8 of its height in a sans face).
+ROUND_READINGS = "OoＯ0０"
+RING_ASPECT = 0.12
 #: Letters whose outline is a closed box or ring about a line high (a candidate where a word has one is it).
 CLOSED_LETTERS = "O0DQo口回日目田囗"
 #: The share of the side left out at each edge when the inside is measured (the outline and its blur).
@@ -92,7 +96,7 @@ def find_marks(image: Any, *, line_height: float | None = None, words: Sequence[
     strokes = cv2.morphologyEx(strokes, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
     candidates = _outlines(ink, low, high, circles=True) + _outlines(strokes, low, high, circles=False)
     letters = [(_box_of(polygon), text) for polygon, text in words if text]
-    kept = _distinct(_apart(ink, [c for c in candidates if not any(_letter(c.box, box, text) for box, text in letters)]))
+    kept = _distinct(_apart(ink, [c for c in candidates if not any(_letter(c, box, text) for box, text in letters)]))
     marks = [_mark(ink, candidate) for candidate in kept]
     return sorted(marks, key=lambda mark: (round(mark["polygon"][0][1] / height), mark["polygon"][0][0])), ink
 
@@ -192,9 +196,15 @@ def _box_of(polygon: Sequence[Sequence[float]]) -> tuple[float, float, float, fl
     return min(xs), min(ys), max(xs), max(ys)
 
 
-def _letter(box: tuple[int, int, int, int], word: tuple[float, float, float, float], text: str) -> bool:
-    """Whether ``box`` is a letter of the word ``text`` read at ``word``: its centre in the word, where (at the
-    word's pitch, give or take a character) the word has a letter with a closed outline (``CLOSED_LETTERS``)."""
+def _letter(candidate: _Candidate, word: tuple[float, float, float, float], text: str) -> bool:
+    """Whether ``candidate`` is a letter of the word ``text`` read at ``word``: its centre in the word, where (at
+    the word's pitch, give or take a character) the word has a letter with a closed outline (``CLOSED_LETTERS``).
+    A ring as wide as it is tall (``RING_ASPECT``) in a word of nothing but round letters (``ROUND_READINGS``:
+    ``"O"``, ``"OO"``, ``"0000"``) is a row of radio buttons the recogniser read as letters, not a letter."""
+    box = candidate.box
+    width, height = box[2] - box[0], box[3] - box[1]
+    if candidate.round and text.strip() and set(text.strip()) <= set(ROUND_READINGS) and abs(width / max(1, height) - 1) <= RING_ASPECT:
+        return False
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     if not (word[0] <= cx <= word[2] and word[1] <= cy <= word[3]) or box[3] - box[1] > 1.1 * (word[3] - word[1]):
         return False
