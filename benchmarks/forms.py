@@ -13,8 +13,9 @@ Three sets:
 - ``generated``: filled-in forms made in code (``tests/form_documents.py``: labels, typed answers beside or under
   them, blanks, ticked and empty boxes, scanned): pairs by text (rapidfuzz ratio >= 80 on key and value), marks by
   box (IoU >= 0.5) and state.
-- ``pdf-forms``: public PDF forms whose own check boxes and radio buttons are the truth (their ``form_fields``):
-  each page is rendered with its fields drawn, as a printer would, and its marks found from the pixels alone.
+- ``pdf-forms``: public PDF forms whose own check boxes and radio buttons are the truth (their ``form_fields``,
+  those drawn with an outline): each page is rendered with its fields drawn, as a printer would, read by the
+  route's OCR, and its marks found from the pixels and those lines (``--pixels-only``: without the lines).
 
 Beside the method, a nearest-neighbour baseline: the same labels, each paired with the nearest other text
 (centre to centre). Reported: precision, recall and F1 of pairs; precision and recall of marks and the accuracy
