@@ -132,6 +132,15 @@ def test_radio_buttons_the_recogniser_read_as_the_letter_o_are_still_marks() -> 
     assert [(p["key"]["text"], p["value"] and p["value"].get("state")) for p in found] == [("Female", "unselected"), ("Male", "selected")]
 
 
+def test_an_option_named_o_beside_its_box_keeps_its_name() -> None:
+    page, lines = _page_with_boxes([False, False, False, True], ["A", "B", "AB", "O"])  # a blood group
+
+    found, marks = read_forms(page, lines)  # type: ignore[arg-type]
+
+    assert len(marks) == 4
+    assert [(p["key"]["text"], p["value"] and p["value"].get("state")) for p in found][-1] == ("O", "selected")
+
+
 def test_letters_comb_cells_and_table_cells_are_not_check_boxes() -> None:
     page = Image.new("RGB", (1200, 700), "white")
     draw = ImageDraw.Draw(page)

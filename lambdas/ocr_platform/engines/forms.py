@@ -94,8 +94,8 @@ def segments(lines: Sequence[Line], marks: Sequence[SelectionMark] = (), ink: An
     for line in lines:
         if not line.get("polygon"):
             continue
-        words = [piece for w in (line.get("words") or estimated_words(dict(line))) for piece in _split_word(w, boxes, ink)]
-        words = [w for w in words if w["text"] and not _in_any(w, boxes) and not _ring_read_as_letters(w, boxes)]
+        read = [w for w in (line.get("words") or estimated_words(dict(line))) if not _ring_read_as_letters(w, boxes)]
+        words = [w for w in (piece for w in read for piece in _split_word(w, boxes, ink)) if w["text"] and not _in_any(w, boxes)]
         run: list[Word] = []
         for word in words:
             if run and (_gap(run[-1], word) > SPLIT_GAP * _word_height(word) or _mark_between(run[-1], word, boxes)):
@@ -363,13 +363,14 @@ def _word_height(word: Word) -> float:
 
 
 def _ring_read_as_letters(word: Word, boxes: Sequence[Box]) -> bool:
-    """Whether ``word`` is nothing but round letters (``ROUND_READINGS``: ``"O"``) on or just beside a mark (half
-    its side away at most: a word's place within its line is an estimate): a radio button read as a letter."""
+    """Whether ``word`` is nothing but round letters (``ROUND_READINGS``: ``"O"``) over a mark, even in part (a
+    word's place within its line may be an estimate): a radio button read as a letter. An option "O" printed
+    beside its box does not touch it and is kept."""
     text = word["text"].strip()
     if not text or not set(text) <= set(ROUND_READINGS):
         return False
     x0, y0, x1, y1 = bounds([word["polygon"]])
-    return any(max(b[0] - x1, x0 - b[2]) <= 0.5 * (b[2] - b[0]) and _same_row((x0, y0, x1, y1), b) for b in boxes)
+    return any(min(x1, b[2]) > max(x0, b[0]) and _same_row((x0, y0, x1, y1), b) for b in boxes)
 
 
 def _in_any(word: Word, boxes: Sequence[Box]) -> bool:
