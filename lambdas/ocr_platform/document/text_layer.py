@@ -43,6 +43,7 @@ from typing import Any
 from ocr_platform.document.char_boxes import PageGeometry, turned_box
 from ocr_platform.document.font_map import Extent, FontMaps
 from ocr_platform.document.layer_line import LayerLine, LineBuilder, Style
+from ocr_platform.document.layer_reread import left_out_objects, reread_page
 from ocr_platform.document.layer_text import code_point, is_surrogate, layer_chars, unreadable
 
 __all__ = ["LayerLine", "PageGeometry", "TextLayer", "layer_label", "layered_pages", "read_text_layer", "used_layer"]
@@ -127,13 +128,19 @@ def layered_pages(path: Path, pages: Sequence[int]) -> set[int]:
     return layered
 
 
-def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
-    """The text layer of an open pypdfium2 page (``page.get_textpage()`` as ``textpage``), in pixels at ``scale``."""
+def read_text_layer(page: Any, textpage: Any, *, scale: float, index: int | None = None) -> TextLayer:
+    """The text layer of an open pypdfium2 page (``page.get_textpage()`` as ``textpage``), in pixels at ``scale``;
+    ``index`` (the page's, from 0) lets a page whose text objects pdfium's text page skips be read again
+    (``document.layer_reread``)."""
     import pypdfium2.raw as pdfium_c
 
     left, bottom, right, top = page.get_bbox()  # the crop box, inherited from the page tree where the page has none
     geometry = PageGeometry(left=left, bottom=bottom, right=right, top=top, rotation=page.get_rotation() % 360, scale=scale)
     handle = textpage.raw
+    if index is not None and left_out_objects(page):
+        reread = _reread_layer(page, index, geometry, handle)
+        if reread is not None:
+            return reread
     reader = _CharReader(handle, geometry)
     builder = LineBuilder(geometry)
     unmapped = skipped = replaced = 0
@@ -191,6 +198,35 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
         fonts={line.font for line in lines},
         replaced=replaced,
         font_mapped=len(font_mapped),
+    )
+
+
+def _reread_layer(page: Any, index: int, geometry: PageGeometry, handle: Any) -> TextLayer | None:
+    """The page's layer as pdfminer.six reads it, where that holds more characters than pdfium's text page
+    (``document.layer_reread``); ``None`` otherwise. Its text objects' render modes still say whether it is invisible."""
+    import pypdfium2.raw as pdfium_c
+
+    chars = [char for char in reread_page(page, index) if not char.text.isspace()]
+    kept = sum(not pdfium_c.FPDFText_IsGenerated(handle, i) and not chr(pdfium_c.FPDFText_GetUnicode(handle, i) or 32).isspace() for i in range(max(pdfium_c.FPDFText_CountChars(handle), 0)))
+    if len(chars) <= kept:
+        return None
+    modes = {pdfium_c.FPDFTextObj_GetTextRenderMode(obj.raw) for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_TEXT])}
+    invisible = bool(modes) and modes <= INVISIBLE_RENDER_MODES
+    builder = LineBuilder(geometry)
+    unmapped = skipped = 0
+    for char in chars:
+        letters = layer_chars(char.text)
+        inside = geometry.left <= (char.box[0] + char.box[2]) / 2 <= geometry.right and geometry.bottom <= (char.box[1] + char.box[3]) / 2 <= geometry.top
+        if not letters or not inside:
+            skipped += 1
+            builder.break_line()
+            continue
+        unmapped += char.unmapped
+        builder.add(letters, turned_box(char.box, char.quarter), char.quarter, Style(char.font, invisible), unmapped=char.unmapped)
+    lines = builder.finish()
+    return TextLayer(
+        lines=lines, chars=builder.chars + skipped, unmapped=unmapped, invisible=invisible,
+        covered_by_image=bool(lines) and _image_covers_page(page, geometry), skipped=skipped, fonts={line.font for line in lines},
     )
 
 

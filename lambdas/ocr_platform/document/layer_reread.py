@@ -1,0 +1,107 @@
+"""A page's text layer read a second way, where pdfium's text page leaves whole text objects out.
+
+pdfium's text page skips a text object whose box has no width. A vertical CID font (``Identity-V``) that is not
+embedded, with no system font to stand in for it, draws its glyphs with no width, so pdfium's text keeps only the
+columns holding a glyph it can measure (pdfminer.six's ``jo.pdf``: 262 of its 880 characters). Where a page has
+such objects, pdfminer.six, which reads a font's characters from its CMap and its advance from the font's metrics,
+reads the page's characters again, each with its box and whether its font writes vertically; ``document.text_layer``
+keeps that reading where it holds more characters than pdfium's.
+
+A vertical character goes to the line builder turned a quarter turn clockwise (``VERTICAL_QUARTER``), so a column
+reads from top to bottom as a line reads left to right, and columns follow one another from right to left.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Any
+
+from ocr_platform.document.char_boxes import Box
+
+#: Quarter turns (counter-clockwise) of vertical text: it runs down the page.
+VERTICAL_QUARTER = 3
+#: pdfium's text page skips a text object narrower than this (points): pdfium's ``kSizeEpsilon``.
+NO_WIDTH = 1e-4
+
+
+@dataclass(frozen=True)
+class ReadChar:
+    """One character of the second reading: its text (U+FFFD without a Unicode mapping), page-space box, quarter
+    turns (0 upright, ``VERTICAL_QUARTER`` vertical) and font name."""
+
+    text: str
+    box: Box
+    quarter: int
+    font: str
+    unmapped: bool
+
+
+def left_out_objects(page: Any) -> int:
+    """The text objects of an open pypdfium2 page that pdfium's text page skips: a height but no width."""
+    import pypdfium2.raw as pdfium_c
+
+    left_out = 0
+    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_TEXT]):
+        left, bottom, right, top = obj.get_bounds()
+        left_out += right - left < NO_WIDTH < top - bottom
+    return left_out
+
+
+def reread_page(page: Any, index: int) -> list[ReadChar]:
+    """The characters of page ``index`` (from 0) of ``page``'s document as pdfminer.six reads them, in the order the
+    page draws them; upright and vertical ones only (slanted text is OCR's)."""
+    import pypdfium2 as pdfium
+    from pdfminer.layout import LTChar
+    from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
+    from pdfminer.pdfpage import PDFPage
+
+    single = pdfium.PdfDocument.new()
+    try:
+        single.import_pages(page.pdf, [index])
+        single[0].set_rotation(0)  # pdfminer turns its coordinates by /Rotate; pdfium's boxes are unturned
+        buffer = io.BytesIO()
+        single.save(buffer)
+    finally:
+        single.close()
+    buffer.seek(0)
+    manager = PDFResourceManager()
+    device = _aggregator(manager)
+    interpreter = PDFPageInterpreter(manager, device)
+    chars: list[ReadChar] = []
+    for pdf_page in PDFPage.get_pages(buffer):
+        x0, y0 = pdf_page.mediabox[0], pdf_page.mediabox[1]  # pdfminer's coordinates start at the media box
+        interpreter.process_page(pdf_page)
+        items = [item for item in device.get_result() if isinstance(item, LTChar)]
+        for item, vertical in zip(items, device.vertical, strict=True):
+            a, b, c, d, _, _ = item.matrix
+            if b or c or a <= 0 or d <= 0:
+                continue
+            text = item.get_text()
+            unmapped = text.startswith("(cid:")
+            box = (item.x0 + x0, item.y0 + y0, item.x1 + x0, item.y1 + y0)
+            chars.append(ReadChar("\ufffd" if unmapped else text, box, VERTICAL_QUARTER if vertical else 0, item.fontname, unmapped))
+        break
+    return chars
+
+
+def _aggregator(manager: Any) -> Any:
+    """pdfminer's page aggregator, without layout analysis, noting whether each character's font writes vertically
+    (pdfminer.six is imported only for a page read again)."""
+    from pdfminer.converter import PDFPageAggregator
+
+    class Aggregator(PDFPageAggregator):
+        def __init__(self) -> None:
+            super().__init__(manager, laparams=None)
+            self.vertical: list[bool] = []
+
+        def begin_page(self, page: Any, ctm: Any) -> None:
+            self.vertical = []
+            super().begin_page(page, ctm)
+
+        def render_char(self, matrix: Any, font: Any, *args: Any) -> float:
+            advance: float = super().render_char(matrix, font, *args)
+            self.vertical.append(bool(font.is_vertical()))
+            return advance
+
+    return Aggregator()
