@@ -14,10 +14,11 @@ reads from top to bottom as a line reads left to right, and columns follow one a
 from __future__ import annotations
 
 import io
+import math
 from dataclasses import dataclass
 from typing import Any
 
-from ocr_platform.document.char_boxes import Box
+from ocr_platform.document.char_boxes import ANGLE_TOLERANCE, Box
 
 #: Quarter turns (counter-clockwise) of vertical text: it runs down the page.
 VERTICAL_QUARTER = 3
@@ -28,7 +29,7 @@ NO_WIDTH = 1e-4
 @dataclass(frozen=True)
 class ReadChar:
     """One character of the second reading: its text (U+FFFD without a Unicode mapping), page-space box, quarter
-    turns (0 upright, ``VERTICAL_QUARTER`` vertical) and font name."""
+    turns (its matrix's, ``VERTICAL_QUARTER`` more where its font writes vertically) and font name."""
 
     text: str
     box: Box
@@ -50,7 +51,7 @@ def left_out_objects(page: Any) -> int:
 
 def reread_page(page: Any, index: int) -> list[ReadChar]:
     """The characters of page ``index`` (from 0) of ``page``'s document as pdfminer.six reads them, in the order the
-    page draws them; upright and vertical ones only (slanted text is OCR's)."""
+    page draws them; upright, turned by quarter turns or vertical (slanted or mirrored text is OCR's)."""
     import pypdfium2 as pdfium
     from pdfminer.layout import LTChar
     from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
@@ -72,17 +73,47 @@ def reread_page(page: Any, index: int) -> list[ReadChar]:
     for pdf_page in PDFPage.get_pages(buffer):
         x0, y0 = pdf_page.mediabox[0], pdf_page.mediabox[1]  # pdfminer's coordinates start at the media box
         interpreter.process_page(pdf_page)
-        items = [item for item in device.get_result() if isinstance(item, LTChar)]
+        items = [item for item in _walk(device.get_result()) if isinstance(item, LTChar)]
         for item, vertical in zip(items, device.vertical, strict=True):
-            a, b, c, d, _, _ = item.matrix
-            if b or c or a <= 0 or d <= 0:
+            turns = _quarter_turns(item.matrix)
+            if turns is None:
                 continue
             text = item.get_text()
             unmapped = text.startswith("(cid:")
             box = (item.x0 + x0, item.y0 + y0, item.x1 + x0, item.y1 + y0)
-            chars.append(ReadChar("\ufffd" if unmapped else text, box, VERTICAL_QUARTER if vertical else 0, item.fontname, unmapped))
+            quarter = (turns + VERTICAL_QUARTER * vertical) % 4
+            chars.append(ReadChar("\ufffd" if unmapped else text, box, quarter, item.fontname, unmapped))
         break
     return chars
+
+
+def _quarter_turns(matrix: tuple[float, float, float, float, float, float]) -> int | None:
+    """A character's rendering matrix as quarter turns (counter-clockwise); ``None`` when slanted or mirrored.
+
+    >>> _quarter_turns((1, 0, 0, 1, 5, 5)), _quarter_turns((0, 1, -1, 0, 5, 5)), _quarter_turns((-1, 0.0, 0.0, -1, 0, 0))
+    (0, 1, 2)
+    >>> _quarter_turns((1, 0.5, 0, 1, 0, 0)), _quarter_turns((1, 0, 0, -1, 0, 0))
+    (None, None)
+    """
+    a, b, c, d, _, _ = matrix
+    if a * d - b * c <= 0:
+        return None
+    turns = math.atan2(b, a) / (math.pi / 2)
+    nearest = round(turns)
+    if abs(turns - nearest) * (math.pi / 2) > ANGLE_TOLERANCE or abs(math.remainder(math.atan2(-c, d) - math.atan2(b, a), math.tau)) > ANGLE_TOLERANCE:
+        return None
+    return nearest % 4
+
+
+def _walk(container: Any) -> Any:
+    """The items of a pdfminer layout, those of its figures (form XObjects) in their place: the order drawn."""
+    from pdfminer.layout import LTFigure
+
+    for item in container:
+        if isinstance(item, LTFigure):
+            yield from _walk(item)
+        else:
+            yield item
 
 
 def _aggregator(manager: Any) -> Any:

@@ -26,6 +26,9 @@ What a ``TextLayer`` holds:
 - ``skipped``: characters not used for lines: slanted (neither upright nor turned by a multiple of 90
   degrees; OCR reads them instead), without a box, or off the crop box.
 
+A page with text objects that pdfium's text page skips (no width: a vertical font that is not embedded) is read again
+with pdfminer.six (``document.layer_reread``), and read so where that finds more of its characters.
+
 >>> layer = TextLayer(lines=[], chars=0, unmapped=0, invisible=False, covered_by_image=False, skipped=0)
 >>> layer.empty, layer.unmapped_share
 (True, 0.0)
@@ -40,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ocr_platform.document.char_boxes import PageGeometry, turned_box
+from ocr_platform.document.char_boxes import ANGLE_TOLERANCE, PageGeometry, turned_box
 from ocr_platform.document.font_map import Extent, FontMaps
 from ocr_platform.document.layer_line import LayerLine, LineBuilder, Style
 from ocr_platform.document.layer_reread import left_out_objects, reread_page
@@ -48,10 +51,11 @@ from ocr_platform.document.layer_text import code_point, is_surrogate, layer_cha
 
 __all__ = ["LayerLine", "PageGeometry", "TextLayer", "layer_label", "layered_pages", "read_text_layer", "used_layer"]
 
-#: A character further than this (radians) from a multiple of 90 degrees is slanted text, left to OCR.
-ANGLE_TOLERANCE = 0.05
 #: Text render modes that draw nothing (3 invisible, 7 clip only): the layer an earlier OCR left over a scan.
 INVISIBLE_RENDER_MODES = frozenset({3, 7})
+#: A page read again (``document.layer_reread``) is read so where that finds this many times pdfium's characters: a
+#: reading that differs by a character or two is no reason to leave pdfium's (the layer check knows its fonts).
+REREAD_GAIN = 1.1
 #: An image covering this share of the page hides any text drawn beneath it.
 IMAGE_COVER_SHARE = 0.5
 
@@ -202,16 +206,18 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float, index: int | None
 
 
 def _reread_layer(page: Any, index: int, geometry: PageGeometry, handle: Any) -> TextLayer | None:
-    """The page's layer as pdfminer.six reads it, where that holds more characters than pdfium's text page
-    (``document.layer_reread``); ``None`` otherwise. Its text objects' render modes still say whether it is invisible."""
+    """The page's layer as pdfminer.six reads it, where that holds ``REREAD_GAIN`` times the characters (spaces aside)
+    of pdfium's text page (``document.layer_reread``); ``None`` otherwise. Its text objects' render modes still say whether it is invisible."""
     import pypdfium2.raw as pdfium_c
 
     chars = [char for char in reread_page(page, index) if not char.text.isspace()]
-    kept = sum(not pdfium_c.FPDFText_IsGenerated(handle, i) and not chr(pdfium_c.FPDFText_GetUnicode(handle, i) or 32).isspace() for i in range(max(pdfium_c.FPDFText_CountChars(handle), 0)))
-    if len(chars) <= kept:
+    indexes = range(max(pdfium_c.FPDFText_CountChars(handle), 0))
+    kept = sum(not pdfium_c.FPDFText_IsGenerated(handle, i) and not chr(pdfium_c.FPDFText_GetUnicode(handle, i) or 32).isspace() for i in indexes)
+    if len(chars) < REREAD_GAIN * kept or not chars:
         return None
     modes = {pdfium_c.FPDFTextObj_GetTextRenderMode(obj.raw) for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_TEXT])}
-    invisible = bool(modes) and modes <= INVISIBLE_RENDER_MODES
+    invisible = bool(modes & INVISIBLE_RENDER_MODES)
+    style_invisible = bool(modes) and modes <= INVISIBLE_RENDER_MODES
     builder = LineBuilder(geometry)
     unmapped = skipped = 0
     for char in chars:
@@ -222,7 +228,7 @@ def _reread_layer(page: Any, index: int, geometry: PageGeometry, handle: Any) ->
             builder.break_line()
             continue
         unmapped += char.unmapped
-        builder.add(letters, turned_box(char.box, char.quarter), char.quarter, Style(char.font, invisible), unmapped=char.unmapped)
+        builder.add(letters, turned_box(char.box, char.quarter), char.quarter, Style(char.font, style_invisible), unmapped=char.unmapped)
     lines = builder.finish()
     return TextLayer(
         lines=lines, chars=builder.chars + skipped, unmapped=unmapped, invisible=invisible,
