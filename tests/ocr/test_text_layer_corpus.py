@@ -27,6 +27,8 @@ SAMPLE = [
     ("pdfjs-issue11656.pdf", "Hebrew"),
     ("pdfjs-issue8424.pdf", "Hangul"),
     ("pdfjs-issue15340.pdf", "Han"),
+    # Vertical Japanese in a font that is not embedded: pdfium's text page keeps 262 of its 880 characters.
+    ("pdfminer-jo.pdf", "Hiragana"),
     ("pymupdf-chinese-tables.pdf", "Han"),
     ("fpdf2-kerning.pdf", "Cyrillic"),
     ("fpdf2-thai-wraps-zerowidthspace.pdf", "Thai"),
@@ -48,6 +50,17 @@ def test_a_true_layer_in_any_script_reads_at_word_f1_095_against_pdftotext(ppocr
 def test_a_layer_that_crashed_the_writers_is_written_by_every_format(ppocr_v6, tmp_path: Path, name: str) -> None:
     row = read_and_score(CORPUS / name, ppocr_v6, workdir=tmp_path)  # raises where a writer cannot encode the text
     assert row["pages"] >= 1
+
+
+def test_vertical_japanese_reads_its_columns_top_to_bottom_from_right_to_left(ppocr_v6) -> None:
+    from ocr_platform.core.results import page_text
+    from ocr_platform.cpu.job_runner import ocr_document
+
+    result, _ = ocr_document(CORPUS / "pdfminer-jo.pdf", job_id="t", model=CORPUS_MODEL, engine=ppocr_v6)
+    lines = page_text(result["pages"][0]).splitlines()
+    # The upper block's first columns, as a reader reads them (the title, then the poem's first three columns).
+    first = ["序", "わたくしといふ現象は", "假定された有機交流電燈の", "ひとつの青い照明です"]
+    assert [line.strip() for line in lines if line.strip()][:4] == first, lines[:6]
 
 
 def test_a_lam_alef_ligature_mapped_in_visual_order_reads_as_typed(ppocr_v6) -> None:
