@@ -1,7 +1,7 @@
 """A sample of the non-Latin text-layer corpus (``tests/documents/text_layers``, public PDFs), read through the default
 settings in CI: each file is read, written in every output format, and scored against poppler's ``pdftotext``
-(``tests.text_layer_corpus``; the whole corpus is ``benchmarks/text_layer_corpus.py``). About 15 s with the engine
-loaded."""
+(``tests.text_layer_corpus``; the whole corpus is ``benchmarks/text_layer_corpus.py``). About 21 s with the engine
+loaded, on a shared 2-core machine."""
 
 from __future__ import annotations
 
