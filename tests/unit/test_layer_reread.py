@@ -67,3 +67,20 @@ def test_a_page_pdfium_reads_whole_is_not_read_again(tmp_path: Path) -> None:
     source = documents.write_born_digital_pdf(tmp_path / "report.pdf")
     pdf = pdfium.PdfDocument(source)
     assert left_out_objects(pdf[0]) == 0
+
+
+def test_a_second_reader_that_fails_leaves_the_page_pdfiums_reading(tmp_path: Path, monkeypatch) -> None:
+    import ocr_platform.document.text_layer as text_layer
+
+    def broken(page, index):
+        raise ValueError("a content stream pdfminer.six cannot parse")
+
+    monkeypatch.setattr(text_layer, "reread_page", broken)
+    source = _vertical_pdf(tmp_path / "vertical.pdf")
+    with open_document(source, text_layers=True) as doc:
+        [image] = list(doc.pages())
+    layer = image.text_layer
+    pdf = pdfium.PdfDocument(source)
+    page = pdf[0]
+    pdfium_only = text_layer.read_text_layer(page, page.get_textpage(), scale=image.scale)
+    assert layer is not None and [line.text for line in layer.lines] == [line.text for line in pdfium_only.lines]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ocr_platform.document.char_boxes import ANGLE_TOLERANCE, Box
+from ocr_platform.document.layer_text import is_surrogate
 
 #: Quarter turns (counter-clockwise) of vertical text: it runs down the page.
 VERTICAL_QUARTER = 3
@@ -78,7 +79,7 @@ def reread_page(page: Any, index: int) -> list[ReadChar]:
             turns = _quarter_turns(item.matrix)
             if turns is None:
                 continue
-            text = item.get_text()
+            text = "".join("\ufffd" if is_surrogate(ord(letter)) else letter for letter in item.get_text())  # a lone half
             unmapped = text.startswith("(cid:")
             box = (item.x0 + x0, item.y0 + y0, item.x1 + x0, item.y1 + y0)
             quarter = (turns + VERTICAL_QUARTER * vertical) % 4

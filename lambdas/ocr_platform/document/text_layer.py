@@ -210,7 +210,10 @@ def _reread_layer(page: Any, index: int, geometry: PageGeometry, handle: Any) ->
     of pdfium's text page (``document.layer_reread``); ``None`` otherwise. Its text objects' render modes still say whether it is invisible."""
     import pypdfium2.raw as pdfium_c
 
-    chars = [char for char in reread_page(page, index) if not char.text.isspace()]
+    try:
+        chars = [char for char in reread_page(page, index) if not char.text.isspace()]
+    except Exception:  # noqa: BLE001 - the second reader failing on a page leaves it pdfium's reading, not a failed page
+        return None
     indexes = range(max(pdfium_c.FPDFText_CountChars(handle), 0))
     kept = sum(not pdfium_c.FPDFText_IsGenerated(handle, i) and not chr(pdfium_c.FPDFText_GetUnicode(handle, i) or 32).isspace() for i in indexes)
     if len(chars) < REREAD_GAIN * kept or not chars:
@@ -219,8 +222,9 @@ def _reread_layer(page: Any, index: int, geometry: PageGeometry, handle: Any) ->
     invisible = bool(modes & INVISIBLE_RENDER_MODES)
     style_invisible = bool(modes) and modes <= INVISIBLE_RENDER_MODES
     builder = LineBuilder(geometry)
-    unmapped = skipped = 0
+    unmapped = skipped = replaced = 0
     for char in chars:
+        replaced += "\ufffd" in char.text and not char.unmapped
         letters = layer_chars(char.text)
         inside = geometry.left <= (char.box[0] + char.box[2]) / 2 <= geometry.right and geometry.bottom <= (char.box[1] + char.box[3]) / 2 <= geometry.top
         if not letters or not inside:
@@ -233,6 +237,7 @@ def _reread_layer(page: Any, index: int, geometry: PageGeometry, handle: Any) ->
     return TextLayer(
         lines=lines, chars=builder.chars + skipped, unmapped=unmapped, invisible=invisible,
         covered_by_image=bool(lines) and _image_covers_page(page, geometry), skipped=skipped, fonts={line.font for line in lines},
+        replaced=replaced,
     )
 
 
