@@ -27,7 +27,7 @@ What a ``TextLayer`` holds:
   degrees; OCR reads them instead), without a box, or off the crop box.
 
 A page with text objects that pdfium's text page skips (no width: a vertical font that is not embedded) is read again
-with pdfminer.six (``document.layer_reread``), and read so where that finds more of its characters.
+with pdfminer.six (``document.layer_reread``), and read so where that finds more of its characters (``reread``).
 
 >>> layer = TextLayer(lines=[], chars=0, unmapped=0, invisible=False, covered_by_image=False, skipped=0)
 >>> layer.empty, layer.unmapped_share
@@ -73,6 +73,7 @@ class TextLayer:
     fonts: set[str] = field(default_factory=set)
     replaced: int = 0
     font_mapped: int = 0
+    reread: bool = False
 
     @property
     def empty(self) -> bool:
@@ -237,7 +238,7 @@ def _reread_layer(page: Any, index: int, geometry: PageGeometry, handle: Any) ->
     return TextLayer(
         lines=lines, chars=builder.chars + skipped, unmapped=unmapped, invisible=invisible,
         covered_by_image=bool(lines) and _image_covers_page(page, geometry), skipped=skipped, fonts={line.font for line in lines},
-        replaced=replaced,
+        replaced=replaced, reread=True,
     )
 
 
