@@ -175,13 +175,15 @@ def test_a_pages_selection_keeps_the_documents_page_numbers_in_every_format(resu
     assert textract_document(result).keys() >= {"DetectDocumentTextModelVersion"}
 
 
-#: Measured shortfalls of OCRmyPDF 17.13's renderer read by pdftotext (poppler 22): it draws a skewed line's words
-#: along the hOCR baseline's slope, and pdftotext then splits the slanted words into letters (skewed scan F1 0.28,
-#: 0.97 with the slope left out; one slanted word on the illustrated cover, 0.93); Arabic words run together (0.40).
+#: Measured shortfalls of OCRmyPDF 17.13's renderer read by pdftotext (poppler 22), not of the hOCR: it draws a skewed
+#: line's words along the hOCR baseline's slope (the line's true slope, as Tesseract writes it), and pdftotext starts a
+#: new word wherever a character's baseline is half a point off the word's first; it reverses a right-to-left word
+#: together with the space it appends, so the space goes before the word's letters and pushes them into the gap before
+#: the previous word (F1 1.0 once the renderer emits the space after the word).
 SHORTFALLS = {
-    "illustrated": "pdftotext splits the one slanted word of the cover into letters (F1 0.93)",
-    "skewed": "pdftotext splits words drawn along a 4 degree baseline into letters (F1 0.28)",
-    "arabic": "pdftotext runs the right-to-left words of OCRmyPDF's layer together (F1 0.40)",
+    "illustrated": "pdftotext splits the renderer's one slanted word of the cover (slope 0.05) into letters (F1 0.93)",
+    "skewed": "pdftotext splits words the renderer draws along a 4 degree baseline into letters (F1 0.28; 0.97 level)",
+    "arabic": "the renderer puts a right-to-left word's trailing space before its letters, so pdftotext joins two words (F1 0.40)",
 }
 
 
