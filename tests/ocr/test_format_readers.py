@@ -302,8 +302,9 @@ def test_the_searchable_pdf_reads_as_the_result_in_pdftotext(ppocr, results: dic
 
 
 def test_a_tables_caption_note_headers_and_cell_scores_read_as_textracts() -> None:
-    """Hand-built: what PP-StructureV3 returns for a captioned table with a note under it (``table_title``,
-    ``footnote``, ``<th>`` header cells, words scored one by one), read by textractor and trp2."""
+    """Hand-built: what PP-StructureV3 returns for a captioned table with a note under it (its default layout model
+    labels a table's caption and a figure's alike ``figure_title``; ``footnote``; ``<th>`` header cells; words scored
+    one by one) and a captioned picture, read by textractor and trp2."""
     import trp.trp2 as t2
     from textractor.entities.document import Document
 
@@ -315,12 +316,15 @@ def test_a_tables_caption_note_headers_and_cell_scores_read_as_textracts() -> No
     page: dict[str, Any] = {
         "page": 1, "width": 1000, "height": 1000, "scale": 1.0,
         "lines": [line("Table 1. Prices", 100, 50, 300, 75), line("Name Total", 100, 100, 400, 130),
-                  line("Tea 12", 100, 150, 400, 180, 0.6), line("* before tax", 100, 250, 250, 270), line("Summary", 100, 600, 250, 640)],
-        "blocks": [{"label": "table_title", "bbox": [95, 45, 305, 80], "text": "Table 1. Prices"},
+                  line("Tea 12", 100, 150, 400, 180, 0.6), line("* before tax", 100, 250, 250, 270), line("Summary", 100, 600, 250, 640),
+                  line("Figure 2. Map", 100, 290, 300, 318)],
+        "blocks": [{"label": "figure_title", "bbox": [95, 45, 305, 80], "text": "Table 1. Prices"},
                    {"label": "table", "bbox": [90, 90, 410, 240], "text": "",
                     "html": "<table><tr><th>Name</th><th>Total</th></tr><tr><td>Tea</td><td>12</td></tr></table>"},
                    {"label": "footnote", "bbox": [95, 245, 255, 275], "text": "* before tax"},
-                   {"label": "paragraph_title", "bbox": [95, 595, 255, 645], "text": "Summary"}],
+                   {"label": "paragraph_title", "bbox": [95, 595, 255, 645], "text": "Summary"},
+                   {"label": "figure_title", "bbox": [95, 288, 305, 320], "text": "Figure 2. Map"},
+                   {"label": "image", "bbox": [90, 330, 410, 500], "text": ""}],
     }
     result = build_result("captioned", "pp-structurev3", EngineInfo(name="test", models=[], version="1"), [page])  # type: ignore[list-item]
     response = textract_document(result)
@@ -331,7 +335,8 @@ def test_a_tables_caption_note_headers_and_cell_scores_read_as_textracts() -> No
     assert [cell.is_column_header for cell in table.table_cells] == [True, True, False, False]
     blocks = response["Blocks"]
     assert [b["Confidence"] for b in blocks if b["BlockType"] == "CELL"] == [90.0, 90.0, 60.0, 60.0]
-    assert [b["BlockType"] for b in blocks if b["BlockType"].startswith("LAYOUT_")][-1] == "LAYOUT_SECTION_HEADER"
+    assert "LAYOUT_SECTION_HEADER" in {b["BlockType"] for b in blocks if b["BlockType"].startswith("LAYOUT_")}
+    assert len([b for b in blocks if b["BlockType"] == "TABLE_TITLE"]) == 1  # the picture's caption, nearer its picture than the table, is no table's
     [relations] = [{r["Type"] for r in b["Relationships"]} for b in blocks if b["BlockType"] == "TABLE"]
     assert relations == {"CHILD", "TABLE_TITLE", "TABLE_FOOTER"}
     assert t2.TDocumentSchema().load(response).blocks  # trp2 knows every block type

@@ -56,9 +56,13 @@ LAYOUT_LABELS = {
     "header_image": "LAYOUT_FIGURE", "footer_image": "LAYOUT_FIGURE",
     "header": "LAYOUT_HEADER", "footer": "LAYOUT_FOOTER", "number": "LAYOUT_PAGE_NUMBER", "page_number": "LAYOUT_PAGE_NUMBER",
 }
-#: Layout labels of a table's caption (PP-StructureV3's ``table_title``; the CDLA layout model's ``table_caption``)
+#: Layout labels of a table's caption (PP-DocLayout-L's ``table_title``, the CDLA layout model's ``table_caption``)
 #: and of a note under it (``footnote``, ``vision_footnote``), which become a table's ``TABLE_TITLE`` and ``TABLE_FOOTER``.
 TABLE_TITLE_LABELS = frozenset({"table_title", "table_caption"})
+#: Captions of a figure or a table alike (PP-DocLayout_plus-L, PP-StructureV3's default layout model, labels both
+#: ``figure_title``): a table's title where a table lies nearer than any picture.
+SHARED_TITLE_LABELS = frozenset({"figure_title"})
+_PICTURES = frozenset({"image", "figure", "chart"})
 TABLE_FOOTER_LABELS = frozenset({"footnote", "vision_footnote", "table_footnote"})
 #: How far from a table, in heights of the caption or note itself, a caption or note may lie and still be the table's.
 CAPTION_REACH_HEIGHTS = 3.0
@@ -206,33 +210,49 @@ class _Writer:
 def table_captions(found: Sequence[Region], tables: set[int]) -> dict[int, tuple[str, int]]:
     """Which regions are a table's caption (``TABLE_TITLE``, above or below it) or note (``TABLE_FOOTER``, below
     it): each to the table (of the region indexes ``tables``) it overlaps across and lies nearest to, within
-    ``CAPTION_REACH_HEIGHTS`` of its own height.
+    ``CAPTION_REACH_HEIGHTS`` of its own height; a caption of figures and tables alike only where no picture is nearer.
 
     >>> from ocr_platform.outputs.page_layout import Region
     >>> table = Region({"label": "table", "bbox": [0, 50, 100, 150]}, (0, 50, 100, 150))
-    >>> title = Region({"label": "table_title", "bbox": [0, 30, 80, 45]}, (0, 30, 80, 45))
+    >>> title = Region({"label": "figure_title", "bbox": [0, 30, 80, 45]}, (0, 30, 80, 45))
     >>> note = Region({"label": "footnote", "bbox": [0, 900, 80, 915]}, (0, 900, 80, 915))
     >>> table_captions([title, table, note], {1})
     {0: ('TABLE_TITLE', 1)}
     """
+    pictures = {index for index, region in enumerate(found) if _label(region) in _PICTURES}
     captions: dict[int, tuple[str, int]] = {}
     for index, region in enumerate(found):
-        label = str(region.block.get("label", "")) if region.block else ""
-        kind = "TABLE_TITLE" if label in TABLE_TITLE_LABELS else "TABLE_FOOTER" if label in TABLE_FOOTER_LABELS else None
+        label = _label(region)
+        kind = "TABLE_FOOTER" if label in TABLE_FOOTER_LABELS else "TABLE_TITLE" if label in TABLE_TITLE_LABELS | SHARED_TITLE_LABELS else None
         if kind is None:
             continue
-        x0, y0, x1, y1 = region.box
-        reach = CAPTION_REACH_HEIGHTS * max(y1 - y0, 1.0)
-        gaps = []
-        for table in tables:
-            tx0, ty0, tx1, ty1 = found[table].box
-            below = y0 - ty1
-            gap = min(abs(below), abs(ty0 - y1)) if kind == "TABLE_TITLE" else below
-            if min(x1, tx1) > max(x0, tx0) and -reach < gap <= reach and not (kind == "TABLE_FOOTER" and y1 <= ty1):
-                gaps.append((abs(gap), table))
-        if gaps:
-            captions[index] = (kind, min(gaps)[1])
+        nearest = _nearest(region.box, [(i, found[i].box) for i in tables], footer=kind == "TABLE_FOOTER")
+        if nearest is None:
+            continue
+        if label in SHARED_TITLE_LABELS:
+            picture = _nearest(region.box, [(i, found[i].box) for i in pictures], footer=False)
+            if picture is not None and picture[0] <= nearest[0]:
+                continue
+        captions[index] = (kind, nearest[1])
     return captions
+
+
+def _label(region: Region) -> str:
+    return str(region.block.get("label", "")) if region.block else ""
+
+
+def _nearest(box: Box, candidates: Sequence[tuple[int, Box]], *, footer: bool) -> tuple[float, int] | None:
+    """The gap to, and index of, the candidate ``box`` overlaps across and lies nearest to (above or below it; only
+    above it for a ``footer``), within ``CAPTION_REACH_HEIGHTS`` of the box's height."""
+    x0, y0, x1, y1 = box
+    reach = CAPTION_REACH_HEIGHTS * max(y1 - y0, 1.0)
+    gaps = []
+    for index, (cx0, cy0, cx1, cy1) in candidates:
+        below, above = y0 - cy1, cy0 - y1
+        gap = below if footer else min(abs(below), abs(above))
+        if min(x1, cx1) > max(x0, cx0) and -reach < gap <= reach and not (footer and y1 <= cy1):
+            gaps.append((abs(gap), index))
+    return min(gaps) if gaps else None
 
 
 class TableCell:
