@@ -65,6 +65,11 @@ PPOCRV6_TINY_PAGE_SHARE = 0.28  # 0.51 s against 1.85 s a page
 #: ``--model pp-ocrv6`` against the default, run one after the other (docs/performance/cold-start.md).
 PPOCRV6_TINY_COLD_SHARE = 0.33  # 0.78 s against 2.35 s
 
+#: Seconds a page's forms take (``features: ["forms"]``, always on ``pp-structurev3``): pairing labels and answers and
+#: finding check boxes on the page image, after OCR; the mean over 12 generated scanned forms (``tests/form_documents.py``)
+#: at the CPU routes' A4 size (1654 x 2339 pixels) on the development machine (docs/performance/forms.md).
+FORMS_SECONDS_PER_PAGE = 0.034
+
 PRICES_DATE = "2026-11-23"
 PRICES = {
     "lambda_gb_second": 0.0000166667,  # x86, first 6 billion GB-s per month
@@ -77,6 +82,7 @@ PRICES = {
     "dynamodb_read": 0.125 / 1e6,  # on-demand read request unit (strongly consistent: 1 per 4 KB)
     "textract_detect_document_text_page": 1.50 / 1000,  # first million pages a month
     "textract_analyze_document_tables_page": 15.0 / 1000,
+    "textract_analyze_document_forms_page": 50.0 / 1000,
     "textract_analyze_document_forms_tables_page": 65.0 / 1000,
     "textract_analyze_document_layout_page": 4.0 / 1000,
 }
@@ -95,11 +101,14 @@ class CpuRoute:
     cold_share: float = 1.0
     #: Processor invocations running at once: the stage's admission limit (``ocr_platform.jobs.admission``).
     slots: int = defaults.PROCESSOR_MAX_CONCURRENCY
+    #: Every page's forms read too (``features: ["forms"]``).
+    forms: bool = False
 
     @property
     def page_seconds(self) -> float:
         seconds = defaults.dense_page_seconds(defaults.lambda_vcpus(self.memory_mb)) * self.page_share
-        return seconds * BORN_DIGITAL_PAGE_SHARE if self.born_digital else seconds
+        seconds = seconds * BORN_DIGITAL_PAGE_SHARE if self.born_digital else seconds
+        return seconds + (FORMS_SECONDS_PER_PAGE if self.forms else 0.0)
 
     @property
     def cold_start_seconds(self) -> float:
@@ -239,6 +248,12 @@ def main() -> None:
             documents = f"{size} page{'s' if size > 1 else ''}"
             print(f"| CPU ({name}, Lambda {args.memory_mb} MB) | {documents} | ${parts['lambda']:.3f} | ${rest:.3f} | "
                   f"${parts['lambda'] + rest:.3f} |")
+    forms = CpuRoute(args.memory_mb, args.pages_per_chunk, forms=True)
+    for size in (1, 10):
+        parts, plain = forms.cost_per_1000_pages(size), route.cost_per_1000_pages(size)
+        rest = parts["s3"] + parts["sqs"] + parts["dynamodb"]
+        print(f"| CPU (PP-OCRv5) with forms, `features: [\"forms\"]` (Lambda {args.memory_mb} MB) | {size} page{'s' if size > 1 else ''} | "
+              f"${parts['lambda']:.3f} (forms ${parts['lambda'] - plain['lambda']:.3f}) | ${rest:.3f} | ${parts['lambda'] + rest:.3f} |")
     for size in (1, 10, 100):
         parts = born.cost_per_1000_pages(size)
         rest = parts["s3"] + parts["sqs"] + parts["dynamodb"]
@@ -251,6 +266,7 @@ def main() -> None:
     for name, key in (("DetectDocumentText", "textract_detect_document_text_page"),
                       ("AnalyzeDocument, layout", "textract_analyze_document_layout_page"),
                       ("AnalyzeDocument, tables", "textract_analyze_document_tables_page"),
+                      ("AnalyzeDocument, forms", "textract_analyze_document_forms_page"),
                       ("AnalyzeDocument, tables + forms", "textract_analyze_document_forms_tables_page")):
         print(f"| Amazon Textract {name} | any | ${1000 * PRICES[key]:.2f} | | ${1000 * PRICES[key]:.2f} |")
 

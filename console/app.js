@@ -252,7 +252,10 @@ async function upload(files) {
     try {
       const request = { filename: file.name, model: $("model").value, language: $("language").value || "en" };
       if ($("pages").value.trim()) request.pages = $("pages").value.trim();
-      if ($("searchable-pdf").checked) request.options = { outputs: ["pdf"] };
+      const options = {};
+      if ($("searchable-pdf").checked) options.outputs = ["pdf"];
+      if ($("forms").checked) options.features = ["forms"];
+      if (Object.keys(options).length) request.options = options;
       const created = await api("POST", "/jobs", request);
       const form = new FormData();
       for (const [name, value] of Object.entries(created.upload.fields)) form.append(name, value);
@@ -423,7 +426,38 @@ function drawPage(page, imageUrl) {
     polygon.addEventListener("mouseenter", () => { $("hover").textContent = describe; });
     svg.append(polygon);
   }
+  drawForms(svg, page);
   holder.replaceChildren(image, svg);
+}
+
+// Forms (key_values, selection_marks): each label and its answer outlined and joined, each check box by its state.
+function drawForms(svg, page) {
+  const outline = (points, className, describe) => {
+    const shape = document.createElementNS(SVG, "polygon");
+    shape.setAttribute("class", className);
+    shape.setAttribute("points", points.map(([x, y]) => `${x},${y}`).join(" "));
+    const title = document.createElementNS(SVG, "title");
+    title.textContent = describe;
+    shape.append(title);
+    shape.addEventListener("mouseenter", () => { $("hover").textContent = describe; });
+    svg.append(shape);
+  };
+  const centre = (points) => [0, 1].map((axis) => points.reduce((sum, point) => sum + point[axis], 0) / points.length);
+  for (const pair of page.key_values || []) {
+    const value = pair.value;
+    const describe = `${pair.key.text} → ${value ? value.text : "(blank)"} (confidence ${pair.confidence.toFixed(2)})`;
+    outline(pair.key.polygon, "kv-key", describe);
+    if (!value) continue;
+    if (!value.state) outline(value.polygon, "kv-value", describe);
+    const [[x1, y1], [x2, y2]] = [centre(pair.key.polygon), centre(value.polygon)];
+    const link = document.createElementNS(SVG, "line");
+    link.setAttribute("class", "kv-link");
+    Object.entries({ x1, y1, x2, y2 }).forEach(([k, v]) => link.setAttribute(k, v));
+    svg.append(link);
+  }
+  for (const mark of page.selection_marks || []) {
+    outline(mark.polygon, `mark ${mark.state}`, `check box: ${mark.state} (confidence ${mark.confidence.toFixed(2)})`);
+  }
 }
 
 main();

@@ -7,8 +7,11 @@ Shared by ``benchmarks/text_layer_corpus.py`` (every file, the table in docs/per
 Scoring: word F1 (``core.text_metrics.word_f1``'s bag of words) after the same Unicode normalisation on both sides
 (``document.layer_text.normal_text``: NFC, presentation forms and ligatures to their letters), with one change for
 scripts written without spaces (Han, Hiragana, Katakana, Thai): each of their letters is a word, so a line that
-pdftotext breaks elsewhere than pdfium is not a whole line of misses; and a zero-width non-joiner (U+200C) joins the
-parts of a Persian word, as pdftotext writes them; Arabic harakat and Hebrew points are not scored (``_POINTS``).
+pdftotext breaks elsewhere than pdfium is not a whole line of misses; Devanagari is scored by cluster (a letter with the
+signs drawn on it: pdftotext breaks its words where a vowel sign is drawn before its consonant); a zero-width
+non-joiner (U+200C) joins the parts of a Persian word, as pdftotext writes them; Arabic harakat and Hebrew points are
+not scored (``_POINTS``), and a run of alefs and lams is scored in any order (``_ALEF_LAM``: pdftotext writes Word's
+lam-alef ligature reversed).
 """
 
 from __future__ import annotations
@@ -26,38 +29,51 @@ CORPUS = Path(__file__).resolve().parent / "documents" / "text_layers"
 #: The model ``ocr-platform ocr`` is run with in the corpus (the platform's default route).
 CORPUS_MODEL = "pp-ocrv6"
 #: Scripts whose words are not separated by spaces: scored letter by letter.
-UNSPACED = ("CJK", "HIRAGANA", "KATAKANA", "THAI", "HANGUL SYLLABLE")
+UNSPACED = ("CJK", "HIRAGANA", "KATAKANA", "THAI")
+#: Scripts scored by cluster (a letter with the signs drawn on it): pdftotext breaks a Devanagari word where a vowel
+#: sign is drawn before its consonant (``हि न्दी`` for ``हिन्दी``, ``सा धन`` for ``साधन``), so its words cannot be compared.
+CLUSTERED = ("DEVANAGARI",)
 #: Arabic harakat and Hebrew points: pdftotext sets a mark typed apart from its letter (``حتماً``'s fathatan in
 #: XeLaTeX's Persian) beside the word, so words are scored without them.
 _POINTS = re.compile(r"[\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed]")
+#: A run of alefs and lams, scored in any order: pdftotext writes the lam-alef ligature of Word's Arabic fonts as its
+#: letters in visual order (``اإلنتاجية`` for ``الإنتاجية``), which the platform puts in the order they are typed.
+_ALEF_LAM = re.compile(r"[\u0622\u0623\u0625\u0627\u0671\u0644]{2,}")
 _TOKEN = re.compile(r"\w[\w\u0300-\u036f\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0900-\u0903\u093a-\u094f\u0e31-\u0e3a\u0e47-\u0e4e]*")
 
 
 def _unspaced(char: str) -> bool:
-    return unicodedata.name(char, "").startswith(UNSPACED[:4])
+    return unicodedata.name(char, "").startswith(UNSPACED + CLUSTERED)
 
 
 def tokens(text: str) -> Counter[str]:
     """The words of ``text`` for scoring: letters and digits with their combining marks, lower-cased; a Han, kana
-    or Thai letter is a word of its own."""
+    or Thai letter is a word of its own, and so is a Devanagari letter with its signs.
+
+    >>> tokens("हि न्दी के सा धन") == tokens("हिन्दी के साधन"), tokens("اإلنتاجية") == tokens("الإنتاجية")
+    (True, True)
+    """
     from ocr_platform.document.layer_text import normal_text
 
-    found: Counter[str] = Counter()
-    for word in _TOKEN.findall(_POINTS.sub("", normal_text(text)).replace("\u200c", "").lower()):
+    pieces: list[str] = []
+    plain = _ALEF_LAM.sub(lambda run: "".join(sorted(run.group())), _POINTS.sub("", normal_text(text)))
+    for word in _TOKEN.findall(plain.replace("\u200c", "").lower()):
         run = ""
         for char in word:
             if _unspaced(char):
                 if run:
-                    found[run] += 1
+                    pieces.append(run)
                     run = ""
-                found[char] += 1
-            elif unicodedata.category(char).startswith("M") and not run and found:
-                continue  # a mark of a letter scored alone (a Thai vowel sign): counted with nothing
+                pieces.append(char)
+            elif unicodedata.category(char).startswith("M") and not run and pieces:
+                if unicodedata.name(pieces[-1][0], "").startswith(CLUSTERED):
+                    pieces[-1] += char  # a Devanagari sign stays with its letter
+                # else a mark of a letter scored alone (a Thai vowel sign): counted with nothing
             else:
                 run += char
         if run:
-            found[run] += 1
-    return found
+            pieces.append(run)
+    return Counter(pieces)
 
 
 def corpus_f1(reference: str, hypothesis: str) -> float:

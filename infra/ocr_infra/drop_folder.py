@@ -78,7 +78,7 @@ class DropFolder(Construct):
             ["s3:GetObject", "s3:GetObjectVersion"],
             [bucket.arn_for_objects(f"{INBOX_PREFIX}*"), bucket.arn_for_objects(f"{UPLOADS_PREFIX}*")],
             reason="Key-prefix scope: any object a user drops under inbox/, or uploads for a jobs API job under "
-            "uploads/, is read once, to copy it.",
+            "uploads/, is read once, to copy it (and a dropped file's ocr-features metadata, HeadObject).",
         )
         allow(
             role,

@@ -18,9 +18,9 @@ from tests.conftest import BUCKET, Platform
 from tests.documents import tiny_png
 
 
-def _drop(platform: Platform, key: str, data: bytes | None = None) -> dict[str, Any]:
+def _drop(platform: Platform, key: str, data: bytes | None = None, metadata: dict[str, str] | None = None) -> dict[str, Any]:
     """Write ``key`` and return the event S3 sends to EventBridge for it."""
-    platform.s3.put_object(Bucket=BUCKET, Key=key, Body=tiny_png() if data is None else data)
+    platform.s3.put_object(Bucket=BUCKET, Key=key, Body=tiny_png() if data is None else data, Metadata=metadata or {})
     head = platform.s3.head_object(Bucket=BUCKET, Key=key)
     return s3_object_created_event(bucket=BUCKET, key=key, size=head["ContentLength"], etag=head["ETag"],
                                    version_id=head.get("VersionId"), event_id=str(uuid.uuid4()), time_iso="2026-11-22T07:00:00Z")
@@ -90,3 +90,12 @@ def test_an_unknown_model_folder_fails_at_the_invoker_and_a_folder_marker_is_no_
     platform.run_invoker()
     job = platform.job(unknown["job_id"])
     assert (job["status"], job["error"]["code"]) == ("FAILED", "unknown_model")
+
+
+def test_a_dropped_file_asks_for_forms_with_its_metadata(platform: Platform) -> None:
+    """``aws s3 cp scan.png s3://bucket/inbox/pp-ocrv5/ --metadata ocr-features=forms``."""
+    answer = _ingest(_drop(platform, "inbox/pp-ocrv5/form.png", metadata={"ocr-features": "forms"}))
+
+    [message] = _queued_messages(platform)
+    assert message["options"] == {"features": ["forms"]}
+    assert platform.job(answer["job_id"])["options"] == {"features": ["forms"]}

@@ -99,3 +99,16 @@ def test_a_layer_of_nothing_but_lone_halves_does_not_crash_the_job(ppocr_v6, tmp
     text = "\n".join(line["text"] for line in result["pages"][0]["lines"])
     assert "Total 42" in text
     assert not any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+
+
+def test_noncharacters_and_private_use_in_a_layer_are_written_by_every_format(ppocr_v6, tmp_path: Path) -> None:
+    # U+FFFE (pdfium's own mark for a character without a value) is not allowed in XML: hOCR and ALTO once came out
+    # unparseable. Noncharacters are dropped; a private-use character is written as it is (it is valid text).
+    body = BODY + " Payment by bank transfer within thirty days of the invoice date, reference INV-2026-0042."
+    cmap = {**{ch: f"{ord(ch):04X}" for ch in "ABCDEFGHIJKLMNOP"}, "Q": "FFFE", "R": "FDD0", "S": "E000"}
+    path = hostile_layer_pdf(tmp_path / "nonchar.pdf", body=body, cmap=cmap, size=8)
+    result, _ = ocr_document(path, job_id="t", model="pp-ocrv6", engine=ppocr_v6)
+    write_every_format(path, result, tmp_path)  # hOCR and ALTO are parsed as XML
+    text = "\n".join(line["text"] for line in result["pages"][0]["lines"])
+    assert "ABCDEFGHIJKLMNOP" in text
+    assert "\ufffe" not in text and "\ufdd0" not in text

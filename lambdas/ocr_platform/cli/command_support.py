@@ -15,8 +15,9 @@ from ocr_platform.core.s3_layout import OUTPUT_FILES
 
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The job's ``options`` from ``--variant``, ``--backend``, ``--no-orientation``, ``--text-layer``, ``--html``, ``--pdf`` and
-    ``--format`` (only what was set: a stored format or ``pdf`` is asked of the job in ``outputs``)."""
+    """The job's ``options`` from ``--variant``, ``--backend``, ``--no-orientation``, ``--text-layer``, ``--forms``,
+    ``--html``, ``--pdf`` and ``--format`` (only what was set: a stored format or ``pdf`` is asked of the job in
+    ``outputs``)."""
     options: dict[str, Any] = {}
     if args.variant:
         options["variant"] = args.variant
@@ -26,6 +27,8 @@ def engine_options(args: argparse.Namespace) -> dict[str, Any]:
         options["orientation"] = False
     if args.text_layer:
         options["text_layer"] = args.text_layer
+    if getattr(args, "forms", False):
+        options["features"] = ["forms"]
     if getattr(args, "html", None):
         options["html"] = args.html
     outputs = ["pdf"] if getattr(args, "pdf", None) else []

@@ -85,6 +85,10 @@ def _parser() -> argparse.ArgumentParser:
             help=f"a PDF's own text: auto uses it where it is real and OCRs the rest, ignore OCRs every page (default: {TEXT_LAYER_MODES[0]})",
         )
         cmd.add_argument(
+            "--forms", action="store_true",
+            help="also pair each form label with its answer and find check boxes (key_values, selection_marks; always on pp-structurev3)",
+        )
+        cmd.add_argument(
             "--html", choices=HTML_CONTENT,
             help=f"an HTML file: main reads its main content without navigation and boilerplate, page the whole page (default: {HTML_CONTENT[0]})",
         )

@@ -63,6 +63,42 @@ class FormField(TypedDict):
     bbox: list[float]
 
 
+class FormText(TypedDict):
+    """A key's or a value's text on the page (``key_values``): its words, taken from the page's lines, and the
+    quadrilateral around them, in the page's pixels."""
+
+    text: str
+    polygon: list[list[float]]
+    words: list[Word]
+
+
+class FormValue(FormText):
+    """A key's value. A selection mark that answers the key is the value: ``state`` says its tick, ``text`` is
+    ``:selected:`` or ``:unselected:`` and ``words`` is empty."""
+
+    state: NotRequired[str]
+
+
+class KeyValue(TypedDict):
+    """A printed label (``key``) and its answer (``value``; ``None`` when the form leaves it blank), with how sure
+    the pairing is (0-1). ``source`` says where it came from: ``layout`` (the page's text and marks) or
+    ``form_field`` (the PDF's own form field, the truth for its page)."""
+
+    key: FormText
+    value: FormValue | None
+    confidence: float
+    source: str
+
+
+class SelectionMark(TypedDict):
+    """A check box or radio button on the page: ``selected`` or ``unselected``, its quadrilateral and how sure
+    the state is (0-1)."""
+
+    state: str
+    polygon: list[list[float]]
+    confidence: float
+
+
 class Page(TypedDict):
     page: int
     width: int
@@ -83,6 +119,9 @@ class Page(TypedDict):
     part: NotRequired[str]
     part_page: NotRequired[int]
     form_fields: NotRequired[list[FormField]]
+    # Forms (``options.features: ["forms"]``; always on pp-structurev3): label-answer pairs and check boxes.
+    key_values: NotRequired[list[KeyValue]]
+    selection_marks: NotRequired[list[SelectionMark]]
 
 
 class EngineInfo(TypedDict):

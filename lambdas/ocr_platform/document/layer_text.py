@@ -12,8 +12,8 @@ layer's lines are built (``document.text_layer``):
   the job warns (``LAYER_TEXT_REPAIRED``).
 - ``layer_chars``: a presentation form or ligature (``PRESENTATION_RANGES``) becomes the letters it stands for
   (NFKC, on those ranges only: compatibility forms elsewhere, such as full-width digits or superscripts, stay as
-  typed); a control character (Unicode category ``Cc``) other than white space, and the byte-order mark, are no
-  text and are dropped (XML cannot even hold most of them).
+  typed); a control character (Unicode category ``Cc``) other than white space, a noncharacter (``noncharacter``) and
+  the byte-order mark are no text and are dropped (XML cannot even hold most of them).
 - ``is_joiner_space``: a space glyph drawn over the Arabic letter before it stands for a zero-width non-joiner
   (XeLaTeX's Persian typesets ``واژه‌های`` with its non-joiner as a space glyph inside the word; pdfium reads it as a
   word break, ``واژه های``); it is written as U+200C, as typed.
@@ -74,14 +74,25 @@ def is_joiner_space(last: str, last_box: tuple[float, float, float, float], box:
 
 
 def unreadable(char: str) -> bool:
-    """A character that stands for no letter a reader knows: the replacement character, private use, a C0 control."""
+    """A character that stands for no letter a reader knows: the replacement character, private use, a C0 control, a
+    noncharacter."""
     code = ord(char)
-    return code == 0xFFFD or 0xE000 <= code <= 0xF8FF or code < 0x20
+    return code == 0xFFFD or 0xE000 <= code <= 0xF8FF or code < 0x20 or noncharacter(code)
+
+
+def noncharacter(code: int) -> bool:
+    """One of Unicode's 66 noncharacters (U+FDD0-U+FDEF and the last two code points of each plane): never text, and
+    U+FFFE and U+FFFF are not even allowed in XML (pdfium hands U+FFFE over for a character it has no value for).
+
+    >>> noncharacter(0xFFFE), noncharacter(0x10FFFF), noncharacter(0xFDD0), noncharacter(0xFFFD)
+    (True, True, True, False)
+    """
+    return 0xFDD0 <= code <= 0xFDEF or code & 0xFFFE == 0xFFFE
 
 
 def layer_chars(char: str) -> str:
     """What one character of a layer stands for in text: itself, a presentation form's letters, or nothing."""
-    if char in DROPPED or (unicodedata.category(char) == "Cc" and not char.isspace()):
+    if char in DROPPED or (unicodedata.category(char) == "Cc" and not char.isspace()) or noncharacter(ord(char)):
         return ""
     code = ord(char)
     if any(low <= code <= high for low, high in PRESENTATION_RANGES):

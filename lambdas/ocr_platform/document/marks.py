@@ -17,7 +17,7 @@ True
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 #: A character box: ``left, bottom, right, top`` in the text's own frame (y up).
 Box = tuple[float, float, float, float]
@@ -37,11 +37,13 @@ def stands_over(mark: Box, letter: Box) -> bool:
 
 @dataclass
 class LineChars:
-    """A layer line's characters and their boxes (``None`` for a space), and its quarter turns."""
+    """A layer line's characters and their boxes (``None`` for a space), its quarter turns, and which of its characters
+    lack a Unicode mapping (empty: none do)."""
 
     chars: list[str]
     boxes: list[Box | None]
     quarter: int = 0
+    unmapped: list[bool] = field(default_factory=list)
 
 
 def attach_marks(lines: list[LineChars], marks: list[tuple[str, Box, int]]) -> set[int]:
@@ -70,5 +72,7 @@ def attach_marks(lines: list[LineChars], marks: list[tuple[str, Box, int]]) -> s
             at += 1
         line.chars.insert(at, mark)
         line.boxes.insert(at, box)
+        if line.unmapped:
+            line.unmapped.insert(at, False)
         changed.add(i)
     return changed

@@ -26,7 +26,7 @@ import unicodedata
 from typing import Any
 
 from ocr_platform.document.text_layer import LayerLine
-from ocr_platform.engines.scripts import dominant_script, letter_script
+from ocr_platform.engines.scripts import dominant_script, letter_script, script_counts
 
 #: Lines of a hidden layer recognised per page.
 HIDDEN_SAMPLE = 3
@@ -44,6 +44,12 @@ FALSE_SCRIPT_AGREEMENT = 0.3
 #: mapping, is trusted as one fully mapped (pdfium's guesses for a few glyphs are right as often as not; no ink test
 #: can judge them), subject to the false-script probe; a line with more is dropped to OCR.
 MOSTLY_MAPPED = 0.25
+#: A line with characters lacking a Unicode mapping, in a script the recogniser does not read, keeps its mapped characters
+#: alone when at least this share of it is mapped (``trusted_part``) ...
+PARTIAL_MIN_MAPPED = 0.5
+#: ... and at least this share of the mapped letters are in one script, the rest in at most one other (Thai with the
+#: Latin letters of its formulas).
+PARTIAL_ONE_SCRIPT = 0.75
 #: A crop whose darkest pixels are this close to its lightest (0..255) holds no ink.
 MIN_INK_CONTRAST = 40
 
@@ -82,9 +88,12 @@ def agreement(read: str, layer: str) -> float:
 
 def read_agrees(layer: str, read: str, scripts: frozenset[str] | None = None) -> bool:
     """Whether ``read`` (the line's ink, recognised) says what the layer says, as written or folded; in a line that
-    mixes scripts, what it says in the recogniser's ``scripts`` (the Latin of ``والذي ( Cicero(``) is enough.
+    mixes scripts, its letters in the recogniser's ``scripts`` found in the reading (the Latin of ``والذي ( Cicero(``,
+    the ``ICT`` of ``그린 ICT``) are enough.
 
     >>> read_agrees("والذي ( Cicero(", "lgJl ( Cicero(", frozenset({"Latin"})), read_agrees("والذي ( Cicero(", "lgJl ( Cicero(")
+    (True, False)
+    >>> read_agrees("그린 ICT", "28ICT", frozenset({"Latin"})), read_agrees("Afi لا", "ABCDEFG", frozenset({"Latin"}))
     (True, False)
     """
     if max(agreement(read, layer), agreement(folded(read), folded(layer))) >= MIN_AGREEMENT:
@@ -93,9 +102,12 @@ def read_agrees(layer: str, read: str, scripts: frozenset[str] | None = None) ->
         return False
     own = "".join(ch for ch in layer if letter_script(ch) in scripts)
     foreign = sum(1 for ch in layer if letter_script(ch) not in scripts and letter_script(ch) is not None)
-    if not foreign or len(own) < MIN_SAMPLE_CHARS:
+    if not foreign or not own:
         return False
-    return agreement("".join(ch for ch in read if ch.isalpha()), own) >= MIN_AGREEMENT
+    # Its own letters found in the reading, in order: the others' ink is read as letters of its own (``그린`` as ``28``).
+    letters = "".join(ch for ch in read if ch.isalpha()).casefold()
+    blocks = difflib.SequenceMatcher(None, letters, own.casefold(), autojunk=False).get_matching_blocks()
+    return sum(block.size for block in blocks) >= MIN_AGREEMENT * len(own)
 
 
 def explained(read: str, layer: str) -> bool:
@@ -113,15 +125,72 @@ def has_ink(crop_bgr: Any) -> bool:
 
 def foreign_to(text: str, scripts: frozenset[str]) -> bool:
     """Whether a recogniser of ``scripts`` cannot judge ``text``: most of its letters are in another script, or it has
-    no letters and digits of another script (``١٤٣٤``).
+    no letters and has numerals of another script (``١٤٣٤``, Old Hungarian's ``𐳺𐳻``).
 
     >>> foreign_to("한글 문서", frozenset({"Latin"})), foreign_to("١٤٣٤-", frozenset({"Latin"})), foreign_to("2026", frozenset({"Latin"}))
     (True, True, False)
+    >>> foreign_to("\U00010cfa\U00010cfb", frozenset({"Latin"})), foreign_to("½ ²", frozenset({"Latin"}))
+    (True, False)
     """
     script = dominant_script(text)
     if script is None:
-        return any(ch.isdigit() and not ch.isascii() and unicodedata.name(ch, "").split()[0] not in ("FULLWIDTH", "CIRCLED") for ch in text)
+        return any(ch.isnumeric() and not ch.isascii() and unicodedata.name(ch, "").split(" ")[0] not in _SCRIPTLESS_NUMERALS for ch in text)
     return script not in scripts
+
+
+#: First words of the Unicode names of numerals that belong to no script (``FULLWIDTH DIGIT ONE``, ``VULGAR FRACTION ONE
+#: HALF``, ``SUPERSCRIPT TWO``), where other numerals' names start with their script (``ARABIC-INDIC DIGIT ONE``).
+_SCRIPTLESS_NUMERALS = frozenset({
+    "", "FULLWIDTH", "CIRCLED", "NEGATIVE", "PARENTHESIZED", "DIGIT", "SUPERSCRIPT", "SUBSCRIPT", "VULGAR", "FRACTION", "ROMAN",
+    "DINGBAT", "MATHEMATICAL", "DOUBLE", "NUMBER", "SMALL",
+})
+
+
+def trusted_part(line: LayerLine, scripts: frozenset[str] | None) -> LayerLine | None:
+    """The part of a line holding characters without a Unicode mapping that stands on its own (``LayerLine.mapped``):
+    where the recogniser cannot judge it (``unjudgeable``), at least ``PARTIAL_MIN_MAPPED`` of the line is mapped, and
+    the mapped letters keep mostly to one script (``PARTIAL_ONE_SCRIPT``); else ``None``. A font whose map is broken leaves
+    scattered characters of many scripts and combining marks (pdf.js's ``complex_ttf_font.pdf``); a font without a map
+    beside a mapped one leaves the mapped one's words with gaps (``차세대 비 체( A ) 킹 방지``, as pdftotext reads it)."""
+    mapped = line.mapped
+    if mapped is None or line.unmapped > (1 - PARTIAL_MIN_MAPPED) * len(line.text) or not unjudgeable(mapped.text, scripts):
+        return None
+    return mapped if keeps_to_a_script(mapped.text) else None
+
+
+def keeps_to_a_script(*texts: str) -> bool:
+    """Whether the letters of ``texts`` (two at least) are in at most two scripts, ``PARTIAL_ONE_SCRIPT`` of them in one.
+
+    >>> keeps_to_a_script("ในข้อดังกล่าว ij"), keeps_to_a_script("ܞ̽ೌ ഁ ࣧ ܆"), keeps_to_a_script("разве не выражает")
+    (True, False, True)
+    """
+    counts = script_counts(texts)
+    letters = sum(counts.values())
+    return letters >= 2 and len(counts) <= 2 and counts.most_common(1)[0][1] >= PARTIAL_ONE_SCRIPT * letters
+
+
+def unjudgeable(text: str, scripts: frozenset[str] | None) -> bool:
+    """Whether ``text`` has letters and most are in a script outside the recogniser's ``scripts``: no reading of its ink
+    by that recogniser can confirm or refute it (``None``: the recogniser reads every script).
+
+    >>> unjudgeable("차세대 비 체( A ) 킹", frozenset({"Latin"})), unjudgeable("(1A7)", frozenset({"Latin"})), unjudgeable("", frozenset())
+    (True, False, False)
+    """
+    script = dominant_script(text)
+    return scripts is not None and script is not None and script not in scripts
+
+
+def foreign_fonts(lines: list[LayerLine], scripts: frozenset[str]) -> set[str]:
+    """The fonts whose lines with letters are all in scripts outside ``scripts``: such a font may draw its digits in
+    that script's own shapes too (a Persian font draws ``1403`` as ``۱۴۰۳``), which a Latin recogniser misreads."""
+    lettered = [(line.font, dominant_script(line.text)) for line in lines]
+    foreign = {font for font, script in lettered if script is not None and script not in scripts}
+    return foreign - {font for font, script in lettered if script in scripts}
+
+
+def unlettered_in(line: LayerLine, fonts: set[str]) -> bool:
+    """Whether ``line`` has no letters and is set in one of ``fonts`` (``foreign_fonts``)."""
+    return line.font in fonts and dominant_script(line.text) is None
 
 
 def mixed_script(text: str, scripts: frozenset[str] | None) -> bool:

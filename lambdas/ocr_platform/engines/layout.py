@@ -120,6 +120,8 @@ class LayoutPipelineEngine:
     #: instance before ``__init__`` runs where they depend on configuration (``paddleocr-vl``'s version).
     name: str = ""
     models: Sequence[str] = ()
+    #: Whether every job on this pipeline reads forms (``key_values``, ``selection_marks``), asked or not.
+    forms: bool = False
 
     def __init__(
         self,
@@ -190,6 +192,8 @@ class LayoutPipelineEngine:
     ) -> EngineOutput:
         """Read ``pages`` of the document at ``path``; ``on_page(done, total)`` reports progress."""
         if self.fallback is not None:
+            if self.forms:  # the substitute reads forms too, as this pipeline would have
+                options = {**(options or {}), "features": sorted({*(options or {}).get("features", []), "forms"})}
             return self._predict_with(self.fallback, path, language=language, pages=pages, options=options, on_page=on_page)
         chosen = parse_options(options)
         pipeline, predict_kwargs = self.pipeline, self._predict_kwargs(language, chosen)
@@ -202,6 +206,7 @@ class LayoutPipelineEngine:
         read = read_pages(
             path, pages=pages, limits=self.settings.intake, read_page=read_page, on_page=on_page,
             orientation=self.orientation if chosen.orientation else None, text_layer=choice,
+            forms=self.forms or chosen.forms,
         )
         merge_continued_tables(read.pages)  # a table that runs on over pages: one table (core.tables)
         return EngineOutput(

@@ -242,6 +242,7 @@ class LocalStructureEngine:
         read = read_pages(
             path, pages=pages, limits=self.ocr.settings.intake, read_page=read_page, on_page=on_page,
             orientation=self.ocr.orientation if chosen.orientation else None, text_layer=text_layer,
+            forms=True,  # pp-structurev3 always reads forms (its route's promise; docs/contracts.md, "Forms")
         )
         merge_continued_tables(read.pages)  # a table that runs on over pages: one table (core.tables)
         info = self._info(recognition_model_for(language), chosen, text_layer=used_layer(read.pages))

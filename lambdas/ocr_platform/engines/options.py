@@ -5,9 +5,9 @@ option fails the job ``invalid_options`` naming the options that exist, instead 
 user who turned orientation off, or asked for another model variant, gets that or an error.
 
 >>> parse_options({"orientation": False})
-EngineOptions(orientation=False, variant=None, backend=None, text_layer='auto', outputs=(), html='main')
->>> parse_options({"text_layer": "ignore", "outputs": ["pdf"]})
-EngineOptions(orientation=True, variant=None, backend=None, text_layer='ignore', outputs=('pdf',), html='main')
+EngineOptions(orientation=False, variant=None, backend=None, text_layer='auto', outputs=(), features=(), html='main')
+>>> parse_options({"text_layer": "ignore", "outputs": ["pdf"], "features": ["forms"]})
+EngineOptions(orientation=True, variant=None, backend=None, text_layer='ignore', outputs=('pdf',), features=('forms',), html='main')
 >>> parse_options({"variant": "tiny"}, variants=("tiny", "small", "medium")).variant
 'tiny'
 >>> parse_options({"backend": "faster-paddle"}, backends=("faster-paddle", "paddleocr")).backend
@@ -15,7 +15,7 @@ EngineOptions(orientation=True, variant=None, backend=None, text_layer='ignore',
 >>> parse_options({"orientaton": False})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ocr_platform.core.errors.JobError: invalid_options: Unknown option 'orientaton'; the options are: orientation, variant, backend, text_layer, outputs, html.
+ocr_platform.core.errors.JobError: invalid_options: Unknown option 'orientaton'; the options are: orientation, variant, backend, text_layer, outputs, features, html.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.s3_layout import OUTPUT_FILES
 
-KNOWN_OPTIONS = ("orientation", "variant", "backend", "text_layer", "outputs", "html")
+KNOWN_OPTIONS = ("orientation", "variant", "backend", "text_layer", "outputs", "features", "html")
 #: What of an HTML file a job reads (``html``): ``main``, its main content without navigation and boilerplate where
 #: the page has them (``ocr_platform.document.html_main``); ``page``, the whole page. The first is the default.
 HTML_CONTENT = ("main", "page")
@@ -36,6 +36,9 @@ TEXT_LAYER_MODES = ("auto", "ignore")
 #: Files a job may ask for beside result.json (``outputs``): ``pdf`` a searchable result.pdf, ``hocr``, ``alto`` and
 #: ``textract`` the result in those formats (``ocr_platform.outputs.formats``).
 OUTPUT_FORMATS = tuple(OUTPUT_FILES)
+#: What a job may ask the engine to find beside the text (``features``): ``forms``, each label's answer and each
+#: check box's tick (``key_values``, ``selection_marks``; ``engines.forms``). ``pp-structurev3`` always finds them.
+FEATURES = ("forms",)
 #: The sizes a job may pick with ``variant``, per model (each model's engine has its default).
 MODEL_VARIANTS: dict[str, tuple[str, ...]] = {"pp-ocrv6": ("tiny", "small", "medium")}
 #: What may run a model's weights (``backend``), per model; the first is the default, chosen by measurement
@@ -57,6 +60,7 @@ class EngineOptions:
         text_layer: ``auto`` reads a PDF page's own text where it is real and OCRs only what it lacks
             (``engines.text_layer_choice``); ``ignore`` OCRs every page.
         outputs: files wanted beside result.json: ``pdf`` for a searchable result.pdf.
+        features: what to find beside the text: ``forms`` for key-value pairs and selection marks.
         html: ``main`` (an HTML file's main content) or ``page`` (the whole page), ``HTML_CONTENT``.
     """
 
@@ -65,7 +69,13 @@ class EngineOptions:
     backend: str | None = None
     text_layer: str = TEXT_LAYER_MODES[0]
     outputs: tuple[str, ...] = ()
+    features: tuple[str, ...] = ()
     html: str = HTML_CONTENT[0]
+
+    @property
+    def forms(self) -> bool:
+        """Whether the job asked for forms (``features: ["forms"]``)."""
+        return "forms" in self.features
 
 
 def parse_options(options: Mapping[str, Any] | None, *, variants: Sequence[str] = (), backends: Sequence[str] = ()) -> EngineOptions:
@@ -99,8 +109,12 @@ def parse_options(options: Mapping[str, Any] | None, *, variants: Sequence[str] 
     outputs = options.get("outputs", [])
     if not isinstance(outputs, list) or any(output not in OUTPUT_FORMATS for output in outputs):
         raise JobError(ErrorCode.INVALID_OPTIONS, f"Option 'outputs' must be a list of {', '.join(OUTPUT_FORMATS)}, not {outputs!r}.")
+    features = options.get("features", [])
+    if not isinstance(features, list) or any(feature not in FEATURES for feature in features):
+        raise JobError(ErrorCode.INVALID_OPTIONS, f"Option 'features' must be a list of {', '.join(FEATURES)}, not {features!r}.")
     return EngineOptions(orientation=orientation, variant=variant, backend=backend, text_layer=text_layer,
-                         outputs=tuple(dict.fromkeys(outputs)), html=html_content(options))
+                         outputs=tuple(dict.fromkeys(outputs)), features=tuple(dict.fromkeys(features)),
+                         html=html_content(options))
 
 
 def html_content(options: Mapping[str, Any] | None) -> str:

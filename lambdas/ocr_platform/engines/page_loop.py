@@ -7,7 +7,8 @@ page as submitted), a PDF page's own text layer where the engine passes a ``Text
 (``text_layer: auto``; OCR then reads only what the layer lacks), the page number, size, scale,
 ``rotation`` and ``text_source`` of each result page, the raw output per page for raw.json,
 ``render``/``orientation``/``predict`` timings, ``on_page(done, total)`` after each page, a PDF page's form
-fields, and the pages that failed (``pages_failed``) while the others are read.
+fields, a form's key-value pairs and check boxes where the engine asks (``forms=True``, ``engines.forms``), and
+the pages that failed (``pages_failed``) while the others are read.
 
 >>> from ocr_platform.document.intake import PageImage
 >>> def blank(image: PageImage) -> PageReading:
@@ -32,6 +33,7 @@ from ocr_platform.core.results import Page
 from ocr_platform.document.form_fields import at_scale, page_form_fields
 from ocr_platform.document.intake import DocumentType, IntakeLimits, PageImage, open_document
 from ocr_platform.engines.conversion import PageContent
+from ocr_platform.engines.forms import read_forms
 from ocr_platform.engines.orientation import OrientedPage, PageOrientation, to_submitted
 from ocr_platform.engines.text_layer_choice import TextLayerChoice
 
@@ -65,6 +67,7 @@ class ReadPages:
         timings: ``render`` (intake: decoding and rendering pages, reading text layers), ``orientation``
             (classifying and turning pages; 0 when off), ``predict`` (the engine's ``read_page`` on whole
             pages) and, with a text layer choice, ``layer_check`` and ``layer_ocr``, in seconds.
+            With ``forms``, ``forms`` (pairing labels and answers, finding check boxes).
         pages_failed: the pages that could not be rendered or read (``ocr_platform.core.page_failures``).
     """
 
@@ -83,6 +86,7 @@ def read_pages(
     on_page: ProgressCallback | None = None,
     orientation: PageOrientation | None = None,
     text_layer: TextLayerChoice | None = None,
+    forms: bool = False,
 ) -> ReadPages:
     """Read the ``pages`` selection of the document at ``path`` with ``read_page``, one page at a time.
 
@@ -101,6 +105,9 @@ def read_pages(
 
     A PDF page with form fields carries them in ``form_fields`` (``document.form_fields``), their boxes in
     the page's pixels like the lines.
+
+    With ``forms``, every page with geometry carries ``key_values`` and ``selection_marks`` (``engines.forms``;
+    empty lists on a page without a form); a PDF page's form fields are that page's.
     """
     result_pages: list[Page] = []
     raw_pages: list[dict[str, Any]] = []
@@ -119,7 +126,13 @@ def read_pages(
                 header = {**_page_header(image), "rotation": rotation, "text_source": source}
                 if number in fields:
                     header["form_fields"] = at_scale(fields[number], image.scale)
-                result_pages.append({**header, **content})  # type: ignore[typeddict-item]
+                page: Page = {**header, **content}  # type: ignore[typeddict-item]
+                if forms:
+                    started = time.perf_counter()
+                    page["key_values"], page["selection_marks"] = read_forms(
+                        image.image, page["lines"], fields=page.get("form_fields", []), rotation=rotation)
+                    timings["forms"] = timings.get("forms", 0.0) + time.perf_counter() - started
+                result_pages.append(page)
                 raw_pages.append({"page": number, "rotation": rotation, **raw})
             if on_page:
                 on_page(done, total)

@@ -225,7 +225,7 @@ class PPOCREngine:
         read = read_pages(
             path, pages=pages, limits=self.settings.intake, read_page=read_page, on_page=on_page,
             orientation=self.orientation if chosen.orientation else None,
-            text_layer=choice,
+            text_layer=choice, forms=chosen.forms,
         )
         engine = self.engine_info(pair, chosen, text_layer=used_layer(read.pages))
         engine["models"][2:2] = [self.resolver.label(name) for name in sorted(recognizers - {pair[1]})]

@@ -33,6 +33,7 @@ class PPStructureV3Engine(LayoutPipelineEngine):
     """
 
     name = "PP-StructureV3"
+    forms = True  # the layout route always reads forms (docs/contracts.md, "Forms")
     #: pipeline role -> the model that fills it.
     roles: ClassVar[dict[str, str]] = {
         "layout_detection": "PP-DocLayout_plus-L",

@@ -3,19 +3,25 @@
 ``text_layer: auto`` reads a PDF page's own text where it is real and recognises only what it lacks.
 "Real" is measured, not trusted (``TextLayerChoice.read``):
 
-1. **Readable, line by line.** A line whose characters lack a Unicode mapping (pdfium guessed them from the font:
-   right as often as not) is kept only where its ink agrees: when more than ``MAX_UNMAPPED_SHARE`` of the page's
-   characters lack one, the longest such lines are recognised, and unless all agree (``engines.layer_lines``: as
-   written, or folded, Cyrillic and Greek read as their Latin look-alikes) those lines are dropped and their ink is
-   OCR'd like any the layer lacks. A hidden layer with that many is not used.
+1. **Readable, line by line.** A character whose font gives no Unicode value is pdfium's guess; it counts as mapped
+   where the guess round-trips through the embedded font's own character map (``document.font_map``). When more than
+   ``MAX_UNMAPPED_SHARE`` of the page's characters still lack one, each line holding them is judged
+   (``_without_unverified``): one in a script the recogniser does not read keeps its mapped part where that stands on
+   its own (``layer_lines.trusted_part``), else goes; of the others the longest are recognised, and unless all agree
+   (``engines.layer_lines``: as written, or folded, Cyrillic and Greek read as their Latin look-alikes) they are
+   dropped and their ink is OCR'd like any the layer lacks; a layer more than ``MOSTLY_UNMAPPED`` unmapped keeps no
+   mapped part alone. A hidden layer with that many unmapped is not used, but for invisible text over a page that
+   draws nothing there.
 2. **Truthful, font by font.** A sample of the layer's lines is recognised from the image and compared with what the
    layer says (``layer_lines.read_agrees``). A visible layer can only be wrong through a font's character map, so each
    font is checked once per document (``verified_fonts``); a font whose sampled line the ink contradicts loses its
-   lines on the page (OCR reads their ink), the rest of the layer stays; a page left with no line is OCR'd whole. A
+   lines on the page (OCR reads their ink) but those the recogniser cannot read, the rest of the layer stays; a page
+   left with no line is OCR'd whole. A
    hidden layer (an invisible render mode or text under a page-sized image: an earlier OCR) is checked on every page,
    with ``HIDDEN_SAMPLE`` lines, and rejected whole. A line with no ink to read (a font that is not embedded and that
    this machine cannot draw) is not judged. A recogniser cannot judge a line in a script it does not read
-   (``scripts``, from ``engines.scripts``): such lines are not sampled, and a visible line whose characters all map
+   (``scripts``, from ``engines.scripts``; nor the digits of a font whose lettered lines are all in such a script):
+   such lines are not sampled, and a visible line whose characters all map
    to Unicode is trusted, unless the recogniser reads one of them confidently (``CONFIDENT_READ``) as something
    sharing almost nothing with it (``layer_lines.explained``): then the ink is in a script it reads and the layer says
    otherwise. raw.json's ``layer_check`` says what decided (``recognized_sample``, ``verified_fonts``,
@@ -44,11 +50,10 @@ logo) is read once per document: regions are snapped to a grid and keyed by a di
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -62,14 +67,29 @@ from ocr_platform.engines.layer_lines import (
     agreement,
     explained,
     font_sample,
+    foreign_fonts,
     foreign_to,
     has_ink,
     hidden_sample,
+    keeps_to_a_script,
     mixed_script,
     mostly_mapped,
     offset,
     read_agrees,
     sampleable,
+    trusted_part,
+    unjudgeable,
+    unlettered_in,
+)
+from ocr_platform.engines.layer_reads import (
+    ConfidentReads,
+    ReadSample,
+    Recognize,
+    centre_in,
+    confident_reads,
+    line_crop,
+    read_by_engine,
+    recognized_sample,
 )
 from ocr_platform.engines.missing_ink import MIN_REGION_CHARS, Box, median_height, painted_out, uncovered_regions
 from ocr_platform.engines.regions import line_bbox, overlap_area
@@ -78,15 +98,13 @@ from ocr_platform.engines.scripts import dominant_script, script_language
 TextSource = Literal["text_layer", "ocr", "mixed"]
 #: Reads one page image (a region of a page) and returns its content in that image's pixels.
 ReadRegion = Callable[[PageImage], PageContent]
-#: Recognises line crops (BGR arrays): ``(text, score)`` per crop.
-Recognize = Callable[[Sequence[Any]], list[tuple[str, float]]]
-#: What was read where each sampled layer line lies (``None`` where nothing could be).
-ReadSample = Callable[[list["LayerLine"]], list[str | None]]
-#: Recognises layer lines from the page image: ``(text, score)`` per line that lies on the page.
-ConfidentReads = Callable[[list["LayerLine"]], list[tuple[str, float]]]
 
-#: Share of a layer's characters that may lack a Unicode mapping before the layer is not used.
+#: Share of a layer's characters that may lack a Unicode mapping before its lines are judged one by one.
 MAX_UNMAPPED_SHARE = 0.02
+#: A visible layer with more than this share of its characters lacking a Unicode mapping keeps no line for its mapped part
+#: alone: its fonts' maps are broken, and what they do map is no more to be trusted (pdf.js's ``complex_ttf_font.pdf``:
+#: 61 %); its lines stay only where their ink reads as the layer says.
+MOSTLY_UNMAPPED = 0.5
 #: A line in a script the recogniser does not read, which it nonetheless reads with this score (0..1), is ink in a
 #: script it does read: the layer's script is false (a font whose map sends Cyrillic glyphs to Hangul code points).
 CONFIDENT_READ = 0.85
@@ -149,7 +167,7 @@ class TextLayerChoice:
         """The page read from its layer plus OCR of what the layer lacks, or why the layer is not used."""
         if self.recognize is None:
             raise ValueError("TextLayerChoice.read needs recognize (a page engine's recogniser); layout engines call read_layout")
-        verdict = self._judge(image, layer, self._recognized_sample(image, self.recognize), self._confident_reads(image, self.recognize))
+        verdict = self._judge(image, layer, recognized_sample(image, self.recognize), confident_reads(image, self.recognize))
         if isinstance(verdict, str):
             return _rejected(verdict)
         regions, coverage, check, layer, dropped = verdict
@@ -169,13 +187,14 @@ class TextLayerChoice:
             "source": source, "layer_lines": len(layer.lines), "ocr_regions": [list(box) for box in regions],
             "coverage": round(coverage, 4), "layer_check": check, **self._script(image.page, layer, record=False),
             **({"dropped_lines": dropped} if dropped else {}), **({"replaced_chars": layer.replaced} if layer.replaced else {}),
+            **({"font_mapped_chars": layer.font_mapped} if layer.font_mapped else {}), **({"read_by": "pdfminer.six"} if layer.reread else {}),
         }
         self._note_repairs(image.page, layer)
         return LayerReading(content=content, source=source, raw=raw)
 
     def read_layout(self, image: PageImage, layer: TextLayer, content: PageContent) -> LayerReading:
         """A layout engine's reading of the page (``content``) with the layer's text in the blocks it covers."""
-        verdict = self._judge(image, layer, _read_by_engine(content), None)
+        verdict = self._judge(image, layer, read_by_engine(content), None)
         if isinstance(verdict, str):
             return _rejected(verdict)
         regions, coverage, check, layer, dropped = verdict
@@ -184,7 +203,7 @@ class TextLayerChoice:
 
         blocks, from_layer, from_ocr = [], 0, 0
         for block in content.get("blocks", []):
-            inside = [line for line in layer.lines if "bbox" in block and _centre_in(line.box, block["bbox"])]
+            inside = [line for line in layer.lines if "bbox" in block and centre_in(line.box, block["bbox"])]
             missing = any(overlap_area(region, block["bbox"]) > 0 for region in regions) if "bbox" in block else True
             if inside and not missing and block.get("label") not in MODEL_TEXT_LABELS:
                 block = {**block, "text": "\n".join(line.text for line in inside)}
@@ -203,6 +222,7 @@ class TextLayerChoice:
         raw = {
             "source": source, "layer_lines": len(layer.lines), "blocks_from_layer": from_layer, "coverage": round(coverage, 4),
             "layer_check": check, **self._script(image.page, layer, record=False), **({"dropped_lines": dropped} if dropped else {}),
+            **({"font_mapped_chars": layer.font_mapped} if layer.font_mapped else {}), **({"read_by": "pdfminer.six"} if layer.reread else {}),
         }
         return LayerReading(content=layered, source=source, raw=raw)
 
@@ -233,6 +253,8 @@ class TextLayerChoice:
             dropped: list[dict[str, Any]] = []
             unmapped_share = layer.unmapped_share
             if unmapped_share > MAX_UNMAPPED_SHARE:
+                if layer.hidden and _over_blank(image, layer) and keeps_to_a_script(*(line.text for line in layer.lines)):
+                    return [], 1.0, "not_drawn", layer, dropped  # invisible text over a blank page: all the page has
                 if layer.hidden:
                     return f"{unmapped_share:.0%} of the layer's characters have no Unicode mapping"
                 layer = self._without_unverified(layer, read_sample, dropped)
@@ -245,7 +267,8 @@ class TextLayerChoice:
                     return false_script
             check, wrong = self._disagreement(layer, read_sample, exclude=foreign)
             if wrong:
-                kept = [line for line in layer.lines if line.font not in wrong and line.text not in wrong]
+                unjudged = {id(line) for line in foreign}  # a contradicted font's lines OCR cannot read either stay
+                kept = [line for line in layer.lines if id(line) in unjudged or line.font not in wrong and line.text not in wrong]
                 if layer.hidden or not any(line.text.strip() for line in kept):
                     return check
                 dropped += [{"text": line.text, "reason": check} for line in layer.lines if line not in kept]
@@ -258,21 +281,38 @@ class TextLayerChoice:
             self.timings["layer_check"] += time.perf_counter() - started
 
     def _without_unverified(self, layer: TextLayer, read_sample: ReadSample, dropped: list[dict[str, Any]]) -> TextLayer:
-        """The layer, or without its lines that hold characters lacking a Unicode mapping: pdfium then guessed their
-        text from the font, right as often as not, so the ink decides. The longest ``HIDDEN_SAMPLE`` such lines are
-        recognised (folded: ``layer_lines``); all of them agreeing keeps them, else they are all dropped (noted in
-        ``dropped``)."""
-        foreign = {id(line) for line in self._foreign_lines(layer)}
-        suspects = [line for line in layer.lines if line.unmapped and id(line) not in foreign]
+        """The layer with its lines that hold characters lacking a Unicode mapping (pdfium guessed them from the font,
+        right as often as not) judged by the ink. A line whose mapped letters are in a script the recogniser does not
+        read keeps those letters alone where they stand on their own (``layer_lines.trusted_part``: OCR could only
+        misread it); one with no such part is dropped (its ink is OCR'd, with a ``language_mismatch`` warning). Of the
+        others, the longest ``HIDDEN_SAMPLE`` are recognised (folded: ``layer_lines``); all of them agreeing (as read, or
+        without their unmapped characters: a symbol font's private-use codes) keeps them, else they are all dropped. Each
+        change is noted in ``dropped``."""
+        suspects = [line for line in layer.lines if line.unmapped]
+        broken = layer.unmapped_share > MOSTLY_UNMAPPED  # what such fonts do map is no more to be trusted
+        partial = {id(line): part for line in suspects if not broken and (part := trusted_part(line, self.scripts)) is not None}
+        dropped += [
+            {"text": line.text, "kept": part.text, "reason": "characters without a Unicode mapping, in a script the recogniser does not read: left out"}
+            for line in suspects if (part := partial.get(id(line))) is not None
+        ]
+        layer = replace(layer, lines=[partial.get(id(line)) or line for line in layer.lines])
+        suspects = [line for line in suspects if id(line) not in partial]
+        unjudged = {id(line) for line in suspects if unjudgeable(line.text, self.scripts)}  # no part to trust, nothing to read it by
+        reason = "characters without a Unicode mapping, in a script the recogniser does not read"
+        dropped += [{"text": line.text, "reason": reason} for line in suspects if id(line) in unjudged]
+        layer = replace(layer, lines=[line for line in layer.lines if id(line) not in unjudged])
+        suspects = [line for line in suspects if id(line) not in unjudged]
         sample = hidden_sample(suspects)
         reads = dict(zip(map(id, sample), read_sample(sample), strict=True)) if sample else {}
         if not suspects or any(read is not None for read in reads.values()) and all(
-            read_agrees(line.text, read, self.scripts) for line in sample if (read := reads[id(line)]) is not None
+            any(read_agrees(text, read, self.scripts) for text in (line.text, line.mapped.text if line.mapped else ""))
+            for line in sample if (read := reads[id(line)]) is not None
         ):
             return layer
         reason = "characters without a Unicode mapping" + (", and the ink reads otherwise" if any(reads.values()) else "")
         dropped += [{"text": line.text, "reason": reason} for line in suspects]
-        return replace(layer, lines=[line for line in layer.lines if not line.unmapped])
+        doubted = {id(line) for line in suspects}
+        return replace(layer, lines=[line for line in layer.lines if id(line) not in doubted])
 
     def _note_repairs(self, page: int, layer: TextLayer) -> None:
         if layer.replaced:
@@ -280,11 +320,13 @@ class TextLayerChoice:
 
     def _foreign_lines(self, layer: TextLayer) -> list[LayerLine]:
         """The lines in a script the recogniser does not read, when the layer may be trusted for them: visible, and
-        most characters of the line mapped to Unicode (``layer_lines.mostly_mapped``). A hidden layer is sampled whole."""
+        most characters of the line mapped to Unicode (``layer_lines.mostly_mapped``); with them the lines without
+        letters of a font whose lettered lines are all such (``layer_lines.foreign_fonts``). A hidden layer is sampled whole."""
         if self.scripts is None or layer.hidden:
             return []
         scripts = self.scripts
-        return [line for line in layer.lines if mostly_mapped(line) and foreign_to(line.text, scripts)]
+        fonts = foreign_fonts(layer.lines, scripts)
+        return [line for line in layer.lines if mostly_mapped(line) and (foreign_to(line.text, scripts) or unlettered_in(line, fonts))]
 
     def _disagreement(self, layer: TextLayer, read_sample: ReadSample, *, exclude: list[LayerLine]) -> tuple[str, set[str]]:
         """Which check passed, or why the layer is false (``the layer says ...``) and the fonts whose sampled line the
@@ -307,28 +349,6 @@ class TextLayerChoice:
         if not layer.hidden:
             self.verified_fonts.update(line.font for line in sample)
         return ("recognized_sample" if judged else "not_drawn"), set()
-
-    @staticmethod
-    def _recognized_sample(image: PageImage, recognize: Recognize) -> ReadSample:
-        """Reads sampled layer lines from the page image with ``recognize``."""
-
-        def read(lines: list[LayerLine]) -> list[str | None]:
-            crops = [crop if crop is not None and has_ink(crop) else None for crop in (_crop(image, line) for line in lines)]
-            texts = iter(recognize([crop for crop in crops if crop is not None]) if any(crop is not None for crop in crops) else [])
-            return [next(texts)[0] if crop is not None else None for crop in crops]
-
-        return read
-
-    @staticmethod
-    def _confident_reads(image: PageImage, recognize: Recognize) -> ConfidentReads:
-        """Recognises lines with ``recognize``: ``(text, score)`` each, for ``_false_script``."""
-
-        def read(lines: list[LayerLine]) -> list[tuple[str, float]]:
-            crops = [_crop(image, line) for line in lines]
-            texts = iter(recognize([crop for crop in crops if crop is not None]) if any(crop is not None for crop in crops) else [])
-            return [next(texts) if crop is not None else ("", 0.0) for crop in crops]
-
-        return read
 
     def _read_regions(
         self, page: PageImage, regions: list[Box], read_region: ReadRegion, recognize: Recognize, *, line_height: float
@@ -364,67 +384,20 @@ def _false_script(foreign: list[LayerLine], confident: ConfidentReads | None) ->
     there is no recogniser to ask)."""
     if confident is None:
         return None
-    probe = sorted((line for line in foreign if sampleable(line)), key=lambda line: -len(line.text))[:FOREIGN_PROBE]
+    probe = sorted((line for line in foreign if sampleable(line) and dominant_script(line.text)), key=lambda line: -len(line.text))[:FOREIGN_PROBE]
     for line, (text, score) in zip(probe, confident(probe), strict=False):
         if score >= CONFIDENT_READ and sum(ch.isalnum() for ch in text) >= MIN_SAMPLE_CHARS and not explained(text, line.text):
             return f"the layer says {line.text!r} ({dominant_script(line.text)}) where the page reads {text!r} (score {score:.2f})"
     return None
 
 
-def _read_by_engine(content: PageContent) -> ReadSample:
-    """What a layout engine read where each sampled layer line lies: its lines over the line's box, else the text
-    of the block holding it, narrowed to the stretch that best matches the line."""
-
-    def read(lines: list[LayerLine]) -> list[str | None]:
-        texts: list[str | None] = []
-        for line in lines:
-            over = [ocr["text"] for ocr in content.get("lines", []) if overlap_area(line_bbox(ocr), line.box) > 0]
-            if over:
-                texts.append(" ".join(over))
-                continue
-            holders = [block.get("text", "") for block in content.get("blocks", []) if "bbox" in block and _centre_in(line.box, block["bbox"])]
-            texts.append(_best_stretch(" ".join(holders), line.text) if holders else None)
-        return texts
-
-    return read
-
-
-def _best_stretch(text: str, wanted: str) -> str:
-    """The stretch of ``text`` (as long as ``wanted``) that ``wanted`` matches best.
-
-    >>> _best_stretch("Invoice 2026 Total due: 1,234.56 EUR", "Total due: 1,234.56")
-    'Total due: 1,234.56'
-    """
-    match = difflib.SequenceMatcher(None, text, wanted, autojunk=False).find_longest_match(0, len(text), 0, len(wanted))
-    begin = max(0, match.a - match.b)
-    return text[begin : begin + len(wanted)]
-
-
-def _centre_in(box: tuple[float, float, float, float], bbox: list[float]) -> bool:
-    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    return bbox[0] <= x <= bbox[2] and bbox[1] <= y <= bbox[3]
+def _over_blank(image: PageImage, layer: TextLayer) -> bool:
+    """Whether no line of the layer lies over any ink (a page that draws nothing where its invisible text is)."""
+    return not any(has_ink(crop) for line in layer.lines if (crop := line_crop(image, line)) is not None)
 
 
 def _rejected(reason: str) -> LayerReading:
     return LayerReading(content=None, source="ocr", raw={"source": "ocr", "reason": reason})
-
-
-def _crop(image: PageImage, line: LayerLine) -> Any | None:
-    """The line's pixels as a BGR array, upright (a turned line is turned back), or ``None`` off the page."""
-    import numpy as np
-
-    x0, y0, x1, y1 = line.box
-    pad = 0.15 * min(x1 - x0, y1 - y0)
-    box = (max(0, int(x0 - pad)), max(0, int(y0 - pad)), min(image.width, int(x1 + pad + 1)), min(image.height, int(y1 + pad + 1)))
-    if box[2] - box[0] < 2 or box[3] - box[1] < 2:
-        return None
-    crop = image.image.crop(box)
-    (ax, ay), (bx, by) = line.polygon[0], line.polygon[1]
-    if abs(by - ay) > abs(bx - ax):  # text runs down or up the page
-        crop = crop.rotate(90 if by > ay else -90, expand=True)
-    elif bx < ax:
-        crop = crop.rotate(180)
-    return np.ascontiguousarray(np.asarray(crop)[:, :, ::-1])
 
 
 def _as_line(line: LayerLine) -> Line:

@@ -7,6 +7,10 @@ job the same way a client's ``submit`` does: the document is copied to ``documen
 is created ``QUEUED`` and the job message goes on the queue, where the invoker takes over (and fails the job
 ``unknown_model``, ``unsupported_language`` or a type's code, as for any message).
 
+A dropped file asks for engine features with its user metadata: ``ocr-features`` (``aws s3 cp --metadata
+ocr-features=forms``: key-value pairs and check boxes), a comma-separated list that becomes the job's
+``options.features`` (the engine fails a job whose features it does not know ``invalid_options``).
+
 The job id is derived from the object, not drawn at random, so S3 delivering the event twice (it is at
 least once), or a retry after a crash, gives the same job: ``inbox-`` and 40 hex digits of the SHA-256 of
 the bucket, the key and the version id (the ETag on an unversioned bucket).
@@ -119,6 +123,9 @@ def ingest_upload(
     body: dict[str, Any] = {"job_id": job_id, "model": model, "input": str(document)}
     if language:
         body["language"] = language
+    features = _features(s3, upload)
+    if features:
+        body["options"] = {"features": features}
     try:
         message = parse_job_message(body)
     except InvalidMessageError as err:
@@ -155,6 +162,25 @@ def _start_api_job(upload: InboxUpload, *, store: JobStore, s3: Any, sqs: Any, q
     sqs.send_message(QueueUrl=queue_url, MessageBody=message.to_json())
     logger.info("Upload s3://%s/%s started job %s", upload.bucket, upload.key, job_id)
     return "queued"
+
+
+#: The user metadata (``x-amz-meta-ocr-features``) a dropped file asks for engine features with.
+FEATURES_METADATA = "ocr-features"
+
+
+def _features(s3: Any, upload: InboxUpload) -> list[str]:
+    """The features the dropped object's ``ocr-features`` metadata names (none when it has none, or is gone: the
+    copy then fails the job ``input_not_found``)."""
+    request: dict[str, str] = {"Bucket": upload.bucket, "Key": upload.key}
+    if upload.version:
+        request["VersionId"] = upload.version
+    try:
+        metadata = s3.head_object(**request).get("Metadata", {})
+    except ClientError as err:
+        if err.response.get("Error", {}).get("Code") not in {"NoSuchKey", "404", "NoSuchVersion"}:
+            raise
+        return []
+    return [name.strip() for name in str(metadata.get(FEATURES_METADATA, "")).split(",") if name.strip()]
 
 
 def _copy(s3: Any, upload: InboxUpload, target: S3Uri) -> bool:
