@@ -15,7 +15,7 @@ EngineOptions(orientation=True, variant=None, backend=None, text_layer='ignore',
 >>> parse_options({"orientaton": False})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ocr_platform.core.errors.JobError: invalid_options: Unknown option 'orientaton'; the options are: orientation, variant, backend, text_layer, outputs, features, html.
+ocr_platform.core.errors.JobError: invalid_options: Unknown option 'orientaton'; the options are: orientation, ..., features, html.
 """
 
 from __future__ import annotations
