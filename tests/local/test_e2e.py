@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -28,7 +27,6 @@ from tests import documents
 from tests.documents import ENGLISH_PAGES, character_error_rate, render_page
 from tests.local.campaign import queue_depth
 from tests.local.webhook_receiver import WebhookReceiver, receiver_that_is_down
-from tests.unit.test_doc_snippets import RUN_ON_LOCAL_STACK
 
 IDLE_PERIODS = 10
 PERIOD_SECONDS = 0.5
@@ -414,42 +412,6 @@ def test_cli_run_with_a_format_has_the_job_write_it_and_saves_it(
     assert _recorded_events(local, job_id)[0]["detail"]["formats"] == {"textract": location}
 
 
-def _readme_block(marker: str) -> str:
-    """The shell block between ``<!-- {marker}:start -->`` and ``<!-- {marker}:end -->`` of the docs page that has it
-    (the README's blocks moved to docs/using-it/)."""
-    page = {"aws-cli-flow": "aws-cli.md", "jobs-api-flow": "jobs-api.md"}[marker]
-    text = (REPO / "docs" / "using-it" / page).read_text(encoding="utf-8")
-    between = text.split(f"<!-- {marker}:start -->", 1)[1].split(f"<!-- {marker}:end -->", 1)[0].strip()
-    assert between.startswith("```bash\n") and between.endswith("\n```"), f"docs/using-it/{page} {marker}: one bash block"
-    return between.removeprefix("```bash\n").removesuffix("```")
-
-
-def test_the_readmes_aws_cli_flow_runs_as_written(local: stack.StackInfo, tmp_path: Path) -> None:
-    """The README's AWS CLI block, run by bash with the real AWS CLI, in a shell that knows nothing of the
-    stack: only ``eval "$(ocr-platform local env)"`` tells the CLI where it is."""
-    (tmp_path / "samples").mkdir()
-    shutil.copy(REPO / "samples" / "invoice.pdf", tmp_path / "samples" / "invoice.pdf")
-    told_by_env = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION", "AWS_REGION")
-    shell = {
-        name: value for name, value in os.environ.items()
-        if name not in told_by_env and not name.startswith("AWS_ENDPOINT_URL") and name not in local.client_environment()
-    }
-    shell["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-
-    run = subprocess.run(
-        ["bash", "-e", "-c", _readme_block("aws-cli-flow")], cwd=tmp_path, env=shell,
-        capture_output=True, text=True, timeout=300,
-    )
-
-    assert run.returncode == 0, f"stdout:\n{run.stdout}\nstderr:\n{run.stderr}"
-    assert "COMPLETED" in run.stdout.splitlines()  # what the polling loop printed
-    result = json.loads((tmp_path / "result.json").read_text(encoding="utf-8"))
-    assert (result["model"], result["page_count"]) == ("pp-ocrv5", 1)
-    assert "Invoice 2026-0042" in result["text"] and "Total due: 363.50 EUR" in result["text"]
-    item = OcrClient(PlatformResources(local.bucket, local.queue_url, local.table)).status(result["job_id"])
-    assert (item["status"], item["result"]) == ("COMPLETED", f"s3://{local.bucket}/results/{result['job_id']}/result.json")
-
-
 def test_a_file_dropped_in_the_inbox_with_the_aws_cli_becomes_one_completed_job(client: OcrClient, local: stack.StackInfo) -> None:
     """``aws s3 cp`` into ``inbox/pp-ocrv5/`` and nothing else: S3's EventBridge event, the stack's rule and the
     ingest function make the job; its id is found from the object, as ``ocr-platform status s3://...`` does."""
@@ -499,34 +461,6 @@ def _id_token(local: stack.StackInfo, email: str) -> str:
         ChallengeResponses={"USERNAME": email, "NEW_PASSWORD": PASSWORD},
     )
     return str(answer["AuthenticationResult"]["IdToken"])
-
-
-def test_the_readmes_jobs_api_flow_signs_an_invited_user_in_and_creates_a_job(local: stack.StackInfo, tmp_path: Path) -> None:
-    """The README's jobs API block, run by bash with the real AWS CLI and curl against the local stack, with
-    ``POOL``, ``CLIENT`` and ``API`` as the README says to set them: the invited user answers the new-password
-    challenge, signs in again with their own password, creates a job, uploads its file with the presigned POST,
-    polls it to COMPLETED, and their listing shows it."""
-    told_by_env = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION", "AWS_REGION")
-    shell = {
-        name: value for name, value in os.environ.items()
-        if name not in told_by_env and not name.startswith("AWS_ENDPOINT_URL") and name not in local.client_environment()
-    }
-    shell["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-    # What the README says to do first on the local stack; the rest is its block as written.
-    local_setup = 'eval "$(ocr-platform local env)"\nPOOL=$OCR_USER_POOL_ID CLIENT=$OCR_USER_POOL_CLIENT_ID API=$OCR_API_URL\n'
-    (tmp_path / "samples").mkdir()
-    shutil.copy(REPO / "samples" / "scan.pdf", tmp_path / "samples" / "scan.pdf")
-
-    run = subprocess.run(["bash", "-e", "-c", local_setup + _readme_block("jobs-api-flow")], cwd=tmp_path, env=shell,
-                         capture_output=True, text=True, timeout=300)
-
-    assert run.returncode == 0, f"stdout:\n{run.stdout}\nstderr:\n{run.stderr}"
-    created, status, listed = (line for line in run.stdout.splitlines() if line.strip())
-    created, listed = json.loads(created), json.loads(listed)
-    assert (created["status"], sorted(created["upload"])) == ("QUEUED", ["fields", "url"])
-    assert status == "COMPLETED"  # the upload started the job and the polling loop saw it end
-    assert [(job["job_id"], job["file_name"], job["status"]) for job in listed["jobs"]] == [(created["job_id"], "scan.pdf", "COMPLETED")]
-    assert _status(local, "you@example.com") == "CONFIRMED"  # the challenge set the user's own password
 
 
 def _expired(token: str) -> str:
@@ -1051,22 +985,3 @@ def test_cli_run_does_not_fail_a_completed_job_it_cannot_save(
     job_id = err.split("job ", 1)[1].split(":", 1)[0]
     assert f"job {job_id} COMPLETED: its result is s3://{local.bucket}/results/{job_id}/result.json" in err
     assert f"ocr-platform result {job_id} --output FILE" in err
-
-
-@pytest.mark.parametrize("page", RUN_ON_LOCAL_STACK)
-def test_a_pages_shell_snippets_run_as_written_on_the_local_stack(page: str, local: stack.StackInfo, tmp_path: Path) -> None:
-    """Every bash block of the page, in order, from a copy of the repository's samples, in a shell prepared as the
-    AWS CLI page says (``eval "$(ocr-platform local env)"``): each exits 0 and writes what it names."""
-    shutil.copytree(REPO / "samples", tmp_path / "samples")
-    shell = {**os.environ, **local.client_environment(), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    text = (REPO / page).read_text(encoding="utf-8")
-    blocks = re.findall(r"^```bash\n(.*?)^```", text, re.M | re.S)
-    assert blocks
-    for block in blocks:
-        run = subprocess.run(["bash", "-e", "-c", block], cwd=tmp_path, env=shell, capture_output=True, text=True, timeout=300)
-        assert run.returncode == 0, f"{page}:\n{block}\nstderr:\n{run.stderr}"
-        assert "Traceback" not in run.stderr
-    written = {"docs/using-it/searchable-pdf.md": ["scan.searchable.pdf", "invoice.searchable.pdf"],
-               "docs/using-it/office-and-html.md": ["result.json"]}[page]
-    for name in written:
-        assert (tmp_path / name).stat().st_size > 0, f"{page}: {name} was not written"
