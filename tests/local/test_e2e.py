@@ -188,7 +188,9 @@ def test_a_long_pdf_is_split_runs_in_chunks_with_live_progress_and_merges_in_pag
         assert _cer(result, index, lines) <= 0.02
     assert result["text"].split("\f")[12].startswith("Page 13 of 20")
     s3 = boto3.client("s3")
-    assert s3.list_objects_v2(Bucket=local.bucket, Prefix=f"chunks/{job['job_id']}/").get("KeyCount") == 0
+    # The last chunk deletes the partial results after it has completed the job: waited for, not sampled once.
+    _wait_for(lambda: s3.list_objects_v2(Bucket=local.bucket, Prefix=f"chunks/{job['job_id']}/").get("KeyCount") == 0, 60,
+              "the chunks' partial results to be deleted")
 
 
 def _wait_queue_drained(sqs: Any, url: str, timeout: float = 120) -> None:
@@ -204,7 +206,8 @@ def test_vl_scales_out_from_zero_completes_through_the_success_topic_then_scales
     _wait_for(lambda: _desired(local) == 0, 60, "the endpoint to be idle at 0 instances")
 
     job = client.submit(docs["png"], model="paddleocr-vl")
-    _wait_for(lambda: client.status(job["job_id"])["status"] == "PROCESSING", 60, "the VL job to be dispatched")
+    # Dispatched: PROCESSING (or already past it, on a machine that took its time to look).
+    _wait_for(lambda: client.status(job["job_id"])["status"] in ("PROCESSING", "COMPLETED"), 60, "the VL job to be dispatched")
     # The local stack scales out asynchronously, as AWS does: waited for with a deadline, not sampled once. Nothing
     # can scale it back in before the idle window has passed with the job done.
     _wait_for(lambda: _desired(local) == 1, 60, "the endpoint to scale out to 1 instance")
@@ -555,7 +558,9 @@ def test_a_long_vl_job_is_split_into_chunk_requests_and_its_instance_stays_while
     # went back to 0 while the job ran
     assert 1 in desired_while_running and set(desired_while_running[desired_while_running.index(1):]) == {1}, desired_while_running
     s3 = boto3.client("s3")
-    assert s3.list_objects_v2(Bucket=local.bucket, Prefix=f"chunks/{job['job_id']}/").get("KeyCount") == 0
+    # The last chunk deletes the partial results after it has completed the job: waited for, not sampled once.
+    _wait_for(lambda: s3.list_objects_v2(Bucket=local.bucket, Prefix=f"chunks/{job['job_id']}/").get("KeyCount") == 0, 60,
+              "the chunks' partial results to be deleted")
     # Every request (the job's, each chunk's) named the uploaded document: no request object, no copy of it.
     assert s3.list_objects_v2(Bucket=local.bucket, Prefix=f"async/requests/{job['job_id']}").get("KeyCount") == 0
     assert [o["Key"] for o in s3.list_objects_v2(Bucket=local.bucket, Prefix=f"documents/{job['job_id']}/")["Contents"]] == [
@@ -924,9 +929,12 @@ def test_a_receiver_that_stays_down_is_dead_lettered_with_every_attempt_recorded
     attempts = client.status("hook-down-1")["callback_attempts"]
     assert len(attempts) >= 3 and all("error" in a and "status_code" not in a for a in attempts)
     assert [a["attempt"] for a in attempts] == list(range(1, len(attempts) + 1))
-    [parked] = boto3.client("sqs").receive_message(
-        QueueUrl=local.resources["webhook_dlq_url"], MessageAttributeNames=["All"], WaitTimeSeconds=2,
-    )["Messages"]
+    # The deliverer parks the request on the DLQ after it has recorded dead_lettered: waited for, not read once.
+    dlq: list[dict[str, Any]] = []
+    _wait_for(lambda: bool(dlq.extend(boto3.client("sqs").receive_message(
+        QueueUrl=local.resources["webhook_dlq_url"], MessageAttributeNames=["All"], WaitTimeSeconds=1,
+    ).get("Messages", [])) or dlq), 60, "the request on the webhook DLQ")
+    [parked] = dlq
     assert json.loads(parked["Body"])["job_id"] == "hook-down-1"
     assert int(parked["MessageAttributes"]["Attempts"]["StringValue"]) == len(attempts)
     assert _recorded_events(local, "hook-down-1")[0]["detail-type"] == "OCR Job Failed"
