@@ -904,6 +904,20 @@ def test_cli_run_with_a_callback_url_gets_one_signed_post_and_one_recorded_event
         assert item["callback_status"] == "delivered" and [a["status_code"] for a in item["callback_attempts"]] == [200]
 
 
+def test_cli_run_says_each_failed_webhook_attempt_and_how_the_delivery_ended(
+    local: stack.StackInfo, docs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``run --callback-url`` is not silent while the stack retries a webhook: one line per failed attempt, then the end."""
+    from ocr_platform.cli import commands as cli
+
+    with WebhookReceiver(fail_first=2) as hook:
+        argv = ["run", str(docs["png"]), "--model", "pp-ocrv5", "--output", str(tmp_path / "result.json"), "--callback-url", hook.url]
+        assert cli.main(argv) == 0
+    err = capsys.readouterr().err
+    assert "webhook attempt 1 failed (500); the stack retries it" in err and "webhook attempt 2 failed (500)" in err
+    assert "webhook attempt 3" not in err and "webhook delivered after 3 attempt(s) (HTTP 200)" in err
+
+
 def test_a_receiver_that_fails_twice_gets_the_third_attempt_of_the_same_event(client: OcrClient, local: stack.StackInfo, docs: dict[str, Path]) -> None:
     with WebhookReceiver(fail_first=2) as hook:
         job = client.submit(docs["png"], model="pp-ocrv5", callback_url=hook.url)
