@@ -823,7 +823,10 @@ def test_the_console_signs_in_uploads_and_draws_the_result_over_its_page(
     browser.get(f"{local.console_url}/#/")
     notes = tmp_path / "notes.pdf"
     notes.write_text("not a pdf at all")
-    wait.until(ready.presence_of_element_located((By.ID, "files"))).send_keys(str(notes))
+    # The jobs view shown, not the file input merely present: the console listens for a chosen file only once its
+    # script has read config.json, which on a busy machine comes after the static page is in place.
+    wait.until(ready.visibility_of_element_located((By.ID, "jobs-view")))
+    browser.find_element(By.ID, "files").send_keys(str(notes))
     failed = wait.until(ready.visibility_of_element_located((By.XPATH, "//tr[td[text()='notes.pdf']]/td[contains(@class,'status-FAILED')]")))
     assert "unsupported_type" in failed.text
 
