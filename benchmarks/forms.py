@@ -13,8 +13,9 @@ Three sets:
 - ``generated``: filled-in forms made in code (``tests/form_documents.py``: labels, typed answers beside or under
   them, blanks, ticked and empty boxes, scanned): pairs by text (rapidfuzz ratio >= 80 on key and value), marks by
   box (IoU >= 0.5) and state.
-- ``pdf-forms``: public PDF forms whose own check boxes and radio buttons are the truth (their ``form_fields``):
-  each page is rendered with its fields drawn, as a printer would, and its marks found from the pixels alone.
+- ``pdf-forms``: public PDF forms whose own check boxes and radio buttons are the truth (their ``form_fields``,
+  those drawn with an outline): each page is rendered with its fields drawn, as a printer would, read by the
+  route's OCR, and its marks found from the pixels and those lines (``--pixels-only``: without the lines).
 
 Beside the method, a nearest-neighbour baseline: the same labels, each paired with the nearest other text
 (centre to centre). Reported: precision, recall and F1 of pairs; precision and recall of marks and the accuracy
@@ -172,12 +173,18 @@ def _mark_summary(marks: dict[str, int]) -> dict[str, Any]:
     }
 
 
-def pdf_forms(paths: Sequence[Path], scale: float = 150 / 72) -> dict[str, Any]:
-    """Marks on public PDF forms, rendered with their fields drawn; the fields' boxes and states are the truth."""
+def pdf_forms(paths: Sequence[Path], scale: float = 150 / 72, *, ocr_lines: bool = True) -> dict[str, Any]:
+    """Marks on public PDF forms, rendered with their fields drawn; the fields' boxes and states are the truth.
+
+    Each page is read as the route reads it: its lines by the route's OCR (their height sets the scale of a box,
+    their words rule out letters such as ``D`` or ``B``) unless ``ocr_lines`` is off (pixels alone)."""
+    import tempfile
+
     import pypdfium2 as pdfium
 
     from ocr_platform.document.form_fields import at_scale, read_form_fields
 
+    ocr = engine() if ocr_lines else None
     marks = {"found": 0, "truth": 0, "matched": 0, "state_right": 0}
     pages = unseen = 0
     for path in paths:
@@ -186,28 +193,54 @@ def pdf_forms(paths: Sequence[Path], scale: float = 150 / 72) -> dict[str, Any]:
         pdf.init_forms()
         for number, page_fields in fields.items():
             image = pdf[number - 1].render(scale=scale, may_draw_forms=True).to_pil().convert("RGB")
-            widgets = [(bool(f.get("selected")), tuple(f["bbox"])) for f in at_scale(page_fields, scale) if f["type"] in ("checkbox", "radio")]
-            truth = [(selected, box) for selected, box in widgets if _outlined(image, box)]  # type: ignore[arg-type]
+            widgets = [(bool(f.get("selected")), tuple(f["bbox"]), f["type"] == "radio")
+                       for f in at_scale(page_fields, scale) if f["type"] in ("checkbox", "radio")]
+            truth = [(selected, box) for selected, box, radio in widgets if _outlined(image, box, radio=radio)]  # type: ignore[arg-type]
             unseen += len(widgets) - len(truth)
             if not truth:
                 continue
-            found = read_forms(image, [])[1]
+            lines: list[Any] = []
+            if ocr is not None:
+                with tempfile.NamedTemporaryFile(suffix=".png") as png:
+                    image.save(png.name)
+                    lines = ocr.predict(Path(png.name), options={"text_layer": "ignore"}).pages[0]["lines"]
+            found = read_forms(image, lines)[1]
             pages += 1
             for key, value in mark_scores(found, truth).items():  # type: ignore[arg-type]
                 marks[key] += value
-    return {"pages": pages, "marks": _mark_summary(marks), "widgets_drawn_without_an_outline": unseen}
+    return {"pages": pages, "ocr_lines": ocr_lines, "marks": _mark_summary(marks), "widgets_drawn_without_an_outline": unseen}
 
 
-def _outlined(image: Any, box: Box) -> bool:
-    """Whether a check box widget is drawn with an outline a reader of the printed page sees (ink along most of its
-    edges); a widget drawn without one (only its tick, or nothing) is no box on paper and is left out of the truth."""
+#: Grey darker than this is ink in a rendered outline (a thin rule is drawn anti-aliased, mid-grey, at 150 dpi).
+OUTLINE_GREY = 200
+
+
+def _outlined(image: Any, box: Box, *, radio: bool = False) -> bool:
+    """Whether a check box widget is drawn with an outline a reader of the printed page sees: ink (``OUTLINE_GREY``)
+    within 2 pixels of most points (60 %) of its box's edges, or, for a radio button, of the circle inside its box.
+    A widget drawn without one (only its tick, or nothing) is no box on paper and is left out of the truth."""
+    import math
+
     import numpy as np
 
     gray = np.asarray(image.convert("L"))
-    x0, y0, x1, y1 = (round(v) for v in box)
-    edges = [gray[max(0, y0 - 2):y0 + 3, x0:x1], gray[max(0, y1 - 3):y1 + 2, x0:x1],
-             gray[y0:y1, max(0, x0 - 2):x0 + 3], gray[y0:y1, max(0, x1 - 3):x1 + 2]]
-    return all(edge.size and (edge.min(axis=0 if i < 2 else 1) < 160).mean() > 0.6 for i, edge in enumerate(edges))
+    x0, y0, x1, y1 = box
+    if x1 - x0 < 4 or y1 - y0 < 4:
+        return False
+    steps = 48
+    rectangle = [(x0 + (x1 - x0) * i / steps, y) for i in range(steps + 1) for y in (y0, y1)]
+    rectangle += [(x, y0 + (y1 - y0) * i / steps) for i in range(steps + 1) for x in (x0, x1)]
+    cx, cy, rx, ry = (x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0) / 2, (y1 - y0) / 2
+    circle = [(cx + rx * math.cos(2 * math.pi * i / steps), cy + ry * math.sin(2 * math.pi * i / steps)) for i in range(steps)]
+
+    def inked(points: list[tuple[float, float]]) -> bool:
+        dark = 0
+        for x, y in points:
+            near = gray[max(0, round(y) - 2):round(y) + 3, max(0, round(x) - 2):round(x) + 3]
+            dark += bool(near.size) and int(near.min()) < OUTLINE_GREY
+        return dark >= 0.6 * len(points)
+
+    return inked(rectangle) or (radio and inked(circle))
 
 
 def funsd(root: Path, split: str) -> dict[str, Any]:
@@ -270,6 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     public.add_argument("--split", choices=["testing", "training"], default="testing")
     pdfs = sets.add_parser("pdf-forms")
     pdfs.add_argument("pdfs", type=Path, nargs="+")
+    pdfs.add_argument("--pixels-only", action="store_true", help="find marks without the route's OCR lines")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     if args.set == "generated":
@@ -277,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.set == "funsd":
         figures = funsd(args.root, args.split)
     else:
-        figures = pdf_forms(args.pdfs)
+        figures = pdf_forms(args.pdfs, ocr_lines=not args.pixels_only)
     figures["machine"] = f"{platform.machine()}, {platform.python_version()}"
     print(json.dumps(figures, indent=2))
     if args.json:

@@ -49,7 +49,7 @@ NOT_TRUE = frozenset({
     "pdfjs-complex-ttf-font.pdf", "pdfjs-issue20232.pdf", "pdfjs-issue5874.pdf", "pdfjs-thuluthfeatures.pdf", "pdfjs-issue2884-reduced.pdf",
     "pdfjs-xiaobiaosong.pdf", "pdfplumber-issue-842-example.pdf", "docling-right-to-left-02.pdf",
 })
-#: Why a file reads under ``TARGET``: its layer is itself wrong, or the reference is, or (one file) pdfium reads part of it.
+#: Why a file reads under ``TARGET``: its layer is itself wrong, or the reference is.
 NOTES = {
     "pdfjs-complex-ttf-font.pdf": (
         "layer itself wrong: 61 % of its characters have no Unicode mapping, the embedded fonts' own maps confirm none of "
@@ -68,11 +68,6 @@ NOTES = {
     "pdfjs-issue2884-reduced.pdf": (
         "layer itself wrong, and pdftotext's reading with it: the ink reads `4.6 簡易公募型/公募型競争入札`, which OCR reads exactly; "
         "the layer says `䋴䋮䋶糫 蒭鍍伴俘緌鍍伴俘 勢渡袱糫`"
-    ),
-    "pdfminer-jo.pdf": (
-        "not the layer's fault nor the reference's: vertical Japanese (`Identity-V`) in a font that is not embedded; pdfium places "
-        "its characters away from their text objects and its text keeps 262 of the 880 (pdftotext all), and the page draws "
-        "nothing here (no such font on this machine), so OCR has no ink to add"
     ),
     "pdfjs-xiaobiaosong.pdf": "the reference is wrong: pdftotext decodes the GBK text as Latin-1 mojibake; the layer (pdfium) is the true text",
     "pdfplumber-issue-842-example.pdf": (

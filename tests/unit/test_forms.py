@@ -91,6 +91,56 @@ def test_options_the_recogniser_read_as_one_word_over_the_boxes_are_cut_at_them(
         ("Card", "selected"), ("Cash", "unselected"), ("Transfer", "unselected")]
 
 
+@pytest.mark.filterwarnings("error")  # a division by zero on the glyph's empty text, not only a wrong answer
+def test_a_box_the_recogniser_read_as_a_word_of_its_own_is_a_mark_not_an_error() -> None:
+    page, lines = _page_with_boxes([True, False], ["Yes", "No"])
+    no_box = lines[1]["polygon"][1][0] + 60
+    glyphs = [line("☑", 292, 100, 352, 140), line("□", no_box - 8, 100, no_box + 52, 140)]  # running onto the option's ink
+
+    found, marks = read_forms(page, [*lines, *glyphs])  # type: ignore[arg-type]
+
+    assert [m["state"] for m in marks] == ["selected", "unselected"]
+    assert [(p["key"]["text"], p["value"] and p["value"].get("state")) for p in found] == [("Yes", "selected"), ("No", "unselected")]
+
+
+def test_radio_buttons_are_marks_and_a_bullet_is_not() -> None:
+    page = Image.new("RGB", (1200, 400), "white")
+    draw = ImageDraw.Draw(page)
+    for x in (300, 500):
+        draw.ellipse((x, 100, x + 32, 132), outline="black", width=3)
+    draw.ellipse((508, 108, 524, 124), fill="black")  # the chosen one's dot
+    draw.ellipse((700, 100, 732, 132), fill="black")  # a bullet: a disc of ink, no ring
+
+    marks, _ = find_marks(page, line_height=40)
+
+    assert [(m["state"], [round(v) for v in m["polygon"][0]]) for m in marks] == [("unselected", [300, 100]), ("selected", [500, 100])]
+
+
+def test_radio_buttons_the_recogniser_read_as_the_letter_o_are_still_marks() -> None:
+    page = Image.new("RGB", (1200, 400), "white")
+    draw = ImageDraw.Draw(page)
+    font = ImageFont.truetype(str(LATIN_FONT), 30)
+    for x, option in ((300, "Female"), (520, "Male")):
+        draw.ellipse((x, 100, x + 32, 132), outline="black", width=3)
+        draw.text((x + 44, 100), option, fill="black", font=font)
+    draw.ellipse((528, 108, 544, 124), fill="black")
+    lines = [line("O Female O Male", 300, 98, 640, 136)]  # the rings read as the letter O
+
+    found, marks = read_forms(page, lines)  # type: ignore[arg-type]
+
+    assert [m["state"] for m in marks] == ["unselected", "selected"]
+    assert [(p["key"]["text"], p["value"] and p["value"].get("state")) for p in found] == [("Female", "unselected"), ("Male", "selected")]
+
+
+def test_an_option_named_o_beside_its_box_keeps_its_name() -> None:
+    page, lines = _page_with_boxes([False, False, False, True], ["A", "B", "AB", "O"])  # a blood group
+
+    found, marks = read_forms(page, lines)  # type: ignore[arg-type]
+
+    assert len(marks) == 4
+    assert [(p["key"]["text"], p["value"] and p["value"].get("state")) for p in found][-1] == ("O", "selected")
+
+
 def test_letters_comb_cells_and_table_cells_are_not_check_boxes() -> None:
     page = Image.new("RGB", (1200, 700), "white")
     draw = ImageDraw.Draw(page)

@@ -9,14 +9,29 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from unittest.mock import patch
 
 from ocr_platform.core import defaults
 from ocr_platform.core.results import EngineInfo
 from ocr_platform.engines import Engine, EngineOutput, engine_class_name, get_engine
+
+
+@contextmanager
+def _environment(values: Mapping[str, str]) -> Iterator[None]:
+    """``os.environ`` with ``values`` set while the block runs, as it was afterwards."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 class LazyEngine:
@@ -31,7 +46,7 @@ class LazyEngine:
     def _loaded(self) -> Engine:
         if self._engine is None:
             started = time.perf_counter()
-            with patch.dict(os.environ, self.environment):
+            with _environment(self.environment):
                 self._engine = get_engine(self.model)
             self.load_seconds = time.perf_counter() - started
         return self._engine

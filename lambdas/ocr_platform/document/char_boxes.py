@@ -10,6 +10,9 @@ from dataclasses import dataclass
 
 Box = tuple[float, float, float, float]
 
+#: A character further than this (radians) from a multiple of 90 degrees is slanted text, left to OCR.
+ANGLE_TOLERANCE = 0.05
+
 
 def union_box(boxes: Sequence[Box | None]) -> Box:
     """The box around ``boxes`` (``None``, a space, has none).

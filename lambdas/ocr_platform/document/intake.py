@@ -228,18 +228,18 @@ class Document:
                 raise JobError(ErrorCode.CORRUPT_DOCUMENT, f"Page {number} of the PDF cannot be rendered: {err}") from None
             image = bitmap.to_pil().convert("RGB")
             bitmap.close()
-            layer = self._text_layer(page, scale) if self.text_layers else None
+            layer = self._text_layer(page, scale, number - 1) if self.text_layers else None
         finally:
             page.close()
         return PageImage(number, image, scale, layer)
 
     @staticmethod
-    def _text_layer(page: Any, scale: float) -> TextLayer:
+    def _text_layer(page: Any, scale: float, index: int) -> TextLayer:
         from ocr_platform.document.text_layer import read_text_layer
 
         textpage = page.get_textpage()
         try:
-            return read_text_layer(page, textpage, scale=scale)
+            return read_text_layer(page, textpage, scale=scale, index=index)
         finally:
             textpage.close()
 

@@ -26,6 +26,9 @@ What a ``TextLayer`` holds:
 - ``skipped``: characters not used for lines: slanted (neither upright nor turned by a multiple of 90
   degrees; OCR reads them instead), without a box, or off the crop box.
 
+A page with text objects that pdfium's text page skips (no width: a vertical font that is not embedded) is read again
+with pdfminer.six (``document.layer_reread``), and read so where that finds more of its characters (``reread``).
+
 >>> layer = TextLayer(lines=[], chars=0, unmapped=0, invisible=False, covered_by_image=False, skipped=0)
 >>> layer.empty, layer.unmapped_share
 (True, 0.0)
@@ -40,17 +43,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ocr_platform.document.char_boxes import PageGeometry, turned_box
+from ocr_platform.document.char_boxes import ANGLE_TOLERANCE, PageGeometry, turned_box
 from ocr_platform.document.font_map import Extent, FontMaps
 from ocr_platform.document.layer_line import LayerLine, LineBuilder, Style
+from ocr_platform.document.layer_reread import left_out_objects, reread_page
 from ocr_platform.document.layer_text import code_point, is_surrogate, layer_chars, unreadable
 
 __all__ = ["LayerLine", "PageGeometry", "TextLayer", "layer_label", "layered_pages", "read_text_layer", "used_layer"]
 
-#: A character further than this (radians) from a multiple of 90 degrees is slanted text, left to OCR.
-ANGLE_TOLERANCE = 0.05
 #: Text render modes that draw nothing (3 invisible, 7 clip only): the layer an earlier OCR left over a scan.
 INVISIBLE_RENDER_MODES = frozenset({3, 7})
+#: A page read again (``document.layer_reread``) is read so where that finds this many times pdfium's characters: a
+#: reading that differs by a character or two is no reason to leave pdfium's (the layer check knows its fonts).
+REREAD_GAIN = 1.1
 #: An image covering this share of the page hides any text drawn beneath it.
 IMAGE_COVER_SHARE = 0.5
 
@@ -68,6 +73,7 @@ class TextLayer:
     fonts: set[str] = field(default_factory=set)
     replaced: int = 0
     font_mapped: int = 0
+    reread: bool = False
 
     @property
     def empty(self) -> bool:
@@ -127,13 +133,19 @@ def layered_pages(path: Path, pages: Sequence[int]) -> set[int]:
     return layered
 
 
-def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
-    """The text layer of an open pypdfium2 page (``page.get_textpage()`` as ``textpage``), in pixels at ``scale``."""
+def read_text_layer(page: Any, textpage: Any, *, scale: float, index: int | None = None) -> TextLayer:
+    """The text layer of an open pypdfium2 page (``page.get_textpage()`` as ``textpage``), in pixels at ``scale``;
+    ``index`` (the page's, from 0) lets a page whose text objects pdfium's text page skips be read again
+    (``document.layer_reread``)."""
     import pypdfium2.raw as pdfium_c
 
     left, bottom, right, top = page.get_bbox()  # the crop box, inherited from the page tree where the page has none
     geometry = PageGeometry(left=left, bottom=bottom, right=right, top=top, rotation=page.get_rotation() % 360, scale=scale)
     handle = textpage.raw
+    if index is not None and left_out_objects(page):
+        reread = _reread_layer(page, index, geometry, handle)
+        if reread is not None:
+            return reread
     reader = _CharReader(handle, geometry)
     builder = LineBuilder(geometry)
     unmapped = skipped = replaced = 0
@@ -191,6 +203,42 @@ def read_text_layer(page: Any, textpage: Any, *, scale: float) -> TextLayer:
         fonts={line.font for line in lines},
         replaced=replaced,
         font_mapped=len(font_mapped),
+    )
+
+
+def _reread_layer(page: Any, index: int, geometry: PageGeometry, handle: Any) -> TextLayer | None:
+    """The page's layer as pdfminer.six reads it, where that holds ``REREAD_GAIN`` times the characters (spaces aside)
+    of pdfium's text page (``document.layer_reread``); ``None`` otherwise. Its text objects' render modes still say whether it is invisible."""
+    import pypdfium2.raw as pdfium_c
+
+    try:
+        chars = [char for char in reread_page(page, index) if not char.text.isspace()]
+    except Exception:  # noqa: BLE001 - the second reader failing on a page leaves it pdfium's reading, not a failed page
+        return None
+    indexes = range(max(pdfium_c.FPDFText_CountChars(handle), 0))
+    kept = sum(not pdfium_c.FPDFText_IsGenerated(handle, i) and not chr(pdfium_c.FPDFText_GetUnicode(handle, i) or 32).isspace() for i in indexes)
+    if len(chars) < REREAD_GAIN * kept or not chars:
+        return None
+    modes = {pdfium_c.FPDFTextObj_GetTextRenderMode(obj.raw) for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_TEXT])}
+    invisible = bool(modes & INVISIBLE_RENDER_MODES)
+    style_invisible = bool(modes) and modes <= INVISIBLE_RENDER_MODES
+    builder = LineBuilder(geometry)
+    unmapped = skipped = replaced = 0
+    for char in chars:
+        replaced += "\ufffd" in char.text and not char.unmapped
+        letters = layer_chars(char.text)
+        inside = geometry.left <= (char.box[0] + char.box[2]) / 2 <= geometry.right and geometry.bottom <= (char.box[1] + char.box[3]) / 2 <= geometry.top
+        if not letters or not inside:
+            skipped += 1
+            builder.break_line()
+            continue
+        unmapped += char.unmapped
+        builder.add(letters, turned_box(char.box, char.quarter), char.quarter, Style(char.font, style_invisible), unmapped=char.unmapped)
+    lines = builder.finish()
+    return TextLayer(
+        lines=lines, chars=builder.chars + skipped, unmapped=unmapped, invisible=invisible,
+        covered_by_image=bool(lines) and _image_covers_page(page, geometry), skipped=skipped, fonts={line.font for line in lines},
+        replaced=replaced, reread=True,
     )
 
 

@@ -7,7 +7,7 @@ Found by image morphology with OpenCV (in the CPU image already, for PaddleOCR),
    strokes (an opening with a line kernel each way), which keeps a box's sides and drops a tick or a cross that
    runs over them. A candidate is a closed outline that is about square, the size of a text line's height
    (``MIN_SIDE``/``MAX_SIDE`` of the page's median line height), and a rectangle (four corners, filling its
-   bounding box) or a circle (radio button).
+   bounding box) or a ring (radio button: round, short of filling its box, paper between outline and dot).
 3. A candidate whose surroundings are mostly ink is a hole (in a letter, or a box side's inner edge), not an
    outline on paper; one inside a recognised word that holds a letter with a closed outline (an ``O``, a ``D``)
    is that letter (``words``); one with a stroke as tall as itself just beside it, or whose top and bottom run on
@@ -43,6 +43,13 @@ MAX_ASPECT = 1.45
 #: (4 pi area / perimeter squared: 1 for a circle, 0.785 for a square).
 MIN_RECTANGULARITY = 0.8
 MIN_CIRCULARITY = 0.82
+#: Where inside a round candidate (a share of its radius, between a radio button's outline and its dot) paper is
+#: looked for.
+RING = 0.72
+#: What a recogniser reads a row of empty radio buttons as, and how far from square (a share of the height) a ring
+#: among them may be; a digit 0 is narrower (about 0.8 of its height in a sans face).
+ROUND_READINGS = "OoＯ0０"
+RING_ASPECT = 0.12
 #: Letters whose outline is a closed box or ring about a line high (a candidate where a word has one is it).
 CLOSED_LETTERS = "O0DQo口回日目田囗"
 #: The share of the side left out at each edge when the inside is measured (the outline and its blur).
@@ -89,7 +96,7 @@ def find_marks(image: Any, *, line_height: float | None = None, words: Sequence[
     strokes = cv2.morphologyEx(strokes, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
     candidates = _outlines(ink, low, high, circles=True) + _outlines(strokes, low, high, circles=False)
     letters = [(_box_of(polygon), text) for polygon, text in words if text]
-    kept = _distinct(_apart(ink, [c for c in candidates if not any(_letter(c.box, box, text) for box, text in letters)]))
+    kept = _distinct(_apart(ink, [c for c in candidates if not any(_letter(c, box, text) for box, text in letters)]))
     marks = [_mark(ink, candidate) for candidate in kept]
     return sorted(marks, key=lambda mark: (round(mark["polygon"][0][1] / height), mark["polygon"][0][0])), ink
 
@@ -111,9 +118,21 @@ def _outlines(binary: Any, low: int, high: int, *, circles: bool) -> list[_Candi
         corners = cv2.approxPolyDP(contour, 0.08 * perimeter, True)
         if len(corners) == 4 and cv2.isContourConvex(corners) and area >= MIN_RECTANGULARITY * w * h:
             found.append(_Candidate((x, y, x + w, y + h), round=False))
-        elif circles and 4 * 3.14159 * area / perimeter**2 >= MIN_CIRCULARITY and len(corners) > 4:
+        elif (circles and 4 * 3.14159 * area / perimeter**2 >= MIN_CIRCULARITY and area < MIN_RECTANGULARITY * w * h
+              and _hollow(binary, x, y, w, h)):
             found.append(_Candidate((x, y, x + w, y + h), round=True))
     return found
+
+
+def _hollow(binary: Any, x: int, y: int, w: int, h: int) -> bool:
+    """Whether a round candidate is a ring (a radio button, its dot well inside it) rather than a disc of ink (a
+    bullet, a blot): most of a circle at ``RING`` of its radius, inside the outline, is paper."""
+    import numpy as np
+
+    angles = np.linspace(0, 2 * np.pi, 32, endpoint=False)
+    xs = np.clip(np.round(x + w / 2 + RING * w / 2 * np.cos(angles)).astype(int), 0, binary.shape[1] - 1)
+    ys = np.clip(np.round(y + h / 2 + RING * h / 2 * np.sin(angles)).astype(int), 0, binary.shape[0] - 1)
+    return float(binary[ys, xs].mean()) < 0.5
 
 
 def _enclosed(binary: Any, x: int, y: int, w: int, h: int) -> bool:
@@ -177,9 +196,15 @@ def _box_of(polygon: Sequence[Sequence[float]]) -> tuple[float, float, float, fl
     return min(xs), min(ys), max(xs), max(ys)
 
 
-def _letter(box: tuple[int, int, int, int], word: tuple[float, float, float, float], text: str) -> bool:
-    """Whether ``box`` is a letter of the word ``text`` read at ``word``: its centre in the word, where (at the
-    word's pitch, give or take a character) the word has a letter with a closed outline (``CLOSED_LETTERS``)."""
+def _letter(candidate: _Candidate, word: tuple[float, float, float, float], text: str) -> bool:
+    """Whether ``candidate`` is a letter of the word ``text`` read at ``word``: its centre in the word, where (at
+    the word's pitch, give or take a character) the word has a letter with a closed outline (``CLOSED_LETTERS``).
+    A ring as wide as it is tall (``RING_ASPECT``) in a word of nothing but round letters (``ROUND_READINGS``:
+    ``"O"``, ``"OO"``, ``"0000"``) is a row of radio buttons the recogniser read as letters, not a letter."""
+    box = candidate.box
+    width, height = box[2] - box[0], box[3] - box[1]
+    if candidate.round and text.strip() and set(text.strip()) <= set(ROUND_READINGS) and abs(width / max(1, height) - 1) <= RING_ASPECT:
+        return False
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     if not (word[0] <= cx <= word[2] and word[1] <= cy <= word[3]) or box[3] - box[1] > 1.1 * (word[3] - word[1]):
         return False

@@ -33,7 +33,7 @@ from ocr_platform.core.forms import FROM_LAYOUT, Box, bounds, field_forms, form_
 from ocr_platform.core.results import FormField, FormText, FormValue, KeyValue, Line, SelectionMark
 from ocr_platform.core.words import Word, estimated_words, mapped_line, stretch
 from ocr_platform.document.intake import PageImage
-from ocr_platform.engines.checkboxes import find_marks
+from ocr_platform.engines.checkboxes import ROUND_READINGS, find_marks
 from ocr_platform.engines.orientation import submitted_point, turn
 
 #: Characters OCR reads a check box as (a box, a tick, a cross, a dot): not part of any label or answer.
@@ -94,8 +94,8 @@ def segments(lines: Sequence[Line], marks: Sequence[SelectionMark] = (), ink: An
     for line in lines:
         if not line.get("polygon"):
             continue
-        words = [piece for w in (line.get("words") or estimated_words(dict(line))) for piece in _split_word(w, boxes, ink)]
-        words = [w for w in words if w["text"] and not _in_any(w, boxes)]
+        read = [w for w in (line.get("words") or estimated_words(dict(line))) if not _ring_read_as_letters(w, boxes)]
+        words = [w for w in (piece for w in read for piece in _split_word(w, boxes, ink)) if w["text"] and not _in_any(w, boxes)]
         run: list[Word] = []
         for word in words:
             if run and (_gap(run[-1], word) > SPLIT_GAP * _word_height(word) or _mark_between(run[-1], word, boxes)):
@@ -275,7 +275,7 @@ def _shares(text: str, widths: Sequence[float]) -> list[int]:
     [4, 0, 4, 8]
     """
     total = sum(widths)
-    if total <= 0:
+    if total <= 0 or not text:
         return [len(text)] + [0] * (len(widths) - 1)
     sizes = [_width(c) for c in text]
     scale = total / sum(sizes)
@@ -360,6 +360,17 @@ def _mark_between(left: Word, right: Word, boxes: Sequence[Box]) -> bool:
 def _word_height(word: Word) -> float:
     box = bounds([word["polygon"]])
     return box[3] - box[1]
+
+
+def _ring_read_as_letters(word: Word, boxes: Sequence[Box]) -> bool:
+    """Whether ``word`` is nothing but round letters (``ROUND_READINGS``: ``"O"``) over a mark, even in part (a
+    word's place within its line may be an estimate): a radio button read as a letter. An option "O" printed
+    beside its box does not touch it and is kept."""
+    text = word["text"].strip()
+    if not text or not set(text) <= set(ROUND_READINGS):
+        return False
+    x0, y0, x1, y1 = bounds([word["polygon"]])
+    return any(min(x1, b[2]) > max(x0, b[0]) and _same_row((x0, y0, x1, y1), b) for b in boxes)
 
 
 def _in_any(word: Word, boxes: Sequence[Box]) -> bool:

@@ -187,7 +187,7 @@ class TextLayerChoice:
             "source": source, "layer_lines": len(layer.lines), "ocr_regions": [list(box) for box in regions],
             "coverage": round(coverage, 4), "layer_check": check, **self._script(image.page, layer, record=False),
             **({"dropped_lines": dropped} if dropped else {}), **({"replaced_chars": layer.replaced} if layer.replaced else {}),
-            **({"font_mapped_chars": layer.font_mapped} if layer.font_mapped else {}),
+            **({"font_mapped_chars": layer.font_mapped} if layer.font_mapped else {}), **({"read_by": "pdfminer.six"} if layer.reread else {}),
         }
         self._note_repairs(image.page, layer)
         return LayerReading(content=content, source=source, raw=raw)
@@ -222,7 +222,7 @@ class TextLayerChoice:
         raw = {
             "source": source, "layer_lines": len(layer.lines), "blocks_from_layer": from_layer, "coverage": round(coverage, 4),
             "layer_check": check, **self._script(image.page, layer, record=False), **({"dropped_lines": dropped} if dropped else {}),
-            **({"font_mapped_chars": layer.font_mapped} if layer.font_mapped else {}),
+            **({"font_mapped_chars": layer.font_mapped} if layer.font_mapped else {}), **({"read_by": "pdfminer.six"} if layer.reread else {}),
         }
         return LayerReading(content=layered, source=source, raw=raw)
 
