@@ -5,7 +5,7 @@
     ocr-platform local up|down|status|env
     ocr-platform submit FILE --model M [--lang L] [--pages P] [--text-layer auto|ignore] [--pdf] [--wait] [--stack NAME]
     ocr-platform models seed MODEL_DIR... [--stack NAME]
-    ocr-platform status JOB_ID [--stack NAME]
+    ocr-platform status JOB_ID [--wait] [--stack NAME]
     ocr-platform result JOB_ID [--format FMT] [--output F] [--pdf F] [--stack NAME]
     ocr-platform doctor [--region R] [--profile P] [-c ocr:FIELD=VALUE]...   (before `npx cdk deploy`)
 
@@ -154,6 +154,11 @@ def _parser() -> argparse.ArgumentParser:
 
     status = with_stack(commands.add_parser("status", help="print a job's DynamoDB item"))
     status.add_argument("job_id", help="the job id, or the s3:// URI of a file dropped under inbox/")
+    status.add_argument(
+        "--wait", action="store_true",
+        help="poll until the job ends, showing its progress (a job not written yet, such as a file just dropped, is waited for too)",
+    )
+    status.add_argument("--timeout", type=float, default=900.0, help="seconds --wait polls before giving up")
 
     result = with_stack(commands.add_parser("result", help="print or save a completed job's result.json"))
     result.add_argument("job_id", help="the job id, or the s3:// URI of a file dropped under inbox/")
