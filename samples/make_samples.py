@@ -4,10 +4,12 @@ invoice.pdf: a one-page, born-digital A4 invoice (fpdf2, DejaVu Sans embedded).
 scan.png: the same kind of page as a 150 DPI raster image, as a scanner would produce it.
 report.png: a 150 DPI page with a title, a paragraph and a ruled table, for the layout models
 (`--model pp-structurev3`).
+invoice-mail.eml: an email with a short body and invoice.pdf attached (Python's email package).
 """
 
 from __future__ import annotations
 
+from email.message import EmailMessage
 from pathlib import Path
 
 from fpdf import FPDF
@@ -81,8 +83,22 @@ def report_png(path: Path) -> None:
     image.save(path, optimize=True)
 
 
+def invoice_mail(path: Path, invoice: Path) -> None:
+    message = EmailMessage()
+    message["From"] = "Northwind Paper Supplies <billing@northwind.example>"
+    message["To"] = "Accounts Payable <ap@harbour.example>"
+    message["Subject"] = "Invoice 2026-0042"
+    message["Date"] = "Sun, 22 Nov 2026 09:30:00 +0100"
+    message["Message-ID"] = "<invoice-2026-0042@northwind.example>"
+    message.set_content("Hello,\n\nplease find invoice 2026-0042 attached, due within 30 days.\n\nNorthwind Paper Supplies\n")
+    message.add_attachment(invoice.read_bytes(), maintype="application", subtype="pdf", filename=invoice.name)
+    message.set_boundary("invoice-2026-0042")
+    path.write_bytes(bytes(message))
+
+
 if __name__ == "__main__":
     invoice_pdf(HERE / "invoice.pdf")
     scan_png(HERE / "scan.png")
     report_png(HERE / "report.png")
-    print("wrote", HERE / "invoice.pdf", HERE / "scan.png", HERE / "report.png")
+    invoice_mail(HERE / "invoice-mail.eml", HERE / "invoice.pdf")
+    print("wrote", HERE / "invoice.pdf", HERE / "scan.png", HERE / "report.png", HERE / "invoice-mail.eml")
