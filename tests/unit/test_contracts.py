@@ -108,7 +108,8 @@ def test_result_validation_rejects_broken_documents() -> None:
 
 
 def test_result_warnings_are_kept_and_checked() -> None:
-    page = {"page": 1, "width": 10, "height": 10, "scale": 1.0, "lines": []}
+    line = {"text": "Total", "score": 0.9, "polygon": [[1, 1], [8, 1], [8, 4], [1, 4]]}
+    page = {"page": 1, "width": 10, "height": 10, "scale": 1.0, "lines": [line]}
     engine = {"name": "PP-OCRv5", "models": [], "version": "1"}
     assert build_result("j", "pp-ocrv5", engine, [page])["warnings"] == []  # always a list in result.json
     warning = engine_fallback_warning(requested="PP-StructureV3", ran="PP-OCRv5", reason="RuntimeError: no weights")
@@ -120,6 +121,16 @@ def test_result_warnings_are_kept_and_checked() -> None:
         validate_result({**doc, "warnings": [{"code": "engine_fallback"}]})
     with pytest.raises(JobError, match="'warnings' is not a list"):
         validate_result({**doc, "warnings": "engine_fallback"})
+
+
+def test_a_result_with_no_text_says_so_and_a_merge_with_text_does_not() -> None:
+    blank = {"page": 1, "width": 10, "height": 10, "scale": 1.0, "lines": []}
+    line = {"text": "Total", "score": 0.9, "polygon": [[1, 1], [8, 1], [8, 4], [1, 4]]}
+    engine = {"name": "PP-OCRv5", "models": [], "version": "1"}
+    [warning] = build_result("j", "pp-ocrv5", engine, [blank, {**blank, "page": 2}])["warnings"]
+    assert (warning["code"], warning["reason"]) == ("no_text", "PP-OCRv5 read 2 pages and found no text on them")
+    merged = build_result("j", "pp-ocrv5", engine, [blank, {**blank, "page": 2, "lines": [line]}], warnings=[warning])
+    assert merged["warnings"] == []  # a blank chunk's warning does not outlive a merge that found text
 
 
 # -- docs/contracts.md documents every field the code writes ------------------------------------------

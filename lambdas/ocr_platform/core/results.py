@@ -257,14 +257,15 @@ def build_result(
 ) -> OcrResult:
     """The result document; with ``pages_failed``, it names them and carries one ``pages_failed`` warning."""
     pages = without_empty_lines(pages)
-    kept = [w for w in warnings or [] if w.get("code") != PAGES_FAILED]
+    text = PAGE_SEPARATOR.join(page_text(p) for p in pages)
+    kept = _with_no_text([w for w in warnings or [] if w.get("code") != PAGES_FAILED], pages, text, engine)
     failed = sorted(pages_failed or [], key=lambda f: f["page"])
     result: OcrResult = {
         "job_id": job_id,
         "model": model,
         "engine": engine,
         "page_count": len(pages),
-        "text": PAGE_SEPARATOR.join(page_text(p) for p in pages),
+        "text": text,
         "pages": with_words(pages),
         "warnings": kept + ([pages_failed_warning(failed, read=len(pages))] if failed else []),
         "timings": {k: round(float(v), 4) for k, v in (timings or {}).items()},
@@ -272,6 +273,23 @@ def build_result(
     if failed:
         result["pages_failed"] = failed
     return result
+
+
+def _with_no_text(warnings: list[ResultWarning], pages: list[Page], text: str, engine: EngineInfo) -> list[ResultWarning]:
+    """``warnings`` with one ``no_text`` warning where pages were read and none holds text (a blank scan, a photo
+    with no writing), and none where there is text (a blank chunk's warning does not outlive the merge). A reader's
+    own ``no_text`` warning, which says what each reader saw, is kept as it is.
+
+    >>> page = {"page": 1, "width": 9, "height": 9, "scale": 1.0, "lines": []}
+    >>> [w["message"] for w in _with_no_text([], [page], "", {"name": "PaddleOCR", "models": [], "version": ""})]
+    ['No text was found in this document: PaddleOCR read 1 page and found no text on it.']
+    """
+    if text.strip():
+        return [w for w in warnings if w.get("code") != NO_TEXT]
+    if not pages or any(w.get("code") == NO_TEXT for w in warnings):
+        return warnings
+    count = f"{len(pages)} page{'s' if len(pages) != 1 else ''}"
+    return [*warnings, no_text_warning("document", [f"{engine['name']} read {count} and found no text on {'it' if len(pages) == 1 else 'them'}"])]
 
 
 def validate_result(doc: Any, *, job_id: str | None = None) -> OcrResult:
