@@ -8,9 +8,9 @@ check boxes found by image morphology (``engines.checkboxes``).
    answer on one line) and where its words are far apart. Words inside a check box (OCR reading a tick as
    ``X`` or ``V``) are left out.
 2. **Keys.** A segment that ends in ``:`` is a label, and so is the text beside a check box (the box's label).
-3. **Values.** A label's answer is the first text that follows it on its row if that is no label
-   (``RIGHT_GAP`` line heights away at most; text further along is another field's, as FUNSD's training split
-   shows), else the text just under it (``BELOW_GAP``) that starts within its width; a check box on its row,
+3. **Values.** A label's answer is the text that follows it on its row if that is no label (``RIGHT_GAP`` line
+   heights away at most), with what follows that closely (``SPLIT_GAP``; text further along is another field's,
+   as FUNSD's training split shows), else the text just under it (``BELOW_GAP``) that starts within its width; a check box on its row,
    before any text, is its answer. A label with none has ``value: null`` (a blank field).
    A check box with no ``:`` label beside it is the value of the text next to it (right, else left).
    Then a bare label (no colon: "Date", "SUPPLIER CODE") among the text left over takes the text after it on its
@@ -187,8 +187,14 @@ def _value_of(i: int, parts: Sequence[Segment], used: set[int], height: float) -
     label = parts[i]
     row = sorted((j for j, s in enumerate(parts) if j != i and j not in used and _same_row(label.box, s.box) and s.box[0] >= label.box[2] - height * 0.3),
                  key=lambda j: parts[j].box[0])
-    if row and not parts[row[0]].is_label and parts[row[0]].box[0] - label.box[2] <= RIGHT_GAP * height:
-        return [row[0]], "line" if parts[row[0]].box[0] - label.box[2] <= SPLIT_GAP * height else "right"
+    found: list[int] = []
+    for j in row:
+        gap = parts[j].box[0] - (parts[found[-1]].box[2] if found else label.box[2])
+        if parts[j].is_label or gap > (SPLIT_GAP if found else RIGHT_GAP) * height:
+            break
+        found.append(j)
+    if found:
+        return found, "line" if parts[found[0]].box[0] - label.box[2] <= SPLIT_GAP * height else "right"
     below = [j for j, s in enumerate(parts) if j not in used and not s.is_label and j != i
              and -0.4 * height <= s.box[1] - label.box[3] <= BELOW_GAP * height and s.box[1] > label.box[1] + 0.5 * label.height
              and label.box[0] - height <= s.box[0] <= label.box[2]]
