@@ -58,11 +58,14 @@ def headings(key: str, value: str) -> bool:
     return all(bare_label(t) and t.isupper() and not any(c.isdigit() for c in t) for t in (key, value))
 
 
-def bare_pairs(parts: Sequence[Part], taken: set[int], height: float, same_row: Callable[[Box, Box], bool]) -> list[tuple[int, int]]:
+def bare_pairs(parts: Sequence[Part], taken: set[int], height: float, same_row: Callable[[Box, Box], bool],
+               tables: Sequence[Box] = ()) -> list[tuple[int, int]]:
     """The bare labels among ``parts`` (indexes not in ``taken``, in reading order) and each one's answer: the
     nearest text after it on its row (``BARE_GAP`` line heights away at most) that is neither a colon label nor
     taken nor, with it, a row of headings (``headings``). A label and its answer are added to ``taken``; text
-    with nothing after it on its row (a title, a sentence's last line) is no label."""
+    with nothing after it on its row (a title, a sentence's last line) is no label, nor is text in one of the
+    layout's ``tables`` (a cell beside a cell: the table's cells are in its own output)."""
+    taken = taken | {i for i, s in enumerate(parts) if any(_inside(s.box, t) for t in tables)}
     found: list[tuple[int, int]] = []
     for i, part in enumerate(parts):
         if i in taken or not bare_label(part.text):
@@ -76,3 +79,8 @@ def bare_pairs(parts: Sequence[Part], taken: set[int], height: float, same_row: 
         taken.update((i, j))
         found.append((i, j))
     return found
+
+
+def _inside(box: Box, table: Box) -> bool:
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return table[0] <= cx <= table[2] and table[1] <= cy <= table[3]

@@ -114,8 +114,8 @@ def segments(lines: Sequence[Line], marks: Sequence[SelectionMark] = (), ink: An
     return sorted(found, key=lambda s: (s.box[1], s.box[0]))
 
 
-def link(parts: Sequence[Segment], marks: Sequence[SelectionMark], height: float) -> list[KeyValue]:
-    """The page's key-value pairs (steps 2-4) from its segments and marks."""
+def link(parts: Sequence[Segment], marks: Sequence[SelectionMark], height: float, tables: Sequence[Box] = ()) -> list[KeyValue]:
+    """The page's key-value pairs (steps 2-4) from its segments and marks (``tables``: the layout's table boxes)."""
     used: set[int] = set()
     taken_marks: set[int] = set()
     pairs: list[KeyValue] = []
@@ -146,17 +146,18 @@ def link(parts: Sequence[Segment], marks: Sequence[SelectionMark], height: float
         if j is not None:
             label_set.add(j)
             pairs.append(_pair(parts[j], mark_value(marks[m]), marks[m]["confidence"] * parts[j].score, "label"))
-    for i, j in bare_pairs(parts, label_set, height, _same_row):
+    for i, j in bare_pairs(parts, label_set, height, _same_row, tables):
         pairs.append(_pair(parts[i], dict(form_text(parts[j].words)), (parts[i].score + parts[j].score) / 2, "bare"))  # type: ignore[arg-type]
     return sorted(pairs, key=lambda p: (p["key"]["polygon"][0][1], p["key"]["polygon"][0][0]))
 
 
 def read_forms(
-    image: Any, lines: Sequence[Line], *, fields: Sequence[FormField] = (), rotation: int = 0
+    image: Any, lines: Sequence[Line], *, fields: Sequence[FormField] = (), rotation: int = 0, tables: Sequence[Sequence[float]] = ()
 ) -> tuple[list[KeyValue], list[SelectionMark]]:
     """The key-value pairs and selection marks of one page: ``image`` (``PIL``, as submitted), its ``lines`` (in
-    its pixels), the PDF form ``fields`` on it (in its pixels; they replace what the pixels say) and the
-    ``rotation`` the page was read at (0, 90, 180, 270: the page is turned upright first)."""
+    its pixels), the PDF form ``fields`` on it (in its pixels; they replace what the pixels say), the
+    ``rotation`` the page was read at (0, 90, 180, 270: the page is turned upright first) and the boxes of the
+    layout's ``tables`` (in its pixels; their text holds no bare label)."""
     width, height = image.width, image.height
     if rotation:
         image = turn(PageImage(page=0, image=image, scale=1.0), rotation).image
@@ -170,7 +171,8 @@ def read_forms(
         letters = [(w["polygon"], w["text"]) for line in lines for w in (line.get("words") or estimated_words(dict(line)))
                    if not any(c in MARK_GLYPHS for c in w["text"])]
         marks, ink = find_marks(image, line_height=scale, words=letters)
-        pairs = link(segments(lines, marks, ink), marks, scale or 20.0)
+        up = [_upright_box(t, rotation, width, height) for t in tables if len(t) == 4]
+        pairs = link(segments(lines, marks, ink), marks, scale or 20.0, up)
     if rotation:
         back = _Back(rotation, width, height)
         pairs = [back.pair(pair) for pair in pairs]
