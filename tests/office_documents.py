@@ -23,7 +23,7 @@ PPTX_PICTURES = OFFICE / "shp-picture.pptx"
 XLSX_TEXT = OFFICE / "shp-embedded-xlsx.xlsx"
 #: readme_renderer's test fixture: two tables, one with row and column spans.
 HTML_TABLES = OFFICE / "test_rst_tables.html"
-#: olefile's test file: a Word 97-2003 document (an OLE container, no ZIP).
+#: olefile's test file: a Word 97-2003 document (an OLE container, no ZIP): "Test OLE file, saved as Word 97-2003 Document."
 LEGACY_DOC = OFFICE / "test-ole-file.doc"
 #: The "python powered" picture of python-docx's tests (140 x 56, transparent).
 PICTURE = OFFICE / "python-powered.png"

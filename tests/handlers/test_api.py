@@ -108,7 +108,7 @@ def test_listing_shows_only_the_callers_jobs_newest_first_in_pages(platform: Pla
         ({"filename": "scan.png", "model": "pp-ocrv5", "pages": "0-3"}, 400, "invalid_message"),
         ({"filename": "scan.png", "model": "pp-ocrv5", "language": "FR!"}, 400, "invalid_message"),
         ({"filename": "../etc/passwd.png", "model": "pp-ocrv5"}, 400, "invalid_file_name"),
-        ({"filename": "notes.txt", "model": "pp-ocrv5"}, 400, "invalid_file_name"),
+        ({"filename": "notes.mp3", "model": "pp-ocrv5"}, 400, "invalid_file_name"),
         ({"model": "pp-ocrv5"}, 400, "invalid_message"),
         ({"filename": "scan.png", "url": "https://example.com/scan.png", "model": "pp-ocrv5"}, 400, "invalid_message"),
         ({"url": "http://example.com/scan.png", "model": "pp-ocrv5"}, 400, "invalid_message"),

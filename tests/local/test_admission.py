@@ -13,6 +13,7 @@ moto server, as the deployed stage would with ``-c ocr:processor_max_concurrency
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import boto3
@@ -48,6 +49,18 @@ class SlotWatcher(threading.Thread):
                 self.most_waiting_while_held = max(self.most_waiting_while_held, statuses.count("QUEUED"))
 
 
+def _semaphore_once_released(table: str, mode: str, timeout: float = 60) -> dict | None:
+    """The semaphore item, once its last holder gave its slot back: a run releases it after it has ended its job,
+    so the item is waited for (with a deadline), not read once at the job's end."""
+    items = boto3.resource("dynamodb").Table(table)
+    deadline = time.monotonic() + timeout
+    while True:
+        item = items.get_item(Key={"job_id": SLOTS_ITEM_KEY}).get("Item")
+        if mode != "dispatcher" or (item is not None and item["holders"] == {}) or time.monotonic() > deadline:
+            return item
+        time.sleep(0.2)
+
+
 @pytest.mark.parametrize("mode", ["dispatcher", "reserved"])
 def test_a_burst_and_a_split_document_wait_for_the_one_processor_and_all_complete(tmp_path: Path, mode: str) -> None:
     from ocr_infra.config import PlatformConfig
@@ -75,7 +88,7 @@ def test_a_burst_and_a_split_document_wait_for_the_one_processor_and_all_complet
                 finally:
                     watcher.stopped.set()
                     watcher.join()
-                semaphore = boto3.resource("dynamodb").Table(info.table).get_item(Key={"job_id": SLOTS_ITEM_KEY}).get("Item")
+                semaphore = _semaphore_once_released(info.table, mode)
             environments = {r.log_stream for r in stack.lambdas.invocations(stack.names["processor"])}
         finally:
             stack.stop()

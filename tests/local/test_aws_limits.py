@@ -19,7 +19,9 @@ from ocr_platform.local.sagemaker_control import install_sagemaker_control
 from ocr_platform.local.sqs_limits import MAX_MESSAGE_BYTES, enforce_sqs_message_size
 from tests.local.moto_server import moto_server
 
-TRANSITION_SECONDS = 0.3
+#: Long enough that the read right after CreateEndpoint/UpdateEndpoint still sees ``Creating``/``Updating`` on a loaded
+#: machine (a moto call there can take most of a second), short enough that waiting it out costs little.
+TRANSITION_SECONDS = 2.0
 #: Deadlines of waits that end as soon as their condition holds.
 WAIT_SECONDS = 30
 

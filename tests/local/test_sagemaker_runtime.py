@@ -572,14 +572,16 @@ def test_two_requests_with_one_inference_id_share_their_output_location_as_on_aw
 
 # The real endpoint server (ocr_platform.gpu.model_server) with a plumbing engine (one line per page, not OCR) that
 # splits jobs of more than 3 pages; each chunk request answers after the delay its pages get in its document (9 pages:
-# the job that completes, 8: the one that fails), so the answers come back out of order. InvocationTimeoutSeconds (3 s here) ends a chunk that takes 30 s.
+# the job that completes, 8: the one that fails), so the answers come back out of order. InvocationTimeoutSeconds (6 s here) ends a chunk that takes 30 s.
+# The delays stand 2 s apart: on a loaded machine the chunk requests start up to a second or so apart, and a smaller
+# gap let a later-started chunk answer after an earlier one.
 SPLITTING_SERVE = r"""
 import os, sys, time
 import pypdfium2
 sys.path.insert(0, os.environ["REPO_ROOT"])
 from ocr_platform.gpu.model_server import EndpointApp, make_server
 from tests.handlers.test_processor import PlumbingEngine
-DELAYS = {9: {"1-3": 1.5, "4-6": 0.8}, 8: {"1-3": 1.5, "4-6": 30.0}}  # by the document's page count
+DELAYS = {9: {"1-3": 4.0, "4-6": 2.0}, 8: {"1-3": 4.0, "4-6": 30.0}}  # by the document's page count
 class Delayed(PlumbingEngine):
     def predict(self, path, *, pages=None, **kwargs):
         time.sleep(DELAYS[len(pypdfium2.PdfDocument(str(path)))].get(pages, 0.0))
@@ -610,7 +612,7 @@ def test_a_split_vl_job_whose_chunks_answer_out_of_order_merges_right_and_a_fail
     create_jobs_table(dynamodb.meta.client, table)
     store, layout = JobStore(table, dynamodb=dynamodb), StorageLayout(aws.bucket)
     inference = AsyncInference(aws.endpoint, layout, runtime=runtime_client(runtime), sagemaker=aws.sagemaker,
-                               invocation_timeout_seconds=3)
+                               invocation_timeout_seconds=6)
     for job_id, pages in (("job-split-ok", 9), ("job-split-bad", 8)):
         key = f"documents/{job_id}/doc.pdf"
         aws.s3.put_object(Bucket=aws.bucket, Key=key, Body=documents.blank_pdf(pages))

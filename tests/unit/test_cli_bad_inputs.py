@@ -23,7 +23,9 @@ from tests.documents import PUBLIC
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "invoice.pdf"
 OFFICE = PUBLIC / "office"
-LEGACY_DOC = OFFICE / "test-ole-file.doc"
+#: A file no route reads (an MP3: an ID3 tag and MPEG audio frames), written into each test's folder.
+UNREAD = "sound.mp3"
+UNREAD_BYTES = b"ID3\x04\x00\x00\x00\x00\x00\x00" + b"\xff\xfb\x90\x64" + bytes(413)
 DOCX = OFFICE / "blk-paras-and-tables.docx"
 NO_FOLDER = "no-such-folder/result.json"
 UNWRITABLE = "/proc/ocr-platform-cannot-write-here.json"  # refused by the kernel, even to root
@@ -66,7 +68,7 @@ CASES = [
     (["ocr", str(SAMPLE), "--model", "pp-ocrv5", "--format", "pdf", "--output", str(ROOT / "README.md" / "x.pdf")],
      "output_unwritable", ExitStatus.USAGE),
     (["ocr", "no-such-file.pdf", "--model", "pp-ocrv5"], "file_not_found", ExitStatus.USAGE),
-    (["ocr", str(LEGACY_DOC), "--model", "pp-ocrv5"], "unsupported_type", ExitStatus.JOB_FAILED),
+    (["ocr", UNREAD, "--model", "pp-ocrv5"], "unsupported_type", ExitStatus.JOB_FAILED),
     (["ocr", str(DOCX), "--model", "pp-ocrv5", "--pdf", "out.pdf"], "unsupported_type", ExitStatus.JOB_FAILED),
     (["run", str(SAMPLE), "--model", "pp-ocrv5", "--output", NO_FOLDER], "output_unwritable", ExitStatus.USAGE),
     (["run", str(SAMPLE), "--model", "pp-ocrv5", "--pdf", NO_FOLDER], "output_unwritable", ExitStatus.USAGE),
@@ -88,6 +90,7 @@ CASES = [
 def test_a_bad_input_is_one_error_line_with_its_documented_exit_status(
     argv: list[str], code: str, status: ExitStatus, user_env: dict[str, str], tmp_path: Path
 ) -> None:
+    (tmp_path / UNREAD).write_bytes(UNREAD_BYTES)
     done = _cli(argv, user_env, tmp_path)
     assert (_one_error_line(done), done.returncode) == (code, int(status))
     assert not (tmp_path / "local-home").exists() or not any((tmp_path / "local-home").iterdir()), "a refused command started a local stack"
@@ -99,7 +102,8 @@ def test_a_type_no_route_reads_is_refused_before_any_model_library_loads(user_en
         "import sys; from ocr_platform.cli.commands import main; rc = main(['ocr', sys.argv[1], '--model', 'pp-ocrv5']); "
         "print(rc, sorted({m.split('.')[0] for m in sys.modules if m.startswith(('paddle', 'faster_paddle', 'onnxruntime'))}))"
     )
-    done = subprocess.run([sys.executable, "-c", probe, str(LEGACY_DOC)], env=user_env, cwd=tmp_path,
+    (tmp_path / UNREAD).write_bytes(UNREAD_BYTES)
+    done = subprocess.run([sys.executable, "-c", probe, UNREAD], env=user_env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=120, check=False)
     assert _one_error_line(done) == "unsupported_type"
     assert done.stdout.strip() == "1 []"

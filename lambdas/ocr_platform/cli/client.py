@@ -295,16 +295,22 @@ class OcrClient:
         poll_seconds: float = 1.0,
         on_change: Callable[[JobItem], None] | None = None,
         progress: Callable[[JobItem], Hashable] = lambda job: job["status"],
+        until_written: bool = False,
     ) -> JobItem:
         """Poll until the job is COMPLETED or FAILED (after ``timeout`` seconds: ``PlatformClientError("wait_timed_out")``).
 
         ``on_change(job)`` is called with the first item and whenever ``progress(job)`` changes: by default the
         status; ``ocr-platform run`` also follows the GPU capacity a queued SageMaker job waits for.
+        ``until_written``: a job with no item yet is polled for too (the drop folder's ingest function or the
+        invoker writes it a moment after the file or message arrives).
         """
         deadline = time.monotonic() + timeout
         last_seen: Hashable = object()
         while True:
-            job = self.status(job_id)
+            job = self.store.get(job_id) if until_written and time.monotonic() < deadline else self.status(job_id)
+            if job is None:
+                time.sleep(poll_seconds)
+                continue
             seen = progress(job)
             if seen != last_seen:
                 last_seen = seen

@@ -16,7 +16,8 @@ from ocr_platform.core.s3_layout import OUTPUT_FILES
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
     """The job's ``options`` from ``--variant``, ``--backend``, ``--no-orientation``, ``--text-layer``, ``--forms``,
-    ``--pdf`` and ``--format`` (only what was set: a stored format or ``pdf`` is asked of the job in ``outputs``)."""
+    ``--html``, ``--pdf`` and ``--format`` (only what was set: a stored format or ``pdf`` is asked of the job in
+    ``outputs``)."""
     options: dict[str, Any] = {}
     if args.variant:
         options["variant"] = args.variant
@@ -28,6 +29,8 @@ def engine_options(args: argparse.Namespace) -> dict[str, Any]:
         options["text_layer"] = args.text_layer
     if getattr(args, "forms", False):
         options["features"] = ["forms"]
+    if getattr(args, "html", None):
+        options["html"] = args.html
     outputs = ["pdf"] if getattr(args, "pdf", None) else []
     chosen = getattr(args, "format", None)
     if chosen in OUTPUT_FILES and chosen not in outputs:  # the job writes the file itself (a run, a submit)

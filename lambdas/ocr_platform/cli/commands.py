@@ -5,7 +5,7 @@
     ocr-platform local up|down|status|env
     ocr-platform submit FILE --model M [--lang L] [--pages P] [--text-layer auto|ignore] [--pdf] [--wait] [--stack NAME]
     ocr-platform models seed MODEL_DIR... [--stack NAME]
-    ocr-platform status JOB_ID [--stack NAME]
+    ocr-platform status JOB_ID [--wait] [--stack NAME]
     ocr-platform result JOB_ID [--format FMT] [--output F] [--pdf F] [--stack NAME]
     ocr-platform doctor [--region R] [--profile P] [-c ocr:FIELD=VALUE]...   (before `npx cdk deploy`)
 
@@ -42,7 +42,7 @@ from ocr_platform.cli.platform_commands import run_console_command, run_doctor, 
 from ocr_platform.core import defaults
 from ocr_platform.core.client_errors import ExitStatus, PlatformClientError, describe_aws_error
 from ocr_platform.core.routing import MODEL_TABLE
-from ocr_platform.engines.options import MODEL_BACKENDS, MODEL_VARIANTS, TEXT_LAYER_MODES
+from ocr_platform.engines.options import HTML_CONTENT, MODEL_BACKENDS, MODEL_VARIANTS, TEXT_LAYER_MODES
 
 LANG_HELP = f"PaddleOCR language code, or auto to pick the recogniser per page (default: {defaults.LANGUAGE})"
 
@@ -87,6 +87,10 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument(
             "--forms", action="store_true",
             help="also pair each form label with its answer and find check boxes (key_values, selection_marks; always on pp-structurev3)",
+        )
+        cmd.add_argument(
+            "--html", choices=HTML_CONTENT,
+            help=f"an HTML file: main reads its main content without navigation and boilerplate, page the whole page (default: {HTML_CONTENT[0]})",
         )
         return cmd
 
@@ -150,6 +154,11 @@ def _parser() -> argparse.ArgumentParser:
 
     status = with_stack(commands.add_parser("status", help="print a job's DynamoDB item"))
     status.add_argument("job_id", help="the job id, or the s3:// URI of a file dropped under inbox/")
+    status.add_argument(
+        "--wait", action="store_true",
+        help="poll until the job ends, showing its progress (a job not written yet, such as a file just dropped, is waited for too)",
+    )
+    status.add_argument("--timeout", type=float, default=900.0, help="seconds --wait polls before giving up")
 
     result = with_stack(commands.add_parser("result", help="print or save a completed job's result.json"))
     result.add_argument("job_id", help="the job id, or the s3:// URI of a file dropped under inbox/")

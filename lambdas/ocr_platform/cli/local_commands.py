@@ -263,17 +263,21 @@ def _report_webhook(client: OcrClient, job_id: str, *, wait_seconds: float = 30.
     import time
 
     deadline = time.monotonic() + wait_seconds
-    job = client.status(job_id)
     told = 0
-    while job.get("callback_status") not in ("delivered", "dead_lettered") and time.monotonic() < deadline:
-        attempts = job.get("callback_attempts", [])
-        if len(attempts) > told:  # each failed attempt is said as it happens: the retries take tens of seconds
-            told = len(attempts)
-            last = attempts[-1]
-            print(f"  webhook attempt {told} failed ({last.get('status_code') or last.get('error', '?')}); the stack retries it", file=sys.stderr)
-        time.sleep(0.2)
+    while True:
         job = client.status(job_id)
-    attempts = job.get("callback_attempts", [])
+        ended = job.get("callback_status") in ("delivered", "dead_lettered")
+        attempts = job.get("callback_attempts", [])
+        # Each failed attempt that was retried is said, as it happens (the retries take tens of seconds) or, when
+        # the delivery ended before ``run`` looked, at once; the last attempt of an ended delivery is the summary's.
+        retried = attempts[:-1] if ended else attempts
+        for number, attempt in enumerate(retried[told:], start=told + 1):
+            print(f"  webhook attempt {number} failed ({attempt.get('status_code') or attempt.get('error', '?')}); the stack retries it",
+                  file=sys.stderr)
+        told = max(told, len(retried))
+        if ended or time.monotonic() >= deadline:
+            break
+        time.sleep(0.2)
     last = attempts[-1] if attempts else {}
     outcome = f"HTTP {last['status_code']}" if "status_code" in last else last.get("error", "no attempt yet")
     state = job.get("callback_status", "pending")

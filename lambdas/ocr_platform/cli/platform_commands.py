@@ -18,7 +18,6 @@ from ocr_platform.document.url_input import is_url_input
 def run_platform_command(args: argparse.Namespace) -> int:
     """``submit``, ``status``, ``result`` and ``models seed`` against the platform ``resolve_target`` finds."""
     import os
-    import time
 
     if args.command == "models":
         _check_model_dirs(args.model_dirs)
@@ -47,15 +46,10 @@ def run_platform_command(args: argparse.Namespace) -> int:
         if not args.wait:
             print_json(job)
             return ExitStatus.OK
-        pages = JobProgress()
-        job = client.wait(
-            job["job_id"], timeout=args.timeout, progress=lambda j: (j["status"], pages.step(j)),
-            on_change=lambda j: print(f"  {pages.line(j, now=time.monotonic())}", file=sys.stderr),
-        )
-        print_json(job)
-        print_warnings(job.get("warnings", []))
-        return ExitStatus.OK if job["status"] == "COMPLETED" else ExitStatus.JOB_FAILED
+        return _wait_and_print(client, job["job_id"], args.timeout)
     if args.command == "status":
+        if args.wait:
+            return _wait_and_print(client, args.job_id, args.timeout, not_written_yet=True)
         job = client.status(args.job_id)
         print_json(job)
         print_warnings(job.get("warnings", []))
@@ -76,6 +70,21 @@ def run_platform_command(args: argparse.Namespace) -> int:
         client.save_searchable_pdf(args.job_id, pdf)
         print(f"wrote the searchable PDF {pdf}", file=sys.stderr)
     return ExitStatus.OK
+
+
+def _wait_and_print(client: OcrClient, job_id: str, timeout: float, *, not_written_yet: bool = False) -> int:
+    """Poll the job to its end, one progress line per change on stderr, then print its item (``submit --wait``,
+    ``status --wait``); ``not_written_yet``: a missing item is one its producer has not written yet."""
+    import time
+
+    pages = JobProgress()
+    job = client.wait(
+        job_id, timeout=timeout, progress=lambda j: (j["status"], pages.step(j)), until_written=not_written_yet,
+        on_change=lambda j: print(f"  {pages.line(j, now=time.monotonic())}", file=sys.stderr),
+    )
+    print_json(job)
+    print_warnings(job.get("warnings", []))
+    return ExitStatus.OK if job["status"] == "COMPLETED" else ExitStatus.JOB_FAILED
 
 
 def _check_model_dirs(model_dirs: list[Path]) -> None:

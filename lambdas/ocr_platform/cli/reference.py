@@ -101,7 +101,7 @@ def exit_codes() -> str:
         ExitStatus.USAGE: "usage or configuration",
         ExitStatus.AWS_ACCESS: "AWS refused or could not be reached",
         ExitStatus.NOT_FOUND: "no such job, or no result yet",
-        ExitStatus.TIMED_OUT: "waiting gave up while the job still runs (`submit --wait`, `run`)",
+        ExitStatus.TIMED_OUT: "waiting gave up while the job still runs (`submit --wait`, `status --wait`, `run`)",
         ExitStatus.INTERRUPTED: "stopped with Ctrl-C",
     }
     out = ["| exit | meaning | codes |", "| --- | --- | --- |"]

@@ -164,6 +164,6 @@ CLIENT_CODES: dict[str, tuple[ExitStatus, str]] = {
     "result_not_ready": (ExitStatus.NOT_FOUND, "`result` of a job that is not `COMPLETED` yet"),
     "no_searchable_pdf": (ExitStatus.NOT_FOUND, "`result --pdf` or `run --pdf` of a job that has no `result.pdf` (it was not asked for, "
                           "or its route does not write one)"),
-    "wait_timed_out": (ExitStatus.TIMED_OUT, "`submit --wait` or `run` gave up while the job still runs"),
+    "wait_timed_out": (ExitStatus.TIMED_OUT, "`submit --wait`, `status --wait` or `run` gave up while the job still runs"),
     "interrupted": (ExitStatus.INTERRUPTED, "stopped with Ctrl-C; a job already submitted goes on (`ocr-platform status JOB_ID`)"),
 }

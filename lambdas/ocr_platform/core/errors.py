@@ -54,9 +54,11 @@ CAUSES: dict[str, str] = {
     ErrorCode.INPUT_UNREACHABLE: "an `https` input URL could not be fetched: refused by the URL guard (a private, loopback or "
     "link-local address, a port or scheme that is not allowed), or the server did not answer or answered with an error",
     ErrorCode.INPUT_TOO_LARGE: "an input URL's answer is larger than the byte limit (200 MiB by default); nothing more is downloaded",
-    ErrorCode.UNSUPPORTED_TYPE: "not a PDF, PNG, JPEG, TIFF, BMP, WEBP, DOCX, PPTX, XLSX or HTML file (a legacy `.doc`, `.xls` or `.ppt` "
-    "too: save it as `.docx`, `.xlsx` or `.pptx`); the type is read from the bytes, not the name. An Office or HTML file sent to "
-    "`paddleocr-vl` also gets it, naming the CPU routes that read such files ([Office and HTML files](office-and-html.md))",
+    ErrorCode.UNSUPPORTED_TYPE: "not a PDF, an image (PNG, JPEG, TIFF, BMP, WEBP), an Office file (DOCX, PPTX, XLSX, DOC, XLS, PPT), "
+    "an OpenDocument file (ODT, ODS, ODP), HTML, an email (EML, MSG), RTF, EPUB, CSV, Markdown or text (an audio file, a ZIP "
+    "archive of files, a HEIC photo); the type is read from the bytes, not the name. A file read from its own content sent to "
+    "`paddleocr-vl` also gets it, naming the CPU routes that read such files ([Office and HTML files](office-and-html.md), "
+    "[Email and other formats](more-formats.md))",
     ErrorCode.UNSUPPORTED_LANGUAGE: "no recognition model for that language code",
     ErrorCode.EMPTY_DOCUMENT: "0 bytes, or a PDF without pages",
     ErrorCode.CORRUPT_DOCUMENT: "a truncated or damaged file; as a page's code in `pages_failed`, a page that cannot be loaded, "

@@ -115,6 +115,9 @@ class Page(TypedDict):
     # whole flowing DOCX or HTML), ``slide`` or ``sheet``; a sheet's name; no geometry (width, height, scale 0).
     unit: NotRequired[str]
     name: NotRequired[str]
+    #: An email's pages: the part each came from (``message``, ``attachment 1: invoice.pdf``) and its page there.
+    part: NotRequired[str]
+    part_page: NotRequired[int]
     form_fields: NotRequired[list[FormField]]
     # Forms (``options.features: ["forms"]``; always on pp-structurev3): label-answer pairs and check boxes.
     key_values: NotRequired[list[KeyValue]]
@@ -133,6 +136,8 @@ ENGINE_FALLBACK = "engine_fallback"
 OUTPUT_UNAVAILABLE = "output_unavailable"
 #: A warning's ``code`` when some pages could not be read and were left out (``pages_failed`` names them).
 PAGES_FAILED = "pages_failed"
+#: A warning's ``code`` when a COMPLETED result holds no text at all: what each reader saw is its ``reason``.
+NO_TEXT = "no_text"
 
 
 class ResultWarning(TypedDict):
@@ -183,6 +188,17 @@ def pages_failed_warning(failed: list[PageFailure], *, read: int) -> ResultWarni
         "reason": "; ".join(f"page {f['page']}: {f['code']}" for f in failed[:10]),
         "message": f"{len(failed)} of {total} pages could not be read ({page_list(failed)}); the result holds the other {read}.",
     }
+
+
+def no_text_warning(what: str, seen: list[str]) -> ResultWarning:
+    """The ``no_text`` warning of a result in which no reader found text; ``seen`` says what each reader saw.
+
+    >>> no_text_warning("DOCX file", ["PaddleOCR's converter read 1 unit with no text"])["message"]
+    "No text was found in this DOCX file: PaddleOCR's converter read 1 unit with no text."
+    """
+    reason = "; ".join(seen) or "no reader found text"
+    return {"code": NO_TEXT, "requested": f"the text of the {what}", "ran": "no text found", "reason": reason[:1000],
+            "message": f"No text was found in this {what}: {reason[:300]}."}
 
 
 class OcrResult(TypedDict):

@@ -7,7 +7,8 @@ text whose first kilobyte holds a ``<br>``, a closing tag (``</p>``) or an escap
 fragment that starts with words. Text without any markup is no HTML file (``unsupported_type``).
 It is parsed by Beautiful Soup over lxml and written as Markdown by markdownify (a well-kept HTML-to-Markdown
 library), tables kept as HTML (only their rows, cells, ``colspan`` and ``rowspan``), the whole file one page
-(``unit`` ``document``, ``ocr_platform.document.native_pages``).
+(``unit`` ``document``, ``ocr_platform.document.native_pages``). The page's text is escaped as it is written
+(``ocr_platform.core.markup.escape_text``): markup written as text in the page (``&lt;script&gt;``) stays text.
 
 Nothing in the file runs or is fetched: scripts, styles, frames, objects, forms and ``<head>`` are dropped before
 conversion; a picture embedded in the file (a ``data:`` URI) is handed back for OCR, while a picture that only
@@ -30,11 +31,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import html
 import re
+import warnings
 from typing import Any
 
 from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.core.markup import escape_text
 from ocr_platform.document.native_pages import NativePage
 
 #: The WHATWG MIME Sniffing standard's HTML rule (white space, then one of its tags or a comment, and a space or ">"),
@@ -55,8 +57,9 @@ _TOKEN = "OCRPICTURE{:04d}X"
 _TOKEN_PATTERN = re.compile(r"OCRPICTURE(\d{4})X")
 
 
-def looks_like_html(head: bytes) -> bool:
-    """Whether the first bytes of a file are HTML markup (after a byte-order mark and white space)."""
+def looks_like_html(head: bytes, *, fragments: bool = True) -> bool:
+    """Whether the first bytes of a file are HTML markup (after a byte-order mark and white space); with
+    ``fragments`` False, only a file that starts with markup (not a fragment that starts with words)."""
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         head = head[2:].decode("utf-16-le" if head[:2] == b"\xff\xfe" else "utf-16-be", errors="ignore").encode()
     if head.startswith(b"\xef\xbb\xbf"):
@@ -65,7 +68,7 @@ def looks_like_html(head: bytes) -> bool:
         return False
     if _HTML_START.match(head.lstrip()):
         return True
-    return bool(_HTML_INSIDE.search(head)) and _is_text(head)
+    return fragments and bool(_HTML_INSIDE.search(head)) and _is_text(head)
 
 
 def _is_text(head: bytes) -> bool:
@@ -81,10 +84,12 @@ def _is_text(head: bytes) -> bool:
 
 def read_html(data: bytes) -> NativePage:
     """The HTML file's content as one page of Markdown with its embedded pictures; ``JobError`` if it cannot be read."""
-    from bs4 import BeautifulSoup, Comment
+    from bs4 import BeautifulSoup, Comment, XMLParsedAsHTMLWarning
 
     try:
-        soup = BeautifulSoup(data, "lxml")
+        with warnings.catch_warnings():  # XHTML (an EPUB's chapters, exported pages) is read as HTML on purpose
+            warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+            soup = BeautifulSoup(data, "lxml")
         for tag in soup.find_all(_DROPPED):
             tag.decompose()
         for comment in soup.find_all(string=lambda text: isinstance(text, Comment)):
@@ -132,7 +137,7 @@ def _table_html(table: Any) -> str:
         for cell in row.find_all(["th", "td"], recursive=False):
             spans = "".join(f' {name}="{int(cell[name])}"' for name in ("colspan", "rowspan")
                             if str(cell.get(name, "")).isdigit() and int(cell[name]) > 1)
-            text = html.escape(" ".join(cell.get_text(" ").split()), quote=False)
+            text = escape_text(" ".join(cell.get_text(" ").split()))
             cells.append(f"<{cell.name}{spans}>{text}</{cell.name}>")
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return f"<table>{''.join(rows)}</table>"
@@ -146,6 +151,10 @@ def _converter_class() -> type:
 
         def convert_table(self, el: Any, text: str, parent_tags: Any) -> str:
             return f"\n\n{_table_html(el)}\n\n"
+
+        def escape(self, text: str, parent_tags: Any) -> str:
+            """The page's text escaped (``core.markup.escape_text``): an escaped ``&lt;img onerror=…&gt;`` stays text."""
+            return escape_text(super().escape(text, parent_tags))  # type: ignore[misc]
 
     return Converter
 

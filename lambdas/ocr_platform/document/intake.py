@@ -4,8 +4,8 @@ Shared by the CPU processor and the SageMaker endpoint, so both refuse the same 
 codes. The type comes from the bytes, never the file name. Every refusal is a ``JobError``:
 
 - ``empty_document``: zero bytes, or a PDF with no pages;
-- ``unsupported_type``: not PDF, PNG, JPEG, TIFF, BMP, WEBP, DOCX, PPTX, XLSX or HTML (or an Office or HTML
-  file opened as page images: those are read from their content, ``read_native``);
+- ``unsupported_type``: none of ``SUPPORTED_TYPES`` (or a file read from its own content, an Office, HTML,
+  email or text file, opened as page images: those are read by ``read_native``);
 - ``encrypted_document`` / ``archive_too_large``: a password-protected Office file, or one that would unpack
   to too much (``ocr_platform.document.native_files``);
 - ``document_too_large``: more bytes than ``IntakeLimits.max_bytes``;
@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from ocr_platform.core import defaults
 from ocr_platform.core.chunks import PAGES_PATTERN
 from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.document.magic import page_kind
 from ocr_platform.document.native_files import NativeFile, native_file, route_refusal
 from ocr_platform.document.native_pages import NativePage
 from ocr_platform.document.pdf_budget import PdfContentBudget
@@ -61,6 +62,19 @@ class DocumentType(StrEnum):
     PPTX = "pptx"
     XLSX = "xlsx"
     HTML = "html"
+    DOC = "doc"
+    XLS = "xls"
+    PPT = "ppt"
+    ODT = "odt"
+    ODS = "ods"
+    ODP = "odp"
+    RTF = "rtf"
+    EPUB = "epub"
+    CSV = "csv"
+    MD = "md"
+    TXT = "txt"
+    EML = "eml"
+    MSG = "msg"
 
     @property
     def native(self) -> bool:
@@ -68,7 +82,12 @@ class DocumentType(StrEnum):
         return self in NATIVE_TYPES
 
 
-NATIVE_TYPES = frozenset({DocumentType.DOCX, DocumentType.PPTX, DocumentType.XLSX, DocumentType.HTML})
+#: The types read as page images; every other is read from its own content (``native``).
+PAGE_TYPES = frozenset({DocumentType.PDF, DocumentType.PNG, DocumentType.JPEG, DocumentType.TIFF, DocumentType.BMP, DocumentType.WEBP})
+NATIVE_TYPES = frozenset(set(DocumentType) - PAGE_TYPES)
+#: The types a refusal names.
+SUPPORTED_TYPES = ("a PDF, an image (PNG, JPEG, TIFF, BMP, WEBP), an Office file (DOCX, PPTX, XLSX, DOC, XLS, PPT), an OpenDocument "
+                   "file (ODT, ODS, ODP), HTML, an email (EML, MSG), RTF, EPUB, CSV, Markdown or plain text")
 
 
 @dataclass(frozen=True)
@@ -165,22 +184,10 @@ def detect_type(head: bytes) -> DocumentType:
     """The document type from its first bytes (magic numbers), whatever the file is called."""
     if not head:
         raise JobError(ErrorCode.EMPTY_DOCUMENT, "The file is empty.")
-    if b"%PDF-" in head[:1024]:
-        return DocumentType.PDF
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return DocumentType.PNG
-    if head.startswith(b"\xff\xd8\xff"):
-        return DocumentType.JPEG
-    if head[:4] in (b"II*\x00", b"MM\x00*"):
-        return DocumentType.TIFF
-    if head.startswith(b"BM"):
-        return DocumentType.BMP
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return DocumentType.WEBP
-    raise JobError(
-        ErrorCode.UNSUPPORTED_TYPE,
-        "The file is not a supported document type; send a PDF, PNG, JPEG, TIFF, BMP, WEBP, DOCX, PPTX, XLSX or HTML file.",
-    )
+    kind = page_kind(head)
+    if kind is not None:
+        return DocumentType(kind)
+    raise JobError(ErrorCode.UNSUPPORTED_TYPE, f"The file is not a supported document type; send {SUPPORTED_TYPES}.")
 
 
 class Document:
@@ -364,15 +371,15 @@ def _native(path: Path, limits: IntakeLimits) -> NativeFile | None:
     return native_file(path, head, zip_limits=limits.zip_limits(), max_html_bytes=limits.max_html_bytes, budget=limits.budget)
 
 
-def read_native(path: Path, *, pages: str | None, limits: IntakeLimits) -> tuple[NativeFile, list[NativePage]]:
+def read_native(path: Path, *, pages: str | None, limits: IntakeLimits, html: str = "main") -> tuple[NativeFile, list[NativePage]]:
     """The Office or HTML file at ``path`` and its selected units (pages), read from its content.
 
     ``unsupported_type`` for any other file; the intake's ``JobError`` for bad input.
     """
     native = _native(path, limits)
     if native is None:
-        raise JobError(ErrorCode.UNSUPPORTED_TYPE, "The file is not an Office (DOCX, PPTX, XLSX) or HTML file.")
-    return native, native.read(_native_selection(path, native, pages, limits))
+        raise JobError(ErrorCode.UNSUPPORTED_TYPE, "The file is not read from its own content (an Office, OpenDocument, HTML, email or text file).")
+    return native, native.read(_native_selection(path, native, pages, limits), html=html)
 
 
 def _native_selection(path: Path, native: NativeFile, pages: str | None, limits: IntakeLimits) -> list[int]:

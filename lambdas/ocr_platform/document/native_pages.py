@@ -4,7 +4,8 @@
 a natural unit of the file (the flowing document, a slide, a sheet) as Markdown with tables as HTML, whose
 embedded pictures stand as ``<img src="images/…">`` placeholders beside their bytes. Once the pictures are read
 (``ocr_platform.engines.native_reading``), ``page_content`` puts each picture's text where the picture stands and
-cuts the Markdown into blocks in reading order. There is no page geometry: blocks have no ``bbox`` and lines no
+cuts the Markdown into blocks in reading order. The readers escape the file's text (``ocr_platform.core.markup``),
+and a picture's text is escaped where it is put, so no text of the file becomes markup. There is no page geometry: blocks have no ``bbox`` and lines no
 ``polygon``.
 
 >>> page = NativePage(1, "document", '# Report\\n\\nIntro text.\\n\\n<img src="images/image1.png">\\n\\n- one\\n- two')
@@ -23,10 +24,12 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any, Literal
 
+from ocr_platform.core.markup import escape_text
 from ocr_platform.core.results import Block, Line, ResultWarning
 
-#: What one page of a natively read file is: the whole flowing document (DOCX, HTML), a slide or a sheet.
-Unit = Literal["document", "slide", "sheet"]
+#: What one page of a natively read file is: the whole flowing document (DOCX, HTML, text), a slide, a sheet, an
+#: EPUB's chapter, or a part of an email (the message, an attachment).
+Unit = Literal["document", "slide", "sheet", "chapter", "part"]
 
 #: A picture placeholder in a page's Markdown, as PaddleOCR's converters write it.
 PICTURE = re.compile(r'<img\s+src="(images/[^"]+)"[^>]*>')
@@ -45,8 +48,11 @@ class NativePage:
         number: its 1-based number in the file (the slide's or sheet's position; 1 for a flowing document).
         unit: ``document``, ``slide`` or ``sheet``.
         markdown: the unit as Markdown, tables as HTML, pictures as ``<img src="images/…">`` placeholders.
-        name: a sheet's name; ``None`` otherwise.
+        name: a sheet's name, an email part's place; ``None`` otherwise.
         pictures: the embedded pictures' bytes by placeholder (``images/image1.png``), in the order they appear.
+        part: for an email, where the page came from (``message``, ``attachment 1: invoice.pdf``).
+        attachment: for an email's attachment, its bytes, read by its own reader and route
+            (``ocr_platform.engines.attachment_reading``); ``markdown`` is then empty.
     """
 
     number: int
@@ -54,6 +60,8 @@ class NativePage:
     markdown: str
     name: str | None = None
     pictures: dict[str, bytes] = field(default_factory=dict)
+    part: str | None = None
+    attachment: bytes | None = None
 
     def picture_refs(self) -> list[str]:
         """The placeholders of this page that have bytes, in reading order, each once."""
@@ -63,10 +71,12 @@ class NativePage:
 @dataclass
 class ReadNotes:
     """What reading a file natively adds to its result: warnings (``converter_fallback``: a fallback reader read
-    it) and the embedded pictures the reader could not place in the text (counted in ``pictures_unread``)."""
+    it), the embedded pictures the reader could not place in the text (counted in ``pictures_unread``), and what
+    each reader that found no text saw (the ``no_text`` warning's reason)."""
 
     warnings: list[ResultWarning] = field(default_factory=list)
     unplaced_pictures: int = 0
+    seen: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -129,11 +139,11 @@ def _block(chunk: str, picture_texts: dict[str, str]) -> tuple[Block | None, str
     bare = PICTURE.sub("", stripped.lstrip("> ")).strip()
     if not bare and PICTURE.search(stripped):  # a paragraph of pictures alone
         text = "\n".join(t for t in (picture_texts.get(ref, "") for ref in PICTURE.findall(stripped)) if t)
-        return ({"label": "image", "text": text} if text else None), text
+        return ({"label": "image", "text": text} if text else None), escape_text(text)
     if "<table" in stripped.lower():
-        table = PICTURE.sub(lambda m: html.escape(picture_texts.get(m.group(1), "")), stripped)
+        table = PICTURE.sub(lambda m: escape_text(picture_texts.get(m.group(1), "")), stripped)
         return {"label": "table", "html": table, "text": table_text(table)}, table
-    markdown = PICTURE.sub(lambda m: picture_texts.get(m.group(1), ""), stripped)
+    markdown = PICTURE.sub(lambda m: escape_text(picture_texts.get(m.group(1), "")), stripped)
     heading = _HEADING.match(markdown)
     if heading:
         label = "doc_title" if len(heading.group(1)) == 1 else "paragraph_title"

@@ -4,8 +4,9 @@ An Office Open XML file is a ZIP whose own description says what it is: ``_rels/
 ``[Content_Types].xml`` gives that part's type (``ocr_platform.document.office_package``). The ZIP is checked
 first (``ocr_platform.document.zip_safety``). The text, headings, lists and tables come from PaddleOCR's own
 converter (``paddleocr.doc2md_convert``, which reads the file with python-docx, python-pptx and openpyxl), its
-embedded pictures separately; when the converter fails on a well-formed DOCX, docx2python reads it instead
-(``ocr_platform.document.office_fallback``, a ``converter_fallback`` warning). ``read_office`` cuts that into the
+embedded pictures separately, from a copy whose text is escaped (``ocr_platform.document.office_text``); when the
+converter fails or finds no text, the fallback readers read it in turn (``ocr_platform.document.office_readers``,
+a ``converter_fallback`` warning). ``read_office`` cuts that into the
 file's natural units (``ocr_platform.document.native_pages``): the whole DOCX as one page, one page per slide, one
 per sheet. A template (``.dotx``, ``.potx``, ``.xltx``) or slide show (``.ppsx``) is read like its plain twin.
 
@@ -14,7 +15,7 @@ Refused with a ``JobError`` (nothing is ever run, no macro, no link fetched):
 - ``encrypted_document``: a password-protected Office file (an OLE container holding ``EncryptionInfo`` and
   ``EncryptedPackage`` in place of the ZIP);
 - ``unsupported_type``: a legacy binary ``.doc``/``.xls``/``.ppt`` (OLE) file, or a ZIP that is no Office file;
-- ``corrupt_document``: a ZIP neither reader can read (its main part missing or damaged);
+- ``corrupt_document``: a ZIP no reader can read (its main part missing or damaged);
 - ``unsupported_type`` too for a Strict Open XML file neither reader can read, saying to save it as Transitional;
 - ``archive_too_large``: see ``zip_safety``;
 - ``document_too_large``: more work than the file's ``WorkBudget`` (``ocr_platform.document.work_budget``), counted
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import functools
 import re
-import shutil
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -39,9 +39,13 @@ from pathlib import Path
 from typing import Any
 
 from ocr_platform.core.errors import ErrorCode, JobError
+from ocr_platform.document.docx_extras import with_extras
 from ocr_platform.document.native_pages import PICTURE, NativePage, ReadNotes, Unit
 from ocr_platform.document.office_budget import check_office
+from ocr_platform.document.office_fallback import FallbackRead
 from ocr_platform.document.office_package import MainPart, main_part
+from ocr_platform.document.office_readers import read_in_turn, readers
+from ocr_platform.document.office_text import UnreadablePart, escaped_package
 from ocr_platform.document.work_budget import WorkBudget
 from ocr_platform.document.zip_safety import ZipLimits, checked_names
 
@@ -147,20 +151,24 @@ def refuse_ole(path: Path) -> JobError:
 
 def read_office(path: Path, office: OfficeFile, pages: list[int], notes: ReadNotes | None = None) -> list[NativePage]:
     """The ``pages`` (1-based units) of the Office file at ``path``, read from its content by PaddleOCR's converter,
-    or by the fallback reader (``ocr_platform.document.office_fallback``) when the converter fails: ``notes`` then
-    gets the ``converter_fallback`` warning and the count of pictures the fallback could not place."""
+    or by the fallback readers in turn (``ocr_platform.document.office_readers``) when it fails or finds no text:
+    ``notes`` then gets the ``converter_fallback`` warning, the count of pictures the fallback could not place,
+    and what each reader saw."""
+    notes = notes if notes is not None else ReadNotes()
     with tempfile.TemporaryDirectory(prefix="office-") as tmp:
         named = Path(tmp) / f"document.{OFFICE_EXTENSIONS[office.kind]}"
-        if office.macro_enabled or office.other_main_type:
-            _as_plain_type(path, named)
-        else:
-            shutil.copyfile(path, named)
-        try:
-            converted = _convert(named, office.kind)
-            units = _split(office, converted.markdown, converted.metadata)
-            images: dict[str, bytes] = dict(converted.images)
-        except Exception as err:  # python-docx, python-pptx, openpyxl and the converter raise many kinds
-            units, images = _fallback(named, office, f"{type(err).__name__}: {err}", notes if notes is not None else ReadNotes())
+        try:  # the readers read a copy whose text is escaped (office_text): no document text becomes markup
+            escaped_package(path, named, _plain_content_types if office.macro_enabled or office.other_main_type else None)
+        except (UnreadablePart, zipfile.BadZipFile, OSError, EOFError, ValueError) as err:
+            raise JobError(ErrorCode.CORRUPT_DOCUMENT, f"The {office.kind.upper()} file cannot be read: a part is damaged ({err}).") from None
+
+        def converter(escaped: Path) -> FallbackRead:
+            converted = _convert(escaped, office.kind)
+            markdown = with_extras(escaped, converted.markdown) if office.kind == "docx" else converted.markdown
+            return FallbackRead(_split(office, markdown, converted.metadata), dict(converted.images))
+
+        chain = readers(office.kind, converter)
+        units, images = read_in_turn(path, named, office.kind, office.unit_count, chain, notes, strict=office.strict)
     wanted = set(pages)
     result = []
     for number, (name, markdown) in enumerate(units, start=1):
@@ -171,46 +179,17 @@ def read_office(path: Path, office: OfficeFile, pages: list[int], notes: ReadNot
 
 
 def _convert(named: Path, kind: str) -> Any:
-    from paddleocr import doc2md_convert
+    from ocr_platform.document.doc2md import converter
 
     if kind == "pptx":
         _give_pptx_font_strike()
-    return doc2md_convert(named)
+    return converter()(named)
 
 
-def _fallback(named: Path, office: OfficeFile, why: str, notes: ReadNotes) -> tuple[list[tuple[str | None, str]], dict[str, bytes]]:
-    """The units of a file the converter failed on (``why``), read by the fallback reader of its kind."""
-    from ocr_platform.document.office_fallback import FallbackReader, docx_markdown, fallback_warning
-    from ocr_platform.document.office_fallback_decks import pptx_markdown, xlsx_markdown
-
-    reader = {"docx": FallbackReader("docx2python", docx_markdown), "pptx": FallbackReader("python-pptx", pptx_markdown),
-              "xlsx": FallbackReader("openpyxl", xlsx_markdown)}.get(office.kind)
-    if reader is not None:
-        try:
-            read = reader.read(named)
-        except Exception:  # the fallback failed too: the file is damaged (or Strict, below)
-            read = None
-        if read is not None and len(read.units) == office.unit_count:
-            notes.warnings.append(fallback_warning(office.kind, reader.name, why))
-            notes.unplaced_pictures += read.unplaced_pictures
-            return read.units, read.pictures
-    if office.strict:
-        raise JobError(ErrorCode.UNSUPPORTED_TYPE, f"The {office.kind.upper()} file is saved as Strict Open XML, which is not read; "
-                       "save it as Transitional Open XML (the default .docx, .pptx or .xlsx format of Word, PowerPoint and "
-                       "Excel, not \"Strict Open XML\") and resubmit.")
-    raise JobError(ErrorCode.CORRUPT_DOCUMENT, f"The {office.kind.upper()} file cannot be read: {why}")
-
-
-def _as_plain_type(source: Path, target: Path) -> None:
-    """Copy the macro-enabled file, template or slide show at ``source`` as its plain twin: only
-    ``[Content_Types].xml`` changes, so the libraries accept it; ``vbaProject.bin`` stays an opaque part that
-    nothing reads or runs."""
-    with zipfile.ZipFile(source) as original, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as copy:
-        for info in original.infolist():
-            data = _read_part(original, info.filename)
-            if info.filename == "[Content_Types].xml":
-                data = _OTHER_MAIN_TYPE.sub(lambda m: _PLAIN_CONTENT_TYPES[(m.group(1) or _FAMILIES[m.group(2).lower()]).lower()], data)
-            copy.writestr(info, data)
+def _plain_content_types(types: bytes) -> bytes:
+    """The ``[Content_Types].xml`` of a macro-enabled file, template or slide show as its plain twin's, so the
+    libraries accept it; ``vbaProject.bin`` stays an opaque part that nothing reads or runs."""
+    return _OTHER_MAIN_TYPE.sub(lambda m: _PLAIN_CONTENT_TYPES[(m.group(1) or _FAMILIES[m.group(2).lower()]).lower()], types)
 
 
 def _split(office: OfficeFile, markdown: str, metadata: dict[str, Any]) -> list[tuple[str | None, str]]:

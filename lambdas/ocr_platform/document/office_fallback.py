@@ -6,7 +6,8 @@ picture (``<w:pict>``, ``<v:imagedata>``) the converter indexes wrongly, a relat
 does not hold, a package written as Strict Open XML. docx2python (a well-kept DOCX text reader that follows the
 package's own relationships and skips what is missing) reads those; ``docx_markdown`` writes its paragraphs,
 headings (``Heading 1`` … ``Title`` styles), list items and tables as the same Markdown the converter writes
-(tables as HTML, pictures as ``<img src="images/…">`` placeholders beside their bytes).
+(tables as HTML, pictures as ``<img src="images/…">`` placeholders beside their bytes). It reads the copy whose
+text is escaped (``ocr_platform.document.office_text``), so the only tags in what it gets are its own.
 
 The result then carries a ``converter_fallback`` warning naming why (``fallback_warning``); embedded pictures the
 fallback cannot place in the text are counted in ``pictures_unread``.
@@ -19,7 +20,6 @@ fallback cannot place in the text are counted in ``pictures_unread``.
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,11 +56,12 @@ class FallbackReader:
     read: Callable[[Path], FallbackRead]
 
 
-def fallback_warning(kind: str, reader: str, why: str) -> ResultWarning:
-    """The ``converter_fallback`` warning of a ``kind`` file read by ``reader`` because the converter failed (``why``)."""
+def fallback_warning(kind: str, reader: str, why: str, *, requested: str = "PaddleOCR's converter") -> ResultWarning:
+    """The ``converter_fallback`` warning of a ``kind`` file read by ``reader`` because the ``requested`` reader
+    failed or found no text (``why``)."""
     return {
-        "code": CONVERTER_FALLBACK, "requested": "paddleocr doc2md", "ran": reader, "reason": why[:300],
-        "message": f"PaddleOCR's converter could not read this {kind.upper()} file, so {reader} read its text, headings, "
+        "code": CONVERTER_FALLBACK, "requested": requested, "ran": reader, "reason": why[:300],
+        "message": f"{requested} could not read this {kind.upper()} file, so {reader} read its text, headings, "
                    "lists and tables; formatting, equations and charts may be simpler than usual or missing.",
     }
 
@@ -120,7 +121,7 @@ def _text(par: Any) -> str:
 def _paragraph(par: Any) -> str:
     text = "\n".join(line.strip() for line in _text(par).splitlines() if line.strip())
     text = _ANCHOR.sub(lambda m: f"[{m.group(2)}]({m.group(1)})" if m.group(1).startswith(("http", "mailto")) else m.group(2), text)
-    text = html.unescape(_TAG.sub("", text)).strip()  # a symbol font's <span>, kept by docx2python
+    text = _TAG.sub("", text).strip()  # docx2python's own tags (a symbol font's <span>); the text is escaped (office_text)
     if not text:
         return ""
     item = _list_item(text)
@@ -131,7 +132,7 @@ def _paragraph(par: Any) -> str:
 
 
 def _cell_text(par: Any) -> str:
-    return html.escape(" ".join(_TAG.sub("", _text(par)).split()), quote=False)
+    return " ".join(_TAG.sub("", _text(par)).split())
 
 
 def _is_item(markdown: str) -> bool:

@@ -36,7 +36,8 @@ _MAX_EXTENSION = 16  # a longer "extension" is part of the name
 # Bodies up to this size stay in memory; larger ones spill to a temporary file (Lambda's /tmp).
 _SPOOL_BYTES = 8 * 1024 * 1024
 _UNSAFE_RUN = re.compile(r"[^A-Za-z0-9._-]+")
-#: Office and HTML files (``ocr_platform.document.native_files``), by extension, with their Content-Type.
+#: The files read from their own content (``ocr_platform.document.native_files``: Office, OpenDocument, HTML, email,
+#: EPUB, text), by extension, with their Content-Type.
 OFFICE_AND_HTML_TYPES = {
     ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
@@ -46,6 +47,20 @@ OFFICE_AND_HTML_TYPES = {
     ".xlsm": "application/vnd.ms-excel.sheet.macroEnabled.12",
     ".html": "text/html",
     ".htm": "text/html",
+    ".doc": "application/msword",
+    ".xls": "application/vnd.ms-excel",
+    ".ppt": "application/vnd.ms-powerpoint",
+    ".odt": "application/vnd.oasis.opendocument.text",
+    ".ods": "application/vnd.oasis.opendocument.spreadsheet",
+    ".odp": "application/vnd.oasis.opendocument.presentation",
+    ".rtf": "application/rtf",
+    ".epub": "application/epub+zip",
+    ".eml": "message/rfc822",
+    ".msg": "application/vnd.ms-outlook",
+    ".csv": "text/csv",
+    ".tsv": "text/tab-separated-values",
+    ".md": "text/markdown",
+    ".txt": "text/plain",
 }
 _EXTENSIONS = {
     "application/pdf": "pdf",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, TypedDict
 
+from ocr_platform.core.markup import escape_foreign_tags, escape_text
 from ocr_platform.core.results import Block, Line
 from ocr_platform.core.tables import html_table_text
 from ocr_platform.engines.regions import FIGURE_LABELS, MARKDOWN_IGNORED_LABELS, Region, assign_lines, lines_text
@@ -26,6 +27,11 @@ PICTURE_LABELS = FIGURE_LABELS | {"seal", "formula", "header_image", "footer_ima
 FURNITURE_PICTURES = PICTURE_LABELS & MARKDOWN_IGNORED_LABELS
 #: The crop PaddleX names in a picture's Markdown: ``imgs/img_in_{label}_box_{x0}_{y0}_{x1}_{y1}.jpg``.
 _PICTURE_SRC = re.compile(r"img_in_(\w+?)_box_(\d+)_(\d+)_(\d+)_(\d+)\.\w+")
+#: The tags of a table's HTML as PaddleX writes it; any other ``<`` in it is the page's text.
+TABLE_TAGS = frozenset({"html", "body", "table", "thead", "tbody", "tfoot", "tr", "td", "th", "br", "caption", "colgroup", "col"})
+#: The tags PaddleX's layout Markdown holds of its own (tables, a picture in a centred ``div``, emphasis, sub- and
+#: superscripts); any other ``<`` in it is the page's text.
+LAYOUT_TAGS = TABLE_TAGS | {"div", "img", "b", "i", "em", "strong", "sup", "sub", "span", "p", "center"}
 
 
 class PageContent(TypedDict, total=False):
@@ -95,7 +101,7 @@ def layout_blocks(parsing_res_list: list[dict[str, Any]]) -> list[Block]:
         content = str(raw.get("block_content", "") or "")
         block: Block = {"label": label, "bbox": [round(float(v), 1) for v in list(raw.get("block_bbox", []))[:4]]}
         if label == "table" and "<table" in content.lower():
-            block["html"] = content
+            block["html"] = escape_foreign_tags(content, TABLE_TAGS)
             block["text"] = html_table_text(content)
         else:
             block["text"] = content
@@ -106,17 +112,19 @@ def layout_blocks(parsing_res_list: list[dict[str, Any]]) -> list[Block]:
 def layout_page_content(res: Any) -> PageContent:
     """Lines, blocks and Markdown from a layout-parsing result (its ``json["res"]`` and ``markdown``).
 
-    The Markdown is the pipeline's own; where it gave none, the blocks' HTML or text joined by blank lines.
+    The Markdown is the pipeline's own, with every tag but its own (``LAYOUT_TAGS``) escaped, as PaddleX writes the
+    page's text into it as read (``core.markup``); where it gave none, the blocks' HTML or escaped text joined by
+    blank lines.
     """
     data = raw_result(res)
     blocks = layout_blocks(list(data.get("parsing_res_list", []) or []))
     lines = ocr_lines(data.get("overall_ocr_res", {}) or {})
     markdown = getattr(res, "markdown", None)
-    text = markdown.get("markdown_texts", "") if isinstance(markdown, dict) else ""
+    text = escape_foreign_tags(markdown.get("markdown_texts", ""), LAYOUT_TAGS) if isinstance(markdown, dict) else ""
     return {
         "lines": lines,
         "blocks": blocks,
-        "markdown": keep_picture_text(blocks, lines, text) if text else "\n\n".join(b.get("html") or b.get("text", "") for b in blocks),
+        "markdown": keep_picture_text(blocks, lines, text) if text else "\n\n".join(b.get("html") or escape_text(b.get("text", "")) for b in blocks),
     }
 
 
@@ -147,13 +155,14 @@ def keep_picture_text(blocks: list[Block], lines: list[Line], markdown: str) -> 
         read_here = not block.get("text", "").strip() and bool(region.lines)
         if read_here:
             block["text"] = lines_text(region.lines)
-        if not block.get("text", "").strip() or block["label"] in FURNITURE_PICTURES or block["text"] in markdown:
+        text = escape_text(block.get("text", ""))
+        if not text.strip() or block["label"] in FURNITURE_PICTURES or text in markdown:
             continue
         at = _after_picture(markdown, block)
         if at is not None:
-            markdown = f"{markdown[:at]}\n\n{block['text']}{markdown[at:]}"
+            markdown = f"{markdown[:at]}\n\n{text}{markdown[at:]}"
         elif read_here:
-            markdown = f"{markdown}\n\n{block['text']}"
+            markdown = f"{markdown}\n\n{text}"
     return markdown
 
 

@@ -26,12 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from ocr_platform.core.errors import JobError
-from ocr_platform.core.results import Line, OcrResult, Page, ResultWarning, build_result, page_text
+from ocr_platform.core.results import Line, OcrResult, Page, ResultWarning, build_result, no_text_warning, page_text
 from ocr_platform.core.routing import route
 from ocr_platform.document.intake import IntakeLimits, file_type, read_native
 from ocr_platform.document.native_files import MACROS_IGNORED, NativeFile, route_refusal
 from ocr_platform.document.native_pages import NativePage, page_content
 from ocr_platform.engines import Engine
+from ocr_platform.engines.attachment_reading import Attachments, read_attachment
+from ocr_platform.engines.options import html_content
 
 #: A result warning's ``code`` when pictures embedded in an Office or HTML file were not read.
 PICTURES_UNREAD = "pictures_unread"
@@ -62,19 +64,32 @@ def native_result(
     if route(model).backend != "lambda":
         raise route_refusal(kind.value)
     started = time.perf_counter()
-    native, units = read_native(path, pages=pages, limits=limits)
+    native, units = read_native(path, pages=pages, limits=limits, html=html_content(options))
     reader = _PictureReader(engine, language=language, options=options or {}, limits=limits)
     converted = time.perf_counter() - started
     result_pages: list[Page] = []
+    attachments = Attachments()
     for done, unit in enumerate(units, start=1):
-        result_pages.append(reader.page(unit))
+        if unit.attachment is not None:  # an email's attachment: read by its own reader and route
+            result_pages.extend(read_attachment(unit, engine=engine, language=language, options=options or {}, limits=limits,
+                                                read_unit=reader.page, found=attachments))
+        else:
+            result_pages.append(reader.page(unit))
         if on_page is not None:
             on_page(done, len(units))
+    if any(unit.part for unit in units):  # an email: its pages numbered in order, each marked with its part
+        for number, page in enumerate(result_pages, start=1):
+            page["page"] = number
+            page.setdefault("part", "message")
     timings = {"native": converted, "picture_ocr": reader.seconds, "ocr": time.perf_counter() - started}
-    info = reader.engine_info or engine.info
-    if not reader.read:  # no picture needed a model: none ran
+    info = reader.engine_info or attachments.engine_info or engine.info
+    if not reader.read and attachments.engine_info is None:  # no picture or attachment needed a model: none ran
         info = {**info, "models": []}
-    result = build_result(job_id, model, info, result_pages, timings, [*reader.warnings, *_warnings(native, reader)])
+    unread = attachments.warning()
+    found = [*reader.warnings, *attachments.warnings, *_warnings(native, reader), *([unread] if unread else [])]
+    if not any(page_text(page).strip() for page in result_pages):  # never a silent empty: say what each reader saw
+        found.append(no_text_warning(f"{native.kind.upper()} file", [*native.notes.seen, *reader.seen()]))
+    result = build_result(job_id, model, info, result_pages, timings, found)
     result["document_type"] = native.kind
     raw = {"document_type": native.kind, "unit": native.unit, "pictures": reader.raw}
     return result, raw
@@ -96,6 +111,10 @@ class _PictureReader:
         self.raw: list[dict[str, Any]] = []
         self._seen: dict[bytes, Page | None] = {}  # one picture placed twice (a logo on every slide) is read once
 
+    def seen(self) -> list[str]:
+        """What the engine saw in the file's pictures, for a ``no_text`` warning."""
+        return [f"{self.read} embedded {'picture' if self.read == 1 else 'pictures'} read by OCR with no text"] if self.read else []
+
     def page(self, unit: NativePage) -> Page:
         texts: dict[str, str] = {}
         lines: dict[str, list[Line]] = {}
@@ -111,6 +130,8 @@ class _PictureReader:
                       "lines": content.lines, "blocks": content.blocks, "markdown": content.markdown}
         if unit.name is not None:
             page["name"] = unit.name
+        if unit.part is not None:
+            page["part"] = unit.part
         return page
 
     def _picture(self, data: bytes) -> Page | None:

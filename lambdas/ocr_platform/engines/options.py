@@ -5,9 +5,9 @@ option fails the job ``invalid_options`` naming the options that exist, instead 
 user who turned orientation off, or asked for another model variant, gets that or an error.
 
 >>> parse_options({"orientation": False})
-EngineOptions(orientation=False, variant=None, backend=None, text_layer='auto', outputs=(), features=())
+EngineOptions(orientation=False, variant=None, backend=None, text_layer='auto', outputs=(), features=(), html='main')
 >>> parse_options({"text_layer": "ignore", "outputs": ["pdf"], "features": ["forms"]})
-EngineOptions(orientation=True, variant=None, backend=None, text_layer='ignore', outputs=('pdf',), features=('forms',))
+EngineOptions(orientation=True, variant=None, backend=None, text_layer='ignore', outputs=('pdf',), features=('forms',), html='main')
 >>> parse_options({"variant": "tiny"}, variants=("tiny", "small", "medium")).variant
 'tiny'
 >>> parse_options({"backend": "faster-paddle"}, backends=("faster-paddle", "paddleocr")).backend
@@ -15,7 +15,7 @@ EngineOptions(orientation=True, variant=None, backend=None, text_layer='ignore',
 >>> parse_options({"orientaton": False})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ocr_platform.core.errors.JobError: invalid_options: Unknown option 'orientaton'; the options are: orientation, variant, backend, text_layer, outputs, features.
+ocr_platform.core.errors.JobError: invalid_options: Unknown option 'orientaton'; the options are: orientation, ..., features, html.
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ from typing import Any
 from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.s3_layout import OUTPUT_FILES
 
-KNOWN_OPTIONS = ("orientation", "variant", "backend", "text_layer", "outputs", "features")
+KNOWN_OPTIONS = ("orientation", "variant", "backend", "text_layer", "outputs", "features", "html")
+#: What of an HTML file a job reads (``html``): ``main``, its main content without navigation and boilerplate where
+#: the page has them (``ocr_platform.document.html_main``); ``page``, the whole page. The first is the default.
+HTML_CONTENT = ("main", "page")
 #: How a job treats a PDF's own text (``text_layer``); the first is the default (README, "PDF text layers").
 TEXT_LAYER_MODES = ("auto", "ignore")
 #: Files a job may ask for beside result.json (``outputs``): ``pdf`` a searchable result.pdf, ``hocr``, ``alto`` and
@@ -58,6 +61,7 @@ class EngineOptions:
             (``engines.text_layer_choice``); ``ignore`` OCRs every page.
         outputs: files wanted beside result.json: ``pdf`` for a searchable result.pdf.
         features: what to find beside the text: ``forms`` for key-value pairs and selection marks.
+        html: ``main`` (an HTML file's main content) or ``page`` (the whole page), ``HTML_CONTENT``.
     """
 
     orientation: bool = True
@@ -66,6 +70,7 @@ class EngineOptions:
     text_layer: str = TEXT_LAYER_MODES[0]
     outputs: tuple[str, ...] = ()
     features: tuple[str, ...] = ()
+    html: str = HTML_CONTENT[0]
 
     @property
     def forms(self) -> bool:
@@ -108,4 +113,17 @@ def parse_options(options: Mapping[str, Any] | None, *, variants: Sequence[str] 
     if not isinstance(features, list) or any(feature not in FEATURES for feature in features):
         raise JobError(ErrorCode.INVALID_OPTIONS, f"Option 'features' must be a list of {', '.join(FEATURES)}, not {features!r}.")
     return EngineOptions(orientation=orientation, variant=variant, backend=backend, text_layer=text_layer,
-                         outputs=tuple(dict.fromkeys(outputs)), features=tuple(dict.fromkeys(features)))
+                         outputs=tuple(dict.fromkeys(outputs)), features=tuple(dict.fromkeys(features)),
+                         html=html_content(options))
+
+
+def html_content(options: Mapping[str, Any] | None) -> str:
+    """The job's ``html`` option (``HTML_CONTENT``, the first by default); ``invalid_options`` for another value.
+
+    >>> html_content({"html": "page"}), html_content(None)
+    ('page', 'main')
+    """
+    html = (options or {}).get("html", HTML_CONTENT[0])
+    if html not in HTML_CONTENT:
+        raise JobError(ErrorCode.INVALID_OPTIONS, f"Option 'html' must be one of {', '.join(HTML_CONTENT)}, not {html!r}.")
+    return str(html)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ocr_platform.core.markup import escape_text
 from ocr_platform.core.results import Block, Line
 from ocr_platform.core.tables import continuation_note
 
@@ -206,7 +207,8 @@ def page_markdown(blocks: list[Block]) -> str:
     read inside it, other text as paragraphs. Left out, as PP-StructureV3's Markdown leaves them out: page
     furniture (``MARKDOWN_IGNORED_LABELS``: headers, footers, page numbers), whose text only its block keeps,
     and a table's part that continues a table of an earlier page (``continued_from``), which that page's
-    Markdown holds whole (``core.tables``; a comment says so here). No other text of the page is left out.
+    Markdown holds whole (``core.tables``; a comment says so here). No other text of the page is left out, and
+    all of it is escaped (``core.markup.escape_text``): a line that reads ``<script>`` stays text.
 
     >>> figure = {"label": "figure", "text": "Q1 Q2", "image": "figures/00001-01.png"}
     >>> page_markdown([{"label": "header", "text": "ACME"}, {"label": "title", "text": "Report"}, figure, {"label": "footer", "text": "3"}])
@@ -224,9 +226,9 @@ def page_markdown(blocks: list[Block]) -> str:
         if label == "table" and block.get("html"):
             parts.append(block["html"])
         elif label == "title" and text:
-            parts.append(("# " if index == 0 else "## ") + " ".join(text.split()))
+            parts.append(("# " if index == 0 else "## ") + escape_text(" ".join(text.split())))
         elif text:
-            parts.append(text)
+            parts.append(escape_text(text))
     return "\n\n".join(parts)
 
 

@@ -53,7 +53,7 @@ def _crop_box(bbox: list[float], factor_x: float, factor_y: float, size: tuple[i
 
 def _render_crops(result: OcrResult, path: Path, limits: IntakeLimits) -> Iterator[tuple[Page, Block, Figure]]:
     pages = {page["page"]: page for page in result["pages"] if picture_blocks(page)}
-    if not pages:
+    if not pages or result.get("document_type"):  # an email's attachment pages come from the attachment, not this file
         return
     with open_document(path, pages=page_ranges(sorted(pages)), limits=limits) as document:
         for rendered in document.pages():

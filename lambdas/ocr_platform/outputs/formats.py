@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ocr_platform.core.markup import escape_text
 from ocr_platform.core.results import OUTPUT_UNAVAILABLE, OcrResult, ResultWarning
 from ocr_platform.core.s3_layout import OUTPUT_FILES, StorageLayout
 from ocr_platform.outputs.alto import alto_document
@@ -41,12 +42,13 @@ class OutputFormat:
 
 
 def markdown_document(result: OcrResult) -> str:
-    """The result as Markdown: each page's own Markdown (layout routes), else its lines, pages apart by a rule.
+    """The result as Markdown: each page's own Markdown (layout routes), else its lines (escaped: a line that reads
+    ``<script>`` stays text, ``core.markup``), pages apart by a rule.
 
     >>> markdown_document({"pages": [{"lines": [{"text": "a"}], "markdown": "# A"}, {"lines": [{"text": "b"}]}]})
     '# A\\n\\n---\\n\\nb\\n'
     """
-    pages = [page.get("markdown") or "\n".join(line["text"] for line in page["lines"]) for page in result["pages"]]
+    pages = [page.get("markdown") or "\n".join(escape_text(line["text"]) for line in page["lines"]) for page in result["pages"]]
     return "\n\n---\n\n".join(pages) + "\n"
 
 

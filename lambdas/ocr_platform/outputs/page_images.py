@@ -52,7 +52,9 @@ def store_page_images(
 def add_page_images(s3: Any, layout: StorageLayout, result: OcrResult, path: Path, limits: IntakeLimits) -> None:
     """Store the images of ``result``'s pages beside it, and time that as ``result``'s ``page_images``."""
     started = time.perf_counter()
-    pages = [page["page"] for page in result["pages"] if page["width"]]  # an Office or HTML page has no image (width 0)
+    # A file read from its own content has no page to render (its pages have width 0; an email's attachment pages
+    # come from the attachment, not from this file).
+    pages = [] if result.get("document_type") else [page["page"] for page in result["pages"] if page["width"]]
     if pages:
         store_page_images(s3, layout, result["job_id"], path, pages=pages, limits=limits)
     result["timings"]["page_images"] = round(time.perf_counter() - started, 4)

@@ -19,10 +19,13 @@ Each line's words are drawn invisibly (text render mode 3), each fitted to its o
 space fitted to the gap between two words the line's text separates by one, so a search highlights the word, not
 a stretched line: the font size makes the font's ascent-to-descent span the word's height, the horizontal scaling
 makes the string exactly as long as the polygon's top edge (p0 to p1, the reading direction), the baseline turns
-with that edge, and the descenders touch the polygon's bottom edge. A line without words, or with a word too
-small to place, is drawn whole over its own polygon the same way. Empty lines and polygons under ``MIN_LINE_PIXELS`` are skipped, and so is text a PDF
-page has already, which would otherwise be found twice (``text_source``: every line of a ``text_layer`` page, and
-on an ``ocr`` or ``mixed`` page the lines whose text pdfium finds at their place in the page's own text).
+with that edge, and the descenders touch the polygon's bottom edge. A line only skewed from a quarter turn, as a
+scan is (``outputs.text_placement``), has each word drawn level instead, centred on its polygon: the words step
+along the line's slope, and each word's characters share one baseline, which pdftotext needs to read a word whole.
+A line without words, or with a word too small to place, is drawn whole over its own polygon the same way. Empty
+lines and degenerate polygons are skipped, and so is text a PDF page has already, which would otherwise be found
+twice (``text_source``: every line of a ``text_layer`` page, and on an ``ocr`` or ``mixed`` page the lines whose
+text pdfium finds at their place in the page's own text).
 
 Text that cp1252 can encode is set in Helvetica; anything else in one of the CJK fonts PDF readers provide
 themselves (reportlab's CID fonts, not embedded: the text is invisible, only its character codes matter):
@@ -49,7 +52,6 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import cache
 from numbers import Real
 from pathlib import Path
@@ -58,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 from ocr_platform.core.results import Line, OcrResult, Page
 from ocr_platform.document.intake import DocumentType, detect_type
 from ocr_platform.outputs.pdf_pages import numbered_pages, pdfium_page_count
+from ocr_platform.outputs.text_placement import PixelToPoint, Placement, Point, level_direction, place
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -72,8 +75,6 @@ PLAUSIBLE_DPI = (36.0, 9600.0)
 #: The largest page side PDF readers are required to show (Acrobat's 200 inches); a larger image is given a
 #: higher DPI so that its page stays within it.
 MAX_PAGE_POINTS = 14400.0
-#: A polygon shorter or lower than this many pixels of the page image is noise, not a line of text.
-MIN_LINE_PIXELS = 2.0
 #: How far around a line of a ``mixed`` page its text is looked for in the page's own text.
 OWN_TEXT_MARGIN_POINTS = 2.0
 
@@ -81,9 +82,6 @@ LATIN_FONT = "Helvetica"
 CJK_FONT = "STSong-Light"
 KOREAN_FONT = "HYSMyeongJo-Medium"
 _HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7ff]")
-
-Point = tuple[float, float]
-PixelToPoint = Callable[[float, float], Point]
 
 
 def write_searchable_pdf(source: Path, result: OcrResult, target: Path) -> Path:
@@ -295,16 +293,6 @@ def _binary_streams() -> Iterator[None]:
             rl_config.useA85 = saved
 
 
-@dataclass(frozen=True)
-class _Placement:
-    """A line's text box in PDF space: its bottom-left corner, baseline direction, length and height."""
-
-    origin: Point
-    direction: Point
-    length: float
-    height: float
-
-
 def _draw_lines(canvas: Canvas, lines: Sequence[Line], to_point: PixelToPoint) -> int:
     """Draw each line invisibly over its polygon, word by word where it has words; returns how many were drawn."""
     drawn = 0
@@ -313,13 +301,14 @@ def _draw_lines(canvas: Canvas, lines: Sequence[Line], to_point: PixelToPoint) -
         if not text:
             continue
         font_name = _font_for(text)
+        level = level_direction(line["polygon"], to_point)
         pieces = _pieces(line, lone_characters=font_name == LATIN_FONT)
-        placements = [_place(polygon, to_point) for _, polygon in pieces]
+        placements = [place(polygon, to_point, level) for _, polygon in pieces]
         if any(placement is None for placement, (piece, _) in zip(placements, pieces, strict=True) if piece != " "):
-            pieces, placements = [(text, line["polygon"])], [_place(line["polygon"], to_point)]
+            pieces, placements = [(text, line["polygon"])], [place(line["polygon"], to_point, level)]
         if placements[0] is None:
             continue
-        drawing: list[tuple[str, _Placement]] = []
+        drawing: list[tuple[str, Placement]] = []
         for (piece, _), placement in zip(pieces, placements, strict=True):
             if placement is not None:
                 drawing.append((piece, placement))
@@ -378,7 +367,7 @@ def _joined(first: Polygon, second: Polygon) -> list[list[float]]:
     return [list(first[0]), list(second[1]), list(second[2]), list(first[3])]
 
 
-def _draw_text(text_object: Any, text: str, placement: _Placement, font_name: str) -> None:
+def _draw_text(text_object: Any, text: str, placement: Placement, font_name: str) -> None:
     """Set ``text`` in ``text_object``, fitted to ``placement``: as tall as its height, exactly as long as its length."""
     from reportlab.pdfbase.pdfmetrics import getFont, stringWidth
 
@@ -393,30 +382,6 @@ def _draw_text(text_object: Any, text: str, placement: _Placement, font_name: st
     text_object.setHorizScale(100.0 * placement.length / natural)
     text_object.setTextTransform(dx, dy, -dy, dx, x0 - dy * rise, y0 + dx * rise)
     text_object.textOut(text)
-
-
-def _place(polygon: Sequence[Sequence[float]], to_point: PixelToPoint) -> _Placement | None:
-    """Where a line's polygon lies in PDF space (``None`` for a degenerate one)."""
-    if len(polygon) != 4 or not all(len(p) == 2 and all(math.isfinite(float(c)) for c in p) for p in polygon):
-        return None
-    pixels = [(float(p[0]), float(p[1])) for p in polygon]
-    if _distance(pixels[0], pixels[1]) < MIN_LINE_PIXELS or _mean_height(pixels) < MIN_LINE_PIXELS:
-        return None
-    p0, p1, p2, p3 = (to_point(x, y) for x, y in pixels)
-    length, height = _distance(p0, p1), _mean_height([p0, p1, p2, p3])
-    if length <= 0 or height <= 0:
-        return None
-    dx, dy = (p1[0] - p0[0]) / length, (p1[1] - p0[1]) / length
-    # Up is the baseline direction turned a quarter counter-clockwise; the box's bottom-left lies below p0.
-    return _Placement(origin=(p0[0] + dy * height, p0[1] - dx * height), direction=(dx, dy), length=length, height=height)
-
-
-def _distance(a: Point, b: Point) -> float:
-    return math.hypot(b[0] - a[0], b[1] - a[1])
-
-
-def _mean_height(points: Sequence[Point]) -> float:
-    return (_distance(points[1], points[2]) + _distance(points[0], points[3])) / 2.0
 
 
 def _font_for(text: str) -> str:

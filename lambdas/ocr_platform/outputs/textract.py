@@ -10,8 +10,13 @@ https://docs.aws.amazon.com/textract/latest/dg/API_Block.html):
   ``LAYOUT_FIGURE``, ``LAYOUT_HEADER``, ``LAYOUT_FOOTER``, ``LAYOUT_PAGE_NUMBER``; ``LAYOUT_LABELS`` maps the
   engines' labels), whose children are the lines in it (``outputs.page_layout``).
 - ``TABLE`` per table block with HTML, a ``CELL`` per grid position (``RowIndex``/``ColumnIndex`` from 1) whose
-  children are the words of its text, and a ``MERGED_CELL`` over the cells a spanning cell covers. A cell's
-  geometry is its row's and column's band: the rows and columns are found from where the cells' words lie.
+  children are the words of its text (``EntityTypes`` ``COLUMN_HEADER`` for a ``<th>``), and a ``MERGED_CELL``
+  over the cells a spanning cell covers. A cell's geometry is its row's and column's band: the rows and columns are
+  found from where the cells' words lie. A cell's ``Confidence`` is its words' mean score (the engines score no
+  cell of a table's structure), the table's (its words' mean) for a cell without words and a merged cell.
+- ``TABLE_TITLE`` and ``TABLE_FOOTER`` (children: their words; the table's ``TABLE_TITLE`` and ``TABLE_FOOTER``
+  relationships) for a layout block labelled a table's caption (``TABLE_TITLE_LABELS``) or a footnote
+  (``TABLE_FOOTER_LABELS``) next to a table (``table_captions``).
 - ``KEY_VALUE_SET`` (a ``KEY`` and its ``VALUE``) per pair of the page's ``key_values`` and ``SELECTION_ELEMENT``
   (``SELECTED``/``NOT_SELECTED``) per mark of its ``selection_marks``, or of its PDF ``form_fields`` where it has
   no pairs of its own (``outputs.textract_forms``).
@@ -39,7 +44,7 @@ from typing import Any
 
 from ocr_platform.core.results import Block, Line, OcrResult, Page
 from ocr_platform.core.words import Word, word_spans
-from ocr_platform.outputs.page_layout import Box, box_of, line_words, regions, text_lines
+from ocr_platform.outputs.page_layout import Box, Region, box_of, line_words, regions, text_lines
 from ocr_platform.outputs.textract_forms import form_blocks, page_forms, word_key
 
 #: The engines' layout labels as Textract's layout block types (any other label is ``LAYOUT_TEXT``).
@@ -51,6 +56,16 @@ LAYOUT_LABELS = {
     "header_image": "LAYOUT_FIGURE", "footer_image": "LAYOUT_FIGURE",
     "header": "LAYOUT_HEADER", "footer": "LAYOUT_FOOTER", "number": "LAYOUT_PAGE_NUMBER", "page_number": "LAYOUT_PAGE_NUMBER",
 }
+#: Layout labels of a table's caption (PP-DocLayout-L's ``table_title``, the CDLA layout model's ``table_caption``)
+#: and of a note under it (``footnote``, ``vision_footnote``), which become a table's ``TABLE_TITLE`` and ``TABLE_FOOTER``.
+TABLE_TITLE_LABELS = frozenset({"table_title", "table_caption"})
+#: Captions of a figure or a table alike (PP-DocLayout_plus-L, PP-StructureV3's default layout model, labels both
+#: ``figure_title``): a table's title where a table lies nearer than any picture.
+SHARED_TITLE_LABELS = frozenset({"figure_title"})
+_PICTURES = frozenset({"image", "figure", "chart"})
+TABLE_FOOTER_LABELS = frozenset({"footnote", "vision_footnote", "table_footnote"})
+#: How far from a table, in heights of the caption or note itself, a caption or note may lie and still be the table's.
+CAPTION_REACH_HEIGHTS = 3.0
 #: The routes that read text alone, as Textract's DetectDocumentText does.
 TEXT_ROUTES = frozenset({"pp-ocrv5", "pp-ocrv6"})
 
@@ -100,7 +115,9 @@ class _Writer:
                 line_ids[id(line)] = line_id
                 children.append(line_id)
         if page.get("blocks"):
-            for region in regions(page):
+            found = regions(page)
+            tables: dict[int, dict[str, Any]] = {}
+            for index, region in enumerate(found):
                 lines = [line_ids[id(line)] for line in region.lines if id(line) in line_ids]
                 if not lines:  # Textract's layout blocks always hold lines
                     continue
@@ -113,7 +130,10 @@ class _Writer:
                     words = [word for line in region.lines for word in line_words(line)]
                     table = self._table(page, region.block, region.box, words, word_ids, width, height)
                     if table is not None:
-                        children.append(table)
+                        tables[index] = table
+                        children.append(table["Id"])
+            for index, (kind, table_index) in table_captions(found, set(tables)).items():
+                self._caption(page, kind, found[index], tables[table_index], word_ids, width, height)
         words_by_key = {word_key(word): word_ids[id(word)] for line in text_lines(page) for word in line_words(line) if id(word) in word_ids}
         children += form_blocks(page, lambda kind, polygon, **fields: self._block(kind, page, _geometry(polygon, width, height), **fields), words_by_key)
         if children:
@@ -135,7 +155,17 @@ class _Writer:
         line_block["Relationships"] = [{"Type": "CHILD", "Ids": ids}]
         return str(line_block["Id"])
 
-    def _table(self, page: Page, block: Block, box: Box, words: list[Word], word_ids: dict[int, str], width: float, height: float) -> str | None:
+    def _caption(self, page: Page, kind: str, region: Region, table: dict[str, Any], word_ids: dict[int, str], width: float, height: float) -> None:
+        """A ``TABLE_TITLE`` or ``TABLE_FOOTER`` of ``region``'s words, related to ``table`` as Textract relates them."""
+        words = [word for line in region.lines for word in line_words(line) if id(word) in word_ids]
+        if not words:
+            return
+        scores = [word["score"] for word in words]
+        caption = self._block(kind, page, _box_geometry(region.box, width, height), Confidence=_confidence(sum(scores) / len(scores)),
+                              Relationships=[{"Type": "CHILD", "Ids": [word_ids[id(word)] for word in words]}])
+        table["Relationships"].append({"Type": kind, "Ids": [caption["Id"]]})
+
+    def _table(self, page: Page, block: Block, box: Box, words: list[Word], word_ids: dict[int, str], width: float, height: float) -> dict[str, Any] | None:
         grid = table_grid(block.get("html", ""))
         if not grid:
             return None
@@ -154,7 +184,8 @@ class _Writer:
             for row in range(cell.row, cell.row + cell.row_span):
                 for column in range(cell.column, cell.column + cell.column_span):
                     (top, bottom), (left, right) = row_bands[row - 1], column_bands[column - 1]
-                    fields: dict[str, Any] = {"Confidence": confidence, "RowIndex": row, "ColumnIndex": column, "RowSpan": 1, "ColumnSpan": 1}
+                    fields: dict[str, Any] = {"Confidence": _mean_confidence(assigned[index], confidence),
+                                              "RowIndex": row, "ColumnIndex": column, "RowSpan": 1, "ColumnSpan": 1}
                     origin = (row, column) == (cell.row, cell.column)
                     if origin and assigned[index]:
                         fields["Relationships"] = [{"Type": "CHILD", "Ids": [word_ids[id(w)] for w in assigned[index]]}]
@@ -172,9 +203,56 @@ class _Writer:
                                      Relationships=[{"Type": "CHILD", "Ids": covered}])
                 merged_ids.append(merged["Id"])
         relationships = [{"Type": "CHILD", "Ids": cell_ids}] + ([{"Type": "MERGED_CELL", "Ids": merged_ids}] if merged_ids else [])
-        table = self._block("TABLE", page, _box_geometry(box, width, height), Confidence=confidence,
-                            EntityTypes=["STRUCTURED_TABLE"], Relationships=relationships)
-        return str(table["Id"])
+        return self._block("TABLE", page, _box_geometry(box, width, height), Confidence=confidence,
+                           EntityTypes=["STRUCTURED_TABLE"], Relationships=relationships)
+
+
+def table_captions(found: Sequence[Region], tables: set[int]) -> dict[int, tuple[str, int]]:
+    """Which regions are a table's caption (``TABLE_TITLE``, above or below it) or note (``TABLE_FOOTER``, below
+    it): each to the table (of the region indexes ``tables``) it overlaps across and lies nearest to, within
+    ``CAPTION_REACH_HEIGHTS`` of its own height; a caption of figures and tables alike only where no picture is nearer.
+
+    >>> from ocr_platform.outputs.page_layout import Region
+    >>> table = Region({"label": "table", "bbox": [0, 50, 100, 150]}, (0, 50, 100, 150))
+    >>> title = Region({"label": "figure_title", "bbox": [0, 30, 80, 45]}, (0, 30, 80, 45))
+    >>> note = Region({"label": "footnote", "bbox": [0, 900, 80, 915]}, (0, 900, 80, 915))
+    >>> table_captions([title, table, note], {1})
+    {0: ('TABLE_TITLE', 1)}
+    """
+    pictures = {index for index, region in enumerate(found) if _label(region) in _PICTURES}
+    captions: dict[int, tuple[str, int]] = {}
+    for index, region in enumerate(found):
+        label = _label(region)
+        kind = "TABLE_FOOTER" if label in TABLE_FOOTER_LABELS else "TABLE_TITLE" if label in TABLE_TITLE_LABELS | SHARED_TITLE_LABELS else None
+        if kind is None:
+            continue
+        nearest = _nearest(region.box, [(i, found[i].box) for i in tables], footer=kind == "TABLE_FOOTER")
+        if nearest is None:
+            continue
+        if label in SHARED_TITLE_LABELS:
+            picture = _nearest(region.box, [(i, found[i].box) for i in pictures], footer=False)
+            if picture is not None and picture[0] <= nearest[0]:
+                continue
+        captions[index] = (kind, nearest[1])
+    return captions
+
+
+def _label(region: Region) -> str:
+    return str(region.block.get("label", "")) if region.block else ""
+
+
+def _nearest(box: Box, candidates: Sequence[tuple[int, Box]], *, footer: bool) -> tuple[float, int] | None:
+    """The gap to, and index of, the candidate ``box`` overlaps across and lies nearest to (above or below it; only
+    above it for a ``footer``), within ``CAPTION_REACH_HEIGHTS`` of the box's height."""
+    x0, y0, x1, y1 = box
+    reach = CAPTION_REACH_HEIGHTS * max(y1 - y0, 1.0)
+    gaps = []
+    for index, (cx0, cy0, cx1, cy1) in candidates:
+        below, above = y0 - cy1, cy0 - y1
+        gap = below if footer else min(abs(below), abs(above))
+        if min(x1, cx1) > max(x0, cx0) and -reach < gap <= reach and not (footer and y1 <= cy1):
+            gaps.append((abs(gap), index))
+    return min(gaps) if gaps else None
 
 
 class TableCell:
@@ -285,6 +363,10 @@ def page_corners(page: Page) -> list[list[float]]:
     corners = [[0.0, 0.0], [width, 0.0], [width, height], [0.0, height]]
     quarter = (int(page.get("rotation") or 0) // 90) % 4
     return corners[-quarter:] + corners[:-quarter] if quarter else corners
+
+
+def _mean_confidence(words: Sequence[Word], otherwise: float) -> float:
+    return _confidence(sum(word["score"] for word in words) / len(words)) if words else otherwise
 
 
 def _confidence(score: float) -> float:
