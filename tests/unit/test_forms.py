@@ -50,6 +50,27 @@ def test_two_columns_keep_their_answers_apart() -> None:
     assert pairs_of(lines) == [("City:", "London"), ("Country:", "United Kingdom")]
 
 
+def test_a_label_without_a_colon_takes_the_text_after_it_on_its_row_and_headings_are_no_pair() -> None:
+    lines = [
+        line("Tipping Length", 100, 100, 330, 140), line("25 mm", 800, 100, 900, 140),  # its answer in a column further on
+        line("Tipping Paper:", 100, 200, 330, 240), line("Ecusta", 400, 200, 520, 240),  # two fields on one row:
+        line("Color", 700, 200, 800, 240), line("Imitation Cork", 900, 200, 1150, 240),  # the colon label's ends at the gap
+        line("RECIPIENT", 100, 300, 300, 340), line("COMPANY", 600, 300, 800, 340),  # two column headings
+        line("Thank you for applying", 100, 400, 500, 440),  # nothing after it: no label
+    ]
+
+    assert pairs_of(lines) == [("Tipping Length", "25 mm"), ("Tipping Paper:", "Ecusta"), ("Color", "Imitation Cork")]
+
+
+def test_cells_of_a_table_the_layout_found_are_no_label_and_answer() -> None:
+    row = [line("Tea", 100, 500, 200, 540), line("12", 400, 500, 460, 540)]
+    page = Image.new("RGB", (1200, 900), "white")
+
+    in_table, _ = read_forms(page, row, tables=[[80.0, 480.0, 600.0, 560.0]])  # type: ignore[arg-type]
+
+    assert pairs_of(row) == [("Tea", "12")] and in_table == []
+
+
 def _page_with_boxes(ticked: list[bool], labels: list[str]) -> tuple[Image.Image, list[dict[str, Any]]]:
     """A row of check boxes, each followed by its option, the ticked ones crossed; and the lines OCR would read."""
     page = Image.new("RGB", (1200, 400), "white")

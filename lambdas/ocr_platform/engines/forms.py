@@ -8,10 +8,13 @@ check boxes found by image morphology (``engines.checkboxes``).
    answer on one line) and where its words are far apart. Words inside a check box (OCR reading a tick as
    ``X`` or ``V``) are left out.
 2. **Keys.** A segment that ends in ``:`` is a label, and so is the text beside a check box (the box's label).
-3. **Values.** A label's answer is the text that follows it on its row, up to the next label (``RIGHT_GAP``
-   line heights away at most), else the text just under it (``BELOW_GAP``) that starts within its width; a check
-   box on its row, before any text, is its answer. A label with none has ``value: null`` (a blank field).
+3. **Values.** A label's answer is the text that follows it on its row if that is no label (``RIGHT_GAP`` line
+   heights away at most), with what follows that closely (``SPLIT_GAP``; text further along is another field's,
+   as FUNSD's training split shows), else the text just under it (``BELOW_GAP``) that starts within its width; a check box on its row,
+   before any text, is its answer. A label with none has ``value: null`` (a blank field).
    A check box with no ``:`` label beside it is the value of the text next to it (right, else left).
+   Then a bare label (no colon: "Date", "SUPPLIER CODE") among the text left over takes the text after it on its
+   row (``engines.form_keys``).
 4. **Confidence.** The mean recognition score of the pair's words, times how plain the geometry is (a label
    and answer on one line more than an answer found under its label).
 
@@ -34,6 +37,7 @@ from ocr_platform.core.results import FormField, FormText, FormValue, KeyValue, 
 from ocr_platform.core.words import Word, estimated_words, mapped_line, stretch
 from ocr_platform.document.intake import PageImage
 from ocr_platform.engines.checkboxes import ROUND_READINGS, find_marks
+from ocr_platform.engines.form_keys import bare_pairs
 from ocr_platform.engines.orientation import submitted_point, turn
 
 #: Characters OCR reads a check box as (a box, a tick, a cross, a dot): not part of any label or answer.
@@ -49,7 +53,7 @@ SPLIT_GAP = 2.0
 #: How much two boxes must overlap across (a share of the smaller) to be on one row.
 SAME_ROW = 0.5
 #: How plain each way of pairing is: the pair's confidence is its words' mean score times this.
-PLAINNESS = {"line": 1.0, "right": 0.9, "below": 0.75, "mark": 0.85, "label": 0.8}
+PLAINNESS = {"line": 1.0, "right": 0.9, "below": 0.75, "mark": 0.85, "label": 0.8, "bare": 0.7}
 
 
 @dataclass
@@ -110,8 +114,8 @@ def segments(lines: Sequence[Line], marks: Sequence[SelectionMark] = (), ink: An
     return sorted(found, key=lambda s: (s.box[1], s.box[0]))
 
 
-def link(parts: Sequence[Segment], marks: Sequence[SelectionMark], height: float) -> list[KeyValue]:
-    """The page's key-value pairs (steps 2-4) from its segments and marks."""
+def link(parts: Sequence[Segment], marks: Sequence[SelectionMark], height: float, tables: Sequence[Box] = ()) -> list[KeyValue]:
+    """The page's key-value pairs (steps 2-4) from its segments and marks (``tables``: the layout's table boxes)."""
     used: set[int] = set()
     taken_marks: set[int] = set()
     pairs: list[KeyValue] = []
@@ -142,15 +146,18 @@ def link(parts: Sequence[Segment], marks: Sequence[SelectionMark], height: float
         if j is not None:
             label_set.add(j)
             pairs.append(_pair(parts[j], mark_value(marks[m]), marks[m]["confidence"] * parts[j].score, "label"))
+    for i, j in bare_pairs(parts, label_set, height, _same_row, tables):
+        pairs.append(_pair(parts[i], dict(form_text(parts[j].words)), (parts[i].score + parts[j].score) / 2, "bare"))  # type: ignore[arg-type]
     return sorted(pairs, key=lambda p: (p["key"]["polygon"][0][1], p["key"]["polygon"][0][0]))
 
 
 def read_forms(
-    image: Any, lines: Sequence[Line], *, fields: Sequence[FormField] = (), rotation: int = 0
+    image: Any, lines: Sequence[Line], *, fields: Sequence[FormField] = (), rotation: int = 0, tables: Sequence[Sequence[float]] = ()
 ) -> tuple[list[KeyValue], list[SelectionMark]]:
     """The key-value pairs and selection marks of one page: ``image`` (``PIL``, as submitted), its ``lines`` (in
-    its pixels), the PDF form ``fields`` on it (in its pixels; they replace what the pixels say) and the
-    ``rotation`` the page was read at (0, 90, 180, 270: the page is turned upright first)."""
+    its pixels), the PDF form ``fields`` on it (in its pixels; they replace what the pixels say), the
+    ``rotation`` the page was read at (0, 90, 180, 270: the page is turned upright first) and the boxes of the
+    layout's ``tables`` (in its pixels; their text holds no bare label)."""
     width, height = image.width, image.height
     if rotation:
         image = turn(PageImage(page=0, image=image, scale=1.0), rotation).image
@@ -164,7 +171,8 @@ def read_forms(
         letters = [(w["polygon"], w["text"]) for line in lines for w in (line.get("words") or estimated_words(dict(line)))
                    if not any(c in MARK_GLYPHS for c in w["text"])]
         marks, ink = find_marks(image, line_height=scale, words=letters)
-        pairs = link(segments(lines, marks, ink), marks, scale or 20.0)
+        up = [_upright_box(t, rotation, width, height) for t in tables if len(t) == 4]
+        pairs = link(segments(lines, marks, ink), marks, scale or 20.0, up)
     if rotation:
         back = _Back(rotation, width, height)
         pairs = [back.pair(pair) for pair in pairs]
@@ -182,15 +190,13 @@ def _value_of(i: int, parts: Sequence[Segment], used: set[int], height: float) -
     row = sorted((j for j, s in enumerate(parts) if j != i and j not in used and _same_row(label.box, s.box) and s.box[0] >= label.box[2] - height * 0.3),
                  key=lambda j: parts[j].box[0])
     found: list[int] = []
-    edge = label.box[2]
     for j in row:
-        if parts[j].is_label or parts[j].box[0] - edge > RIGHT_GAP * height:
+        gap = parts[j].box[0] - (parts[found[-1]].box[2] if found else label.box[2])
+        if parts[j].is_label or gap > (SPLIT_GAP if found else RIGHT_GAP) * height:
             break
         found.append(j)
-        edge = parts[j].box[2]
     if found:
-        same_line = parts[found[0]].box[0] - label.box[2] <= SPLIT_GAP * height
-        return found, "line" if same_line else "right"
+        return found, "line" if parts[found[0]].box[0] - label.box[2] <= SPLIT_GAP * height else "right"
     below = [j for j, s in enumerate(parts) if j not in used and not s.is_label and j != i
              and -0.4 * height <= s.box[1] - label.box[3] <= BELOW_GAP * height and s.box[1] > label.box[1] + 0.5 * label.height
              and label.box[0] - height <= s.box[0] <= label.box[2]]

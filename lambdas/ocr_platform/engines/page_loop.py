@@ -130,7 +130,8 @@ def read_pages(
                 if forms:
                     started = time.perf_counter()
                     page["key_values"], page["selection_marks"] = read_forms(
-                        image.image, page["lines"], fields=page.get("form_fields", []), rotation=rotation)
+                        image.image, page["lines"], fields=page.get("form_fields", []), rotation=rotation,
+                        tables=[b["bbox"] for b in page.get("blocks", []) if b.get("label") == "table" and b.get("bbox")])
                     timings["forms"] = timings.get("forms", 0.0) + time.perf_counter() - started
                 result_pages.append(page)
                 raw_pages.append({"page": number, "rotation": rotation, **raw})
