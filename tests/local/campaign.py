@@ -239,7 +239,7 @@ def write_documents(root: Path) -> dict[str, Path]:
     paths["jpeg"] = root / "photo.jpg"
     documents.render_page(ENGLISH_PAGES[1]).save(paths["jpeg"], format="JPEG", quality=85)
     paths["not_pdf"] = root / "notes.pdf"
-    paths["not_pdf"].write_text("meeting notes, not a PDF at all\n")
+    paths["not_pdf"].write_bytes(b"ID3\x04\x00\x00\x00\x00\x00\x00" + bytes(range(256)) * 8)  # an MP3's tag, named .pdf: no route reads audio
     paths["truncated"] = root / "truncated.pdf"
     paths["truncated"].write_bytes(paths["pdf2"].read_bytes()[:2000])
     paths["empty"] = root / "empty.png"

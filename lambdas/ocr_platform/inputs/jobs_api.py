@@ -19,7 +19,7 @@ with its ``s3://`` location.
 
 >>> content_type_of("Scan 1.PDF")
 'application/pdf'
->>> content_type_of("notes.txt") is None
+>>> content_type_of("song.mp3") is None
 True
 """
 
