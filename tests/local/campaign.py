@@ -55,6 +55,7 @@ import boto3
 
 import ocr_platform
 from ocr_platform.cli.client import OcrClient, PlatformResources
+from ocr_platform.core.environment import patched_environment
 from ocr_platform.jobs.store import PARTITION_KEY, JobStatus
 from ocr_platform.local.faults import Fault
 from ocr_platform.local.stack import LocalOptions, LocalStack
@@ -364,21 +365,6 @@ def plan(total: int = 54) -> tuple[list[PlannedJob], tuple[Fault, ...]]:
         else:
             add("more", model, names[(n // len(MODELS)) % len(names)], done)
     return jobs, tuple(faults)
-
-
-@contextmanager
-def patched_environment(values: dict[str, str]) -> Iterator[None]:
-    """``os.environ`` with ``values`` set, as it was afterwards: a stack started in this process reads it."""
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def prepare_model_cache(cache_dir: Path) -> float:

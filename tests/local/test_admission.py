@@ -20,10 +20,10 @@ import boto3
 import pytest
 
 from ocr_platform.cli.client import OcrClient, PlatformResources
+from ocr_platform.core.environment import patched_environment
 from ocr_platform.jobs.admission import SLOTS_ITEM_KEY, ProcessorSlots
 from ocr_platform.local.stack import LocalOptions, LocalStack
 from tests import documents
-from tests.local.campaign import patched_environment
 
 BURST = 5
 

@@ -7,31 +7,15 @@ engine warm instead; this is for a process that reads one file and exits.
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ocr_platform.core import defaults
+from ocr_platform.core.environment import patched_environment
 from ocr_platform.core.results import EngineInfo
 from ocr_platform.engines import Engine, EngineOutput, engine_class_name, get_engine
-
-
-@contextmanager
-def _environment(values: Mapping[str, str]) -> Iterator[None]:
-    """``os.environ`` with ``values`` set while the block runs, as it was afterwards."""
-    before = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 class LazyEngine:
@@ -46,7 +30,7 @@ class LazyEngine:
     def _loaded(self) -> Engine:
         if self._engine is None:
             started = time.perf_counter()
-            with _environment(self.environment):
+            with patched_environment(self.environment):
                 self._engine = get_engine(self.model)
             self.load_seconds = time.perf_counter() - started
         return self._engine
