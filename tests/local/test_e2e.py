@@ -24,6 +24,7 @@ from ocr_platform.cli.client import OcrClient, PlatformResources
 from ocr_platform.local import stack, supervisor
 from ocr_platform.local.provisioning import create_jobs_table
 from tests import documents
+from tests.browser import QUIET_FLAGS, chromium
 from tests.documents import ENGLISH_PAGES, character_error_rate, render_page
 from tests.local.campaign import queue_depth
 from tests.local.webhook_receiver import WebhookReceiver, receiver_that_is_down
@@ -598,29 +599,12 @@ def _wait_for(condition: Any, timeout: float, what: str) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Headless Debian Chromium driven by Selenium; the test skips with one line where either is missing."""
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        pytest.skip("no browser test: selenium is not installed (scripts/setup.sh installs it)")
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.skip("no browser test: Debian's chromium and chromium-driver are not installed (.ci/run installs them)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1400,1000"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    yield from chromium(window="1400x1000", extra_flags=QUIET_FLAGS)
 
 
 def _open_console(browser: Any, local: stack.StackInfo) -> None:

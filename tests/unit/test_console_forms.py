@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
+from tests.browser import chromium
+
 CONSOLE = Path(__file__).resolve().parents[2] / "console"
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 
 
 def _quad(x0: float, y0: float, x1: float, y1: float) -> list[list[float]]:
@@ -41,22 +42,7 @@ PAGE = {
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        pytest.skip("no browser test: selenium is not installed (scripts/setup.sh installs it)")
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.skip("no browser test: Debian's chromium and chromium-driver are not installed (.ci/run installs them)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,900"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    yield from chromium(window="1200x900")
 
 
 def test_the_result_view_draws_each_pair_and_each_check_box(browser: Any, tmp_path: Path) -> None:
