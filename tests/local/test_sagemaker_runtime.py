@@ -588,7 +588,7 @@ class Delayed(PlumbingEngine):
         return super().predict(path, pages=pages, **kwargs)
 app = EndpointApp(Delayed, serialize_predictions=False, pages_per_chunk=3)
 app.load()
-make_server(app, host="127.0.0.1", port=int(os.environ["SAGEMAKER_BIND_TO_PORT"]), max_concurrency=4).serve_forever()
+make_server(app, host="127.0.0.1", port=int(os.environ["SAGEMAKER_BIND_TO_PORT"]), max_concurrency=8).serve_forever()
 """
 
 
@@ -606,7 +606,10 @@ def test_a_split_vl_job_whose_chunks_answer_out_of_order_merges_right_and_a_fail
 
     aws.set_desired(1)
     repo = Path(__file__).resolve().parents[2]
-    runtime = make_runtime(serve_command=[sys.executable, "-c", SPLITTING_SERVE], env={"REPO_ROOT": str(repo)})
+    # Room for all six chunks at once: with fewer slots, which job's chunks wait depends on which parent's answer
+    # arrives first, and a queued last chunk can start after the chunk before it.
+    runtime = make_runtime(serve_command=[sys.executable, "-c", SPLITTING_SERVE], env={"REPO_ROOT": str(repo)},
+                           max_concurrent_invocations=8)
     dynamodb = boto3.resource("dynamodb", endpoint_url=aws.url, **CREDENTIALS)
     table = f"smrt-jobs-{uuid.uuid4().hex[:8]}"
     create_jobs_table(dynamodb.meta.client, table)
