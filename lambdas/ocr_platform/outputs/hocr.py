@@ -7,7 +7,11 @@ the dots per inch the page was read at, 72 x its ``scale``; ``lang`` the page's 
 the result names one, ``core.language_tags``); each layout block an ``ocr_carea`` holding one ``ocr_par``, and a
 page without blocks one of each around all its lines (``outputs.page_layout``); each line an ``ocr_line`` with
 its ``bbox`` and its ``baseline`` (slope and offset, as Tesseract writes them), or ``textangle`` for text turned
-a quarter, half or three quarters (as Tesseract, which leaves skew to the baseline); each word an ``ocrx_word``
+a quarter, half or three quarters (as Tesseract, which leaves skew to the baseline). A line skewed by at most
+``MAX_LEVEL_SKEW_DEGREES`` (a scanner's skew) has a level baseline, at the height its bottom edge has under its
+middle, as the searchable PDF draws it: OCRmyPDF's renderer draws each word along the baseline's slope, and
+pdftotext then breaks a word drawn on a 4 degree slope into pieces of two or three letters (word F1 0.28 on a
+skewed scan; 0.97 level). The words' boxes keep their true, stepped places. Each word an ``ocrx_word``
 with its ``bbox`` and ``x_wconf`` (the word's score, 0-100). Lines and paragraphs of right-to-left text say
 ``dir="rtl"``. Boxes are whole pixels ``x0 y0 x1 y1``, on the page as submitted. A page without text is an
 empty ``ocr_page``; no element is self-closing, so HTML5 and XML parsers read the same tree.
@@ -30,6 +34,7 @@ from ocr_platform.core.language_tags import bcp47, is_right_to_left
 from ocr_platform.core.results import Line, OcrResult, Page
 from ocr_platform.core.s3_layout import page_image_name
 from ocr_platform.outputs.page_layout import Box, ElementIds, box_of, clamped, regions, spaced_words, text_angle
+from ocr_platform.outputs.text_placement import MAX_LEVEL_SKEW_DEGREES
 
 XHTML = "http://www.w3.org/1999/xhtml"
 CAPABILITIES = "ocr_page ocr_carea ocr_par ocr_line ocrx_word ocrp_wconf ocrp_lang ocrp_dir"
@@ -111,12 +116,18 @@ def _bbox(box: Box, width: float, height: float) -> str:
 
 def _baseline(polygon: list[list[float]], box: Box) -> str:
     """hOCR's ``baseline`` of an upright or skewed line: the slope of its bottom edge and where that edge is at the
-    box's left, in pixels from the box's bottom (0 or less), as Tesseract writes it.
+    box's left, in pixels from the box's bottom (0 or less), as Tesseract writes it; level, at the bottom edge's
+    height under the box's middle, where the edge is skewed by ``MAX_LEVEL_SKEW_DEGREES`` or less.
 
     >>> _baseline([[0, 10], [100, 5], [100, 25], [0, 30]], (0, 5, 100, 30))
-    '-0.05 0'
+    '0 -2'
+    >>> _baseline([[0, 30], [100, 0], [100, 20], [0, 50]], (0, 0, 100, 50))
+    '-0.3 0'
     """
     (left_x, left_y), (right_x, right_y) = polygon[3], polygon[2]
     slope = (right_y - left_y) / (right_x - left_x) if right_x != left_x else 0.0
+    if math.degrees(abs(math.atan(slope))) <= MAX_LEVEL_SKEW_DEGREES:
+        at_middle = left_y + slope * ((box[0] + box[2]) / 2 - left_x)
+        return f"0 {min(0, round(at_middle - box[3]))}"
     at_left = left_y + slope * (box[0] - left_x)
     return f"{round(slope, 4):g} {min(0, round(at_left - box[3]))}"
