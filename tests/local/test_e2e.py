@@ -27,6 +27,12 @@ from tests import documents
 from tests.browser import QUIET_FLAGS, chromium
 from tests.documents import ENGLISH_PAGES, character_error_rate, render_page
 from tests.local.campaign import queue_depth
+from tests.local.sign_in import PASSWORD, TEMPORARY_PASSWORD
+from tests.local.sign_in import choose_password as _choose_password
+from tests.local.sign_in import id_token as _id_token
+from tests.local.sign_in import invite as _invite
+from tests.local.sign_in import open_console as _open_console
+from tests.local.sign_in import sign_in as _sign_in
 from tests.local.webhook_receiver import WebhookReceiver, receiver_that_is_down
 
 IDLE_PERIODS = 10
@@ -438,33 +444,8 @@ def test_a_file_dropped_in_the_inbox_with_the_aws_cli_becomes_one_completed_job(
     assert (failed["status"], failed["error"]["code"]) == ("FAILED", "invalid_inbox_key")
 
 
-PASSWORD = "Correct-Horse-42!"
-TEMPORARY_PASSWORD = "Invite-only-2026!"
-
-
-def _invite(local: stack.StackInfo, email: str) -> None:
-    """Invite a user as an administrator does: a temporary password, which the user must replace."""
-    boto3.client("cognito-idp").admin_create_user(UserPoolId=local.user_pool_id, Username=email,
-                                                  TemporaryPassword=TEMPORARY_PASSWORD, MessageAction="SUPPRESS")
-
-
 def _status(local: stack.StackInfo, email: str) -> str:
     return str(boto3.client("cognito-idp").admin_get_user(UserPoolId=local.user_pool_id, Username=email)["UserStatus"])
-
-
-def _id_token(local: stack.StackInfo, email: str) -> str:
-    """An invited user of the stack's pool, signed in as the README shows (the temporary password, then
-    Cognito's NEW_PASSWORD_REQUIRED challenge answered with a password of their own): their ID token."""
-    cognito = boto3.client("cognito-idp")
-    _invite(local, email)
-    challenge = cognito.initiate_auth(ClientId=local.user_pool_client_id, AuthFlow="USER_PASSWORD_AUTH",
-                                      AuthParameters={"USERNAME": email, "PASSWORD": TEMPORARY_PASSWORD})
-    assert (challenge["ChallengeName"], "AuthenticationResult" in challenge) == ("NEW_PASSWORD_REQUIRED", False)
-    answer = cognito.respond_to_auth_challenge(
-        ClientId=local.user_pool_client_id, ChallengeName="NEW_PASSWORD_REQUIRED", Session=challenge["Session"],
-        ChallengeResponses={"USERNAME": email, "NEW_PASSWORD": PASSWORD},
-    )
-    return str(answer["AuthenticationResult"]["IdToken"])
 
 
 def _expired(token: str) -> str:
@@ -605,36 +586,6 @@ def _wait_for(condition: Any, timeout: float, what: str) -> None:
 def browser() -> Iterator[Any]:
     """Headless Debian Chromium driven by Selenium; the test skips with one line where either is missing."""
     yield from chromium(window="1400x1000", extra_flags=QUIET_FLAGS)
-
-
-def _open_console(browser: Any, local: stack.StackInfo) -> None:
-    """The console, signed out: its tab's sessionStorage (where it keeps the tokens) emptied."""
-    browser.get(local.console_url)
-    browser.execute_script("sessionStorage.clear()")
-    browser.get(local.console_url)
-
-
-def _sign_in(browser: Any, email: str, password: str) -> None:
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ready
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    field = WebDriverWait(browser, 30).until(ready.visibility_of_element_located((By.ID, "email")))
-    field.clear()
-    field.send_keys(email)
-    browser.find_element(By.ID, "password").send_keys(password)
-    browser.find_element(By.CSS_SELECTOR, "#sign-in button[type=submit]").click()
-
-
-def _choose_password(browser: Any, password: str, repeated: str | None = None) -> None:
-    """The "Choose a new password" step: the new password, twice (or ``repeated`` the second time)."""
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ready
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    WebDriverWait(browser, 30).until(ready.visibility_of_element_located((By.ID, "new-password"))).send_keys(password)
-    browser.find_element(By.ID, "confirm-password").send_keys(password if repeated is None else repeated)
-    browser.find_element(By.CSS_SELECTOR, "#new-password-form button[type=submit]").click()
 
 
 def _alert(browser: Any, element_id: str, text: str) -> str:
