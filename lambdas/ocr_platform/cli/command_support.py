@@ -105,7 +105,7 @@ def check_writable(*paths: Path | None) -> None:
 
 def read_by(result: Mapping[str, Any]) -> str:
     """What read the result's pages, from each page's ``text_source``: the PDF's text layer, OCR with the
-    engine that ran, both, or the file's own content (an Office or HTML file).
+    engine that ran, both, or the file's own content (an Office, HTML, email or other file read from its content).
 
     >>> read_by({"engine": {"name": "PP-OCRv6"}, "pages": [{"text_source": "text_layer"}]})
     'text layer (1 page, no OCR)'
