@@ -1,12 +1,13 @@
 """Every document type the platform reads, through every way in, on one local stack: what a user would notice.
 
 Each type is a small file made here, holding a known phrase (the Outlook and Office 97-2003 files, which no
-well-kept Python library writes, are the public files of ``tests/other_documents.py``, with a phrase they hold), and each goes in as a user
-sends it: ``ocr-platform run`` against the stack, ``ocr-platform ocr`` on this machine, an SQS job message, the drop
-folder (``inbox/pp-ocrv5/``), the jobs API's upload form, an ``http`` URL the platform fetches, and the web console in
-headless Chromium. Every combination must end ``COMPLETED`` with the phrase in the result's text, no markup or MIME
-left in it, the ``document_type`` the bytes say, no warning, and no OCR model loaded for a file read from its own
-content. ``pp-ocrv5`` (the CPU route) reads them all; a PDF with a text layer and a scanned PNG are there for contrast.
+well-kept Python library writes, are the public files of ``tests/other_documents.py``, with a phrase they hold), and
+each goes in as a user sends it: ``ocr-platform run`` against the stack, ``ocr-platform ocr`` on this machine, an
+SQS job message, the drop folder (``inbox/pp-ocrv5/``), the jobs API's upload form, an ``http`` URL the platform
+fetches, and the web console in headless Chromium. Every combination must end ``COMPLETED`` with the phrase in the
+result's text, no markup or MIME left in it, the ``document_type`` the bytes say, no warning, and no OCR model
+loaded for a file read from its own content. ``pp-ocrv5`` (the CPU route) reads them all; a PDF with a text layer
+and a scanned PNG are there for contrast.
 
 The batch ways (SQS, drop folder, jobs API, URL) submit every type at once and are checked one combination at a
 time; ``run`` and ``ocr`` run a file each, as a user types them. The console uploads every file in one pick of its
