@@ -212,9 +212,12 @@ def _reread_layer(page: Any, index: int, geometry: PageGeometry, handle: Any) ->
     import pypdfium2.raw as pdfium_c
 
     try:
-        chars = [char for char in reread_page(page, index) if not char.text.isspace()]
+        reread = reread_page(page, index)
     except Exception:  # noqa: BLE001 - the second reader failing on a page leaves it pdfium's reading, not a failed page
         return None
+    if reread is None:
+        return None
+    chars = [char for char in reread if not char.text.isspace()]
     indexes = range(max(pdfium_c.FPDFText_CountChars(handle), 0))
     kept = sum(not pdfium_c.FPDFText_IsGenerated(handle, i) and not chr(pdfium_c.FPDFText_GetUnicode(handle, i) or 32).isspace() for i in indexes)
     if len(chars) < REREAD_GAIN * kept or not chars:
