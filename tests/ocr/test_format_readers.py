@@ -192,22 +192,50 @@ SHORTFALLS = {
                                   for name in NAMES])
 @pytest.mark.skipif(shutil.which("pdftotext") is None, reason="poppler-utils' pdftotext is not installed (scripts/setup.sh installs it)")
 def test_ocrmypdfs_hocr_renderer_makes_a_pdf_that_pdftotext_reads_as_the_result(results: dict[str, OcrResult], name: str, tmp_path: Path) -> None:
+    for page in results[name]["pages"]:
+        f1, read = _renderer_reading(results[name], page, tmp_path)
+        assert f1 >= 0.95, (f1, read[:500])
+
+
+@pytest.mark.skipif(shutil.which("pdftotext") is None, reason="poppler-utils' pdftotext is not installed (scripts/setup.sh installs it)")
+def test_the_arabic_hocr_reads_right_once_the_renderers_right_to_left_space_is_put_after_the_word(
+    results: dict[str, OcrResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Arabic shortfall is the renderer's alone: with its one mistake corrected (the space it appends to a
+    right-to-left word is drawn after the reversed letters, not before them), the same hOCR reads at 0.95 or more."""
+    from ocrmypdf.fpdf_renderer import Fpdf2PdfRenderer
+
+    shipped = Fpdf2PdfRenderer._encode_shaped_text
+
+    def space_after(self: Any, pdf: Any, text: str, is_rtl: bool = False, shaped: bool = True) -> str:
+        if is_rtl and text.endswith(" "):
+            return pdf.current_font.encode_text(text[:-1][::-1] + " ")
+        return shipped(self, pdf, text, is_rtl, shaped)
+
+    monkeypatch.setattr(Fpdf2PdfRenderer, "_encode_shaped_text", space_after)
+    [page] = results["arabic"]["pages"]
+    f1, read = _renderer_reading(results["arabic"], page, tmp_path)
+    assert f1 >= 0.95, (f1, read[:500])
+
+
+def _renderer_reading(result: OcrResult, page: Any, folder: Path) -> tuple[float, str]:
+    """OCRmyPDF's hOCR parser and renderer on ``page``'s hOCR, read back by pdftotext: word F1 against the page's
+    words, and what pdftotext read."""
     import ocrmypdf
     from ocrmypdf.font import MultiFontManager
     from ocrmypdf.fpdf_renderer import Fpdf2PdfRenderer
     from ocrmypdf.hocrtransform import HocrParser
 
-    for page in results[name]["pages"]:
-        hocr = tmp_path / f"page-{page['page']}.hocr"
-        hocr.write_text(hocr_document(_one_page(results[name], page)), encoding="utf-8")
-        parsed = HocrParser(hocr).parse()
-        assert parsed.dpi == pytest.approx(72 * page["scale"], abs=1)
-        pdf = tmp_path / f"page-{page['page']}.pdf"
-        fonts = MultiFontManager(Path(ocrmypdf.__file__).parent / "data")
-        Fpdf2PdfRenderer(page=parsed, dpi=parsed.dpi, multi_font_manager=fonts, invisible_text=True).render(pdf)
-        read = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
-        expected = " ".join(word["text"] for line in page["lines"] for word in line["words"])
-        assert word_f1(expected, read) >= 0.95, (word_f1(expected, read), read[:500])
+    hocr = folder / f"page-{page['page']}.hocr"
+    hocr.write_text(hocr_document(_one_page(result, page)), encoding="utf-8")
+    parsed = HocrParser(hocr).parse()
+    assert parsed.dpi == pytest.approx(72 * page["scale"], abs=1)
+    pdf = folder / f"page-{page['page']}.pdf"
+    fonts = MultiFontManager(Path(ocrmypdf.__file__).parent / "data")
+    Fpdf2PdfRenderer(page=parsed, dpi=parsed.dpi, multi_font_manager=fonts, invisible_text=True).render(pdf)
+    read = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    expected = " ".join(word["text"] for line in page["lines"] for word in line["words"])
+    return word_f1(expected, read), read
 
 
 def test_an_engines_empty_line_and_a_blank_page_leave_no_trace_and_languages_are_bcp_47() -> None:

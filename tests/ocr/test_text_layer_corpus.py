@@ -58,6 +58,7 @@ def test_vertical_japanese_reads_its_columns_top_to_bottom_from_right_to_left(pp
 
     result, raw = ocr_document(CORPUS / "pdfminer-jo.pdf", job_id="t", model=CORPUS_MODEL, engine=ppocr_v6)
     assert raw["pages"][0]["text_layer"]["read_by"] == "pdfminer.six"  # pdfium's text page keeps 262 of its 880 characters
+    assert [m.split(" ")[3].lstrip("(") for m in result["engine"]["models"] if m.startswith("PDF text layer")] == ["pypdfium2", "pdfminer.six"]
     lines = page_text(result["pages"][0]).splitlines()
     # The upper block's first columns, as a reader reads them (the title, then the poem's first three columns).
     first = ["序", "わたくしといふ現象は", "假定された有機交流電燈の", "ひとつの青い照明です"]

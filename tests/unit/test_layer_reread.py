@@ -17,8 +17,9 @@ COLUMNS = ["03980368035803600371034d037e077109c50378", "077109c5037803580360"]
 TEXTS = ["わたくしといふ現象は", "現象はくし"]
 
 
-def _vertical_pdf(path: Path) -> Path:
-    """Two columns of vertical Japanese (``Identity-V``) in Ryumin-Light, not embedded, the right one drawn first."""
+def _vertical_pdf(path: Path, copies: int = 1) -> Path:
+    """Two columns of vertical Japanese (``Identity-V``) in Ryumin-Light, not embedded, the right one drawn first
+    (``copies`` times over, one on another)."""
     writer = PdfWriter()
     page = writer.add_blank_page(width=400, height=400)
     descendant = DictionaryObject({
@@ -42,8 +43,9 @@ def _vertical_pdf(path: Path) -> Path:
     })
     page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})})
     content = DecodedStreamObject()
-    content.set_data(f"BT /F1 20 Tf 1 0 0 1 300 360 Tm <{COLUMNS[0]}> Tj 1 0 0 1 270 360 Tm <{COLUMNS[1]}> Tj ET".encode())
+    content.set_data(f"BT /F1 20 Tf 1 0 0 1 300 360 Tm <{COLUMNS[0]}> Tj 1 0 0 1 270 360 Tm <{COLUMNS[1]}> Tj ET\n".encode() * copies)
     page[NameObject("/Contents")] = writer._add_object(content)
+    page.compress_content_streams()
     writer.write(path)
     return path
 
@@ -59,6 +61,23 @@ def test_a_vertical_font_not_embedded_reads_every_column_top_to_bottom_right_to_
     boxes = [line.box for line in layer.lines]
     assert all(y1 - y0 > 3 * (x1 - x0) for x0, y0, x1, y1 in boxes)
     assert boxes[0][0] > boxes[1][2]
+
+
+def test_a_page_drawing_more_than_the_second_readers_budget_keeps_pdfiums_reading(tmp_path: Path) -> None:
+    """A 2 KB file whose page unpacks past the second reader's budget keeps what pdfium reads (drawn as plain strings,
+    that many bytes would be 300,000 characters: about 3 s and 330 MB of pdfminer.six)."""
+    from ocr_platform.core import defaults
+
+    copies = defaults.max_reread_content_bytes() // 126 + 1  # one copy of the two columns draws 126 bytes
+    source = _vertical_pdf(tmp_path / "vertical.pdf", copies=copies)
+    assert source.stat().st_size < 10_000
+    with open_document(source, text_layers=True) as doc:
+        [image] = list(doc.pages())
+    layer = image.text_layer
+    assert layer is not None and not layer.reread
+    with open_document(_vertical_pdf(tmp_path / "one.pdf"), text_layers=True) as doc:
+        [image] = list(doc.pages())
+    assert image.text_layer is not None and image.text_layer.reread
 
 
 def test_a_page_pdfium_reads_whole_is_not_read_again(tmp_path: Path) -> None:

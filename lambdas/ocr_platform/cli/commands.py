@@ -42,6 +42,7 @@ from ocr_platform.cli.platform_commands import run_console_command, run_doctor, 
 from ocr_platform.core import defaults
 from ocr_platform.core.client_errors import ExitStatus, PlatformClientError, describe_aws_error
 from ocr_platform.core.routing import MODEL_TABLE
+from ocr_platform.document.intake import SUPPORTED_TYPES
 from ocr_platform.engines.options import HTML_CONTENT, MODEL_BACKENDS, MODEL_VARIANTS, TEXT_LAYER_MODES
 
 LANG_HELP = f"PaddleOCR language code, or auto to pick the recogniser per page (default: {defaults.LANGUAGE})"
@@ -110,7 +111,7 @@ def _parser() -> argparse.ArgumentParser:
         return cmd
 
     ocr = commands.add_parser("ocr", help="run the OCR engine on a local file in this process (no AWS)")
-    ocr.add_argument("file", type=Path, help="the document: a PDF, PNG, JPEG, TIFF, BMP or WEBP file, or a DOCX, PPTX, XLSX or HTML file")
+    ocr.add_argument("file", type=Path, help=f"the document: {SUPPORTED_TYPES} (its type is read from its bytes)")
     ocr.add_argument("--model", required=True, choices=sorted(MODEL_TABLE))
     ocr.add_argument("--lang", default=defaults.LANGUAGE, help=LANG_HELP)
     ocr.add_argument("--pages", help='page selection, e.g. "1-3,7"')

@@ -7,9 +7,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ocr_platform.cli.client import OcrClient, PlatformResources
 from ocr_platform.cli.command_support import (
     check_writable,
     engine_options,
@@ -24,7 +23,10 @@ from ocr_platform.cli.lazy_engine import LazyEngine
 from ocr_platform.cli.progress import JobProgress
 from ocr_platform.core.client_errors import ExitStatus, PlatformClientError, describe_aws_error
 from ocr_platform.document.url_input import is_url_input
-from ocr_platform.jobs.store import JobItem
+
+if TYPE_CHECKING:  # boto3 and the job store load only for the commands that talk to a stack, not for `ocr`
+    from ocr_platform.cli.client import OcrClient
+    from ocr_platform.jobs.store import JobItem
 
 
 def run_local_ocr(args: argparse.Namespace) -> int:
@@ -144,6 +146,7 @@ def run_pipeline(args: argparse.Namespace) -> int:
 
     import boto3
 
+    from ocr_platform.cli.client import OcrClient, PlatformResources
     from ocr_platform.local import supervisor
 
     if not is_url_input(args.file) and not Path(args.file).is_file():

@@ -7,17 +7,22 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ocr_platform.cli.client import OcrClient, resolve_target
 from ocr_platform.cli.command_support import check_writable, engine_options, pdf_target, print_json, print_warnings, write_formatted
 from ocr_platform.cli.progress import JobProgress
 from ocr_platform.core.client_errors import ExitStatus, PlatformClientError
 from ocr_platform.document.url_input import is_url_input
 
+if TYPE_CHECKING:  # boto3 loads only for the commands that talk to a stack, not for `ocr`
+    from ocr_platform.cli.client import OcrClient
+
 
 def run_platform_command(args: argparse.Namespace) -> int:
     """``submit``, ``status``, ``result`` and ``models seed`` against the platform ``resolve_target`` finds."""
     import os
+
+    from ocr_platform.cli.client import OcrClient, resolve_target
 
     if args.command == "models":
         _check_model_dirs(args.model_dirs)

@@ -235,6 +235,11 @@ MAX_PICTURE_PIXELS = 150_000_000
 #: A PDF page's drawing instructions, unpacked (``ocr_platform.document.pdf_budget``): a page of a million small
 #: rectangles (13 MB of them) took pdfium 398 MB, about 30 bytes of memory per byte (``defaults.max_page_content_bytes``).
 PDF_CONTENT_MEMORY_FACTOR = 30
+#: pdfminer.six's second reading of a PDF page whose text pdfium leaves out (``document.layer_reread``), in pure
+#: Python: a page drawing 790 KB of text unpacked took it 7.9 s and 785 MB (about 100,000 bytes a second and 1 KB
+#: of memory per byte), where the public pages it is for draw at most 64 KB (``defaults.max_reread_content_bytes``).
+PDF_REREAD_SECONDS = 3
+PDF_REREAD_BYTES_PER_SECOND = 100_000
 #: ``PlatformConfig.work_budget``: no limit of the work budget raised or lowered (``NAME=VALUE`` items).
 WORK_BUDGET: tuple[str, ...] = ()
 

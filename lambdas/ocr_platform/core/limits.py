@@ -40,6 +40,8 @@ from ocr_platform.core.default_values import (
     OFFICE_READ_SECONDS,
     OUTPUT_MEMORY_FACTOR,
     PDF_CONTENT_MEMORY_FACTOR,
+    PDF_REREAD_BYTES_PER_SECOND,
+    PDF_REREAD_SECONDS,
     PROCESSOR_MAX_CONCURRENCY,
     PROCESSOR_MAX_EVENT_AGE_HOURS,
     PROCESSOR_MEMORY_MB,
@@ -105,6 +107,16 @@ def max_page_content_bytes(
     34695282
     """
     return memory_mb * 1024 * 1024 * share_percent // 100 // factor
+
+
+def max_reread_content_bytes(seconds: int = PDF_REREAD_SECONDS, bytes_per_second: int = PDF_REREAD_BYTES_PER_SECOND) -> int:
+    """The unpacked drawing instructions of a PDF page that pdfminer.six reads a second time (``document.layer_reread``);
+    a page with more keeps pdfium's reading, so a small file cannot hold the processor for minutes.
+
+    >>> max_reread_content_bytes()  # 3 s x 100,000 bytes a second (about 300 MB at 1 KB a byte)
+    300000
+    """
+    return seconds * bytes_per_second
 
 
 def max_docx_paragraphs(seconds: int = OFFICE_READ_SECONDS, milliseconds: int = OFFICE_PARAGRAPH_MILLISECONDS) -> int:

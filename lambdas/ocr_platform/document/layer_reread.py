@@ -7,6 +7,10 @@ such objects, pdfminer.six, which reads a font's characters from its CMap and it
 reads the page's characters again, each with its box and whether its font writes vertically; ``document.text_layer``
 keeps that reading where it holds more characters than pdfium's.
 
+pdfminer.six is pure Python: it reads about 100,000 bytes of drawing instructions a second and holds about 1 KB a
+byte, so a page whose instructions unpack past ``max_reread_content_bytes`` (counted first, as intake counts every
+page: ``document.pdf_budget``) is not read again and keeps pdfium's reading.
+
 A vertical character goes to the line builder turned a quarter turn clockwise (``VERTICAL_QUARTER``), so a column
 reads from top to bottom as a line reads left to right, and columns follow one another from right to left.
 """
@@ -14,12 +18,16 @@ reads from top to bottom as a line reads left to right, and columns follow one a
 from __future__ import annotations
 
 import io
+import logging
 import math
 from dataclasses import dataclass
 from typing import Any
 
+from ocr_platform.core import defaults
+from ocr_platform.core.errors import JobError
 from ocr_platform.document.char_boxes import ANGLE_TOLERANCE, Box
 from ocr_platform.document.layer_text import is_surrogate
+from ocr_platform.document.pdf_budget import PdfContentBudget
 
 #: Quarter turns (counter-clockwise) of vertical text: it runs down the page.
 VERTICAL_QUARTER = 3
@@ -50,9 +58,10 @@ def left_out_objects(page: Any) -> int:
     return left_out
 
 
-def reread_page(page: Any, index: int) -> list[ReadChar]:
+def reread_page(page: Any, index: int, *, max_content_bytes: int = defaults.max_reread_content_bytes()) -> list[ReadChar] | None:
     """The characters of page ``index`` (from 0) of ``page``'s document as pdfminer.six reads them, in the order the
-    page draws them; upright, turned by quarter turns or vertical (slanted or mirrored text is OCR's)."""
+    page draws them; upright, turned by quarter turns or vertical (slanted or mirrored text is OCR's). ``None`` for a
+    page whose drawing instructions unpack past ``max_content_bytes``."""
     import pypdfium2 as pdfium
     from pdfminer.layout import LTChar
     from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
@@ -66,6 +75,12 @@ def reread_page(page: Any, index: int) -> list[ReadChar]:
         single.save(buffer)
     finally:
         single.close()
+    buffer.seek(0)
+    try:
+        PdfContentBudget(buffer, max_content_bytes).check(1)
+    except JobError:
+        logging.getLogger(__name__).info("page %d draws more than %d bytes: pdfium's reading is kept", index + 1, max_content_bytes)
+        return None
     buffer.seek(0)
     manager = PDFResourceManager()
     device = _aggregator(manager)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ocr_platform.core.errors import ErrorCode, JobError
 
@@ -28,14 +28,14 @@ _MAX_FORM_DEPTH = 8
 class PdfContentBudget:
     """Counts the content of a PDF's pages against ``max_bytes``; opened once per document, used per page."""
 
-    def __init__(self, path: Path, max_bytes: int) -> None:
+    def __init__(self, source: Path | IO[bytes], max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self._reader: Any = None
         try:
             from pypdf import PdfReader
 
             logging.getLogger("pypdf").setLevel(logging.ERROR)
-            self._reader = PdfReader(str(path))
+            self._reader = PdfReader(source if not isinstance(source, Path) else str(source))
         except Exception:  # noqa: BLE001 - a PDF pypdf cannot read is left to pdfium, which decides
             self._reader = None
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ from ocr_platform.document.layer_line import LayerLine, LineBuilder, Style
 from ocr_platform.document.layer_reread import left_out_objects, reread_page
 from ocr_platform.document.layer_text import code_point, is_surrogate, layer_chars, unreadable
 
-__all__ = ["LayerLine", "PageGeometry", "TextLayer", "layer_label", "layered_pages", "read_text_layer", "used_layer"]
+__all__ = ["LayerLine", "PageGeometry", "TextLayer", "layer_labels", "layered_pages", "read_text_layer"]
 
 #: Text render modes that draw nothing (3 invisible, 7 clip only): the layer an earlier OCR left over a scan.
 INVISIBLE_RENDER_MODES = frozenset({3, 7})
@@ -89,16 +89,18 @@ class TextLayer:
         return self.invisible or self.covered_by_image
 
 
-def layer_label() -> str:
-    """How ``engine.models`` names the text layer where a page's text came from it."""
+def layer_labels(pages: Sequence[Any], raw_pages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """How ``engine.models`` names the readers of the text layer, where some result page took text from it
+    (``text_source`` ``text_layer`` or ``mixed``): pdfium's, and pdfminer.six's where a page was read again
+    (its raw page's ``text_layer.read_by``); none where no page did."""
     from importlib.metadata import version
 
-    return f"PDF text layer (pypdfium2 {version('pypdfium2')})"
-
-
-def used_layer(pages: list[Any]) -> bool:
-    """Whether any result page took text from its layer (``text_source`` ``text_layer`` or ``mixed``)."""
-    return any(page.get("text_source") in ("text_layer", "mixed") for page in pages)
+    if not any(page.get("text_source") in ("text_layer", "mixed") for page in pages):
+        return []
+    labels = [f"PDF text layer (pypdfium2 {version('pypdfium2')})"]
+    if any((raw.get("text_layer") or {}).get("read_by") == "pdfminer.six" for raw in raw_pages):
+        labels.append(f"PDF text layer (pdfminer.six {version('pdfminer.six')})")
+    return labels
 
 
 #: A page with at least this many characters in its text layer is priced as read from it (``layered_pages``).
@@ -212,9 +214,12 @@ def _reread_layer(page: Any, index: int, geometry: PageGeometry, handle: Any) ->
     import pypdfium2.raw as pdfium_c
 
     try:
-        chars = [char for char in reread_page(page, index) if not char.text.isspace()]
+        reread = reread_page(page, index)
     except Exception:  # noqa: BLE001 - the second reader failing on a page leaves it pdfium's reading, not a failed page
         return None
+    if reread is None:
+        return None
+    chars = [char for char in reread if not char.text.isspace()]
     indexes = range(max(pdfium_c.FPDFText_CountChars(handle), 0))
     kept = sum(not pdfium_c.FPDFText_IsGenerated(handle, i) and not chr(pdfium_c.FPDFText_GetUnicode(handle, i) or 32).isspace() for i in indexes)
     if len(chars) < REREAD_GAIN * kept or not chars:

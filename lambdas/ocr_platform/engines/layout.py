@@ -34,7 +34,7 @@ from ocr_platform.core.results import ENGINE_FALLBACK, EngineInfo, engine_fallba
 from ocr_platform.core.tables import merge_continued_tables
 from ocr_platform.document.intake import PageImage
 from ocr_platform.document.layer_text import repaired_warning
-from ocr_platform.document.text_layer import layer_label, used_layer
+from ocr_platform.document.text_layer import layer_labels
 from ocr_platform.engines import Engine, EngineOutput
 from ocr_platform.engines.conversion import layout_page_content, raw_result
 from ocr_platform.engines.options import EngineOptions, parse_options
@@ -171,14 +171,13 @@ class LayoutPipelineEngine:
         """Extra keyword arguments for the pipeline's ``predict`` (none by default)."""
         return {}
 
-    def _engine_info(self, options: EngineOptions, *, text_layer: bool = False) -> EngineInfo:
+    def _engine_info(self, options: EngineOptions, *, layers: Sequence[str] = ()) -> EngineInfo:
         """``engine`` for a job: the pipeline's models, the page orientation model when it ran, and the PDF text
-        layer when some page's text came from it."""
+        layer's readers when some page's text came from it (``layers``)."""
         models = [model for model in self.models if options.orientation or model != TEXTLINE_ORIENTATION_MODEL]
         if options.orientation and self.orientation is not None:
             models.append(self.orientation.label)
-        if text_layer:
-            models.append(layer_label())
+        models += layers
         return EngineInfo(name=self.name, models=models, version=self.info["version"])
 
     def predict(
@@ -211,7 +210,7 @@ class LayoutPipelineEngine:
         merge_continued_tables(read.pages)  # a table that runs on over pages: one table (core.tables)
         return EngineOutput(
             pages=read.pages, raw={"pipeline": self.name, "pages": read.raw_pages},
-            engine=self._engine_info(chosen, text_layer=used_layer(read.pages)), timings=read.timings,
+            engine=self._engine_info(chosen, layers=layer_labels(read.pages, read.raw_pages)), timings=read.timings,
             pages_failed=read.pages_failed, warnings=repaired_warning(choice.repaired if choice is not None else {}),
         )
 

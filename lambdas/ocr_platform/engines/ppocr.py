@@ -20,7 +20,7 @@ other installed recognisers (``auto_candidates``), and ``language: auto`` reads 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -30,7 +30,7 @@ from ocr_platform.core.errors import ErrorCode, JobError
 from ocr_platform.core.results import EngineInfo, Line
 from ocr_platform.document.intake import PageImage
 from ocr_platform.document.layer_text import repaired_warning
-from ocr_platform.document.text_layer import layer_label, used_layer
+from ocr_platform.document.text_layer import layer_labels
 from ocr_platform.engines import EngineOutput, collector_paused
 from ocr_platform.engines.conversion import ocr_lines, raw_result
 from ocr_platform.engines.options import EngineOptions, parse_options
@@ -111,14 +111,13 @@ class PPOCREngine:
         """The detection and recognition models that read ``language`` with ``options``."""
         raise NotImplementedError
 
-    def engine_info(self, pair: ModelPair, options: EngineOptions, *, text_layer: bool = False) -> EngineInfo:
+    def engine_info(self, pair: ModelPair, options: EngineOptions, *, layers: Sequence[str] = ()) -> EngineInfo:
         """``engine`` for result.json: every model that ran, orientation included when it was on, and the
-        PDF text layer when some page's text came from it."""
+        text layer's readers when some page's text came from it (``layers``, ``document.text_layer.layer_labels``)."""
         models = [self.resolver.label(name) for name in pair]
         if options.orientation:
             models += self.orientation_models()
-        if text_layer:
-            models.append(layer_label())
+        models += layers
         version = f"{paddleocr_version()} ({self.settings.inference_engine})"
         return EngineInfo(name=self.name, models=models, version=version)
 
@@ -227,7 +226,7 @@ class PPOCREngine:
             orientation=self.orientation if chosen.orientation else None,
             text_layer=choice, forms=chosen.forms,
         )
-        engine = self.engine_info(pair, chosen, text_layer=used_layer(read.pages))
+        engine = self.engine_info(pair, chosen, layers=layer_labels(read.pages, read.raw_pages))
         engine["models"][2:2] = [self.resolver.label(name) for name in sorted(recognizers - {pair[1]})]
         return EngineOutput(
             pages=read.pages,

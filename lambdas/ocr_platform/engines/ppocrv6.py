@@ -23,6 +23,7 @@ result.json names the one that ran (``version``). A size a backend cannot run he
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -72,8 +73,8 @@ class PPOCRv6Engine(PPOCREngine):
         check_ppocrv6_language(language)
         return backend_models(options.variant or DEFAULT_VARIANT, options.backend or DEFAULT_BACKEND)
 
-    def engine_info(self, pair: ModelPair, options: EngineOptions, *, text_layer: bool = False) -> EngineInfo:
-        info = super().engine_info(pair, options, text_layer=text_layer)
+    def engine_info(self, pair: ModelPair, options: EngineOptions, *, layers: Sequence[str] = ()) -> EngineInfo:
+        info = super().engine_info(pair, options, layers=layers)
         if _on_faster_paddle(pair[1]):
             info["models"][:2] = [name.removeprefix(_PREFIX) for name in pair]
             info["version"] = backend_version()
