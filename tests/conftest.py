@@ -172,6 +172,27 @@ class Platform:
                 self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=m["ReceiptHandle"])
         return response
 
+    def run_ingest(self, key: str) -> dict[str, Any]:
+        """Run the ingest function on the event S3 sends to EventBridge for the object at ``key``; its response."""
+        import uuid
+
+        from ocr_platform.handlers import ingest
+        from ocr_platform.local.events import s3_object_created_event
+
+        head = self.s3.head_object(Bucket=BUCKET, Key=key)
+        event = s3_object_created_event(bucket=BUCKET, key=key, size=head["ContentLength"], etag=head["ETag"],
+                                        event_id=str(uuid.uuid4()), time_iso="2026-11-22T07:00:00Z")
+        return ingest.handler(event, FakeLambdaContext(function_name="ocr-ingest"))
+
+    def run_queued_job(self) -> dict[str, Any]:
+        """The invoker on the queued message, then the processor on what it launched; the job's result.json, validated."""
+        from ocr_platform.core.results import validate_result
+
+        assert self.run_invoker() == {"batchItemFailures": []}
+        [payload] = self.processor_payloads()
+        assert self.run_processor(payload)["outcome"] == "completed"
+        return validate_result(self.read_json(f"results/{payload['job_id']}/result.json"), job_id=payload["job_id"])
+
     def processor_payloads(self) -> list[dict[str, Any]]:
         return [json.loads(call["Payload"]) for call in self.calls.get("Invoke", [])]
 

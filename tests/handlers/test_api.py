@@ -18,9 +18,9 @@ import pytest
 import requests
 
 from ocr_platform.core.settings import ENV
-from ocr_platform.handlers import _services, api, ingest
+from ocr_platform.handlers import _services, api
 from ocr_platform.jobs.store import NewJob
-from ocr_platform.local.events import http_api_event, s3_object_created_event
+from ocr_platform.local.events import http_api_event
 from tests.aws_events import FakeLambdaContext
 from tests.conftest import BUCKET, Platform
 from tests.documents import tiny_png
@@ -48,14 +48,6 @@ def upload(platform: Platform, created: dict[str, Any], data: bytes, content_typ
     return requests.post(form["url"], data=fields, files={"file": ("scan.png", data)}, timeout=30)
 
 
-def arrival(platform: Platform, key: str) -> dict[str, Any]:
-    """What S3 then reports to the ingest function."""
-    head = platform.s3.head_object(Bucket=BUCKET, Key=key)
-    event = s3_object_created_event(bucket=BUCKET, key=key, size=head["ContentLength"], etag=head["ETag"],
-                                    event_id=str(uuid.uuid4()), time_iso="2026-11-22T07:00:00Z")
-    return ingest.handler(event, FakeLambdaContext(function_name="ocr-ingest"))
-
-
 def test_create_upload_and_the_job_starts_and_is_its_owners(platform: Platform) -> None:
     status, created = call("POST", "/jobs", ALICE, body={"filename": "scan.png", "model": "pp-ocrv5", "language": "fr", "pages": "1"})
     assert status == 201 and created["status"] == "QUEUED"
@@ -63,7 +55,7 @@ def test_create_upload_and_the_job_starts_and_is_its_owners(platform: Platform) 
     assert created["upload"]["fields"]["key"] == f"uploads/{job_id}/scan.png"
 
     assert upload(platform, created, tiny_png()).status_code == 204
-    assert arrival(platform, f"uploads/{job_id}/scan.png")["outcome"] == "queued"
+    assert platform.run_ingest(f"uploads/{job_id}/scan.png")["outcome"] == "queued"
     [message] = [json.loads(m["Body"]) for m in platform.sqs.receive_message(QueueUrl=platform.queue_url, MaxNumberOfMessages=10)["Messages"]]
     assert message == {"job_id": job_id, "model": "pp-ocrv5", "input": f"s3://{BUCKET}/documents/{job_id}/scan.png", "language": "fr", "pages": "1"}
     assert platform.s3.get_object(Bucket=BUCKET, Key=f"documents/{job_id}/scan.png")["Body"].read() == tiny_png()
@@ -160,7 +152,7 @@ def test_options_reach_the_message_sent_when_the_upload_arrives(platform: Platfo
     assert platform.sqs.receive_message(QueueUrl=platform.queue_url, MaxNumberOfMessages=10).get("Messages", []) == []
 
     assert upload(platform, created, tiny_png()).status_code == 204
-    assert arrival(platform, f"uploads/{job_id}/scan.png")["outcome"] == "queued"
+    assert platform.run_ingest(f"uploads/{job_id}/scan.png")["outcome"] == "queued"
     [message] = [json.loads(m["Body"]) for m in platform.sqs.receive_message(QueueUrl=platform.queue_url, MaxNumberOfMessages=10)["Messages"]]
     assert message == {"job_id": job_id, "model": "pp-ocrv5", "input": f"s3://{BUCKET}/documents/{job_id}/scan.png", "language": "en", "options": options}
 
@@ -172,7 +164,7 @@ def test_options_the_engine_does_not_know_are_carried_for_it_to_fail_the_job(pla
     status, created = call("POST", "/jobs", ALICE, body={"filename": "scan.png", "model": "pp-ocrv5", "options": options})
     assert status == 201
     upload(platform, created, tiny_png())
-    assert arrival(platform, f"uploads/{created['job_id']}/scan.png")["outcome"] == "queued"
+    assert platform.run_ingest(f"uploads/{created['job_id']}/scan.png")["outcome"] == "queued"
     [message] = [json.loads(m["Body"]) for m in platform.sqs.receive_message(QueueUrl=platform.queue_url, MaxNumberOfMessages=10)["Messages"]]
     assert message["options"] == options
 

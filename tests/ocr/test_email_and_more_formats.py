@@ -6,29 +6,16 @@ Excel 97-2003 workbook through the jobs API, and each other format on the comman
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 import requests
 
-from ocr_platform.core.results import validate_result
 from ocr_platform.engines.reading import ocr_document
-from ocr_platform.handlers import ingest
-from ocr_platform.local.events import s3_object_created_event
 from tests import office_documents as od
 from tests import other_documents as docs
-from tests.aws_events import FakeLambdaContext
 from tests.conftest import BUCKET, Platform
 from tests.result_schema import assert_valid_result
-
-
-def _run_queued_job(platform: Platform) -> dict[str, Any]:
-    assert platform.run_invoker() == {"batchItemFailures": []}
-    [payload] = platform.processor_payloads()
-    assert platform.run_processor(payload)["outcome"] == "completed"
-    return validate_result(platform.read_json(f"results/{payload['job_id']}/result.json"), job_id=payload["job_id"])
 
 
 def test_an_email_by_sqs_is_one_document_its_attachments_each_read_by_their_own_route(platform: Platform, ppocr, tmp_path: Path) -> None:
@@ -36,7 +23,7 @@ def test_an_email_by_sqs_is_one_document_its_attachments_each_read_by_their_own_
     uri = platform.put_document("job-mail", "mail.eml", message.read_bytes())
     platform.enqueue({"job_id": "job-mail", "model": "pp-ocrv5", "input": uri})
 
-    result = _run_queued_job(platform)
+    result = platform.run_queued_job()
 
     assert_valid_result(result)
     assert result["document_type"] == "eml"
@@ -61,12 +48,9 @@ def test_an_email_by_sqs_is_one_document_its_attachments_each_read_by_their_own_
 def test_an_outlook_message_dropped_in_the_inbox_reads_its_attachment(platform: Platform, ppocr) -> None:
     key = "inbox/pp-ocrv5/message.msg"
     platform.s3.put_object(Bucket=BUCKET, Key=key, Body=docs.MSG_ATTACHMENT.read_bytes())
-    head = platform.s3.head_object(Bucket=BUCKET, Key=key)
-    event = s3_object_created_event(bucket=BUCKET, key=key, size=head["ContentLength"], etag=head["ETag"],
-                                    event_id=str(uuid.uuid4()), time_iso="2026-11-26T07:00:00Z")
-    assert ingest.handler(event, FakeLambdaContext(function_name="ocr-ingest"))["outcome"] == "queued"
+    assert platform.run_ingest(key)["outcome"] == "queued"
 
-    result = _run_queued_job(platform)
+    result = platform.run_queued_job()
 
     assert result["document_type"] == "msg"
     message, attachment = result["pages"]
@@ -77,15 +61,15 @@ def test_an_outlook_message_dropped_in_the_inbox_reads_its_attachment(platform: 
 
 
 def test_an_excel_97_workbook_uploaded_through_the_jobs_api_is_a_page_per_sheet(platform: Platform, ppocr) -> None:
-    from tests.handlers.test_api import ALICE, arrival, call
+    from tests.handlers.test_api import ALICE, call
 
     status, created = call("POST", "/jobs", ALICE, body={"filename": "quiz.xls", "model": "pp-ocrv5"})
     assert status == 201
     form = created["upload"]
     assert requests.post(form["url"], data=form["fields"], files={"file": ("quiz.xls", docs.XLS.read_bytes())}, timeout=30).status_code == 204
-    assert arrival(platform, form["fields"]["key"])["outcome"] == "queued"
+    assert platform.run_ingest(form["fields"]["key"])["outcome"] == "queued"
 
-    result = _run_queued_job(platform)
+    result = platform.run_queued_job()
 
     assert [(page["unit"], page["name"]) for page in result["pages"]] == [("sheet", "Example Test"), ("sheet", "Format Abbr."), ("sheet", "Readme")]
     assert "What is 2+2?\t4" in result["pages"][0]["blocks"][1]["text"]

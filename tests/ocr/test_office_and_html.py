@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import threading
-import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -17,23 +16,11 @@ from typing import Any
 import pytest
 import requests
 
-from ocr_platform.core.results import validate_result
 from ocr_platform.engines.reading import ocr_document
-from ocr_platform.handlers import ingest
 from ocr_platform.jobs.store import NewJob
-from ocr_platform.local.events import s3_object_created_event
 from tests import office_documents as od
-from tests.aws_events import FakeLambdaContext
 from tests.conftest import BUCKET, Platform
 from tests.result_schema import assert_valid_result
-
-
-def _run_queued_job(platform: Platform) -> dict[str, Any]:
-    """The invoker on the queued message, then the processor on what it launched; the job's result.json."""
-    assert platform.run_invoker() == {"batchItemFailures": []}
-    [payload] = platform.processor_payloads()
-    assert platform.run_processor(payload)["outcome"] == "completed"
-    return validate_result(platform.read_json(f"results/{payload['job_id']}/result.json"), job_id=payload["job_id"])
 
 
 def _blocks(page: dict[str, Any], label: str) -> list[dict[str, Any]]:
@@ -51,7 +38,7 @@ def test_a_docx_by_sqs_message_has_its_pictures_read_where_they_stand(platform: 
     uri = platform.put_document("job-docx", "report.docx", od.DOCX_PICTURES.read_bytes())
     platform.enqueue({"job_id": "job-docx", "model": "pp-ocrv5", "input": uri})
 
-    result = _run_queued_job(platform)
+    result = platform.run_queued_job()
 
     assert result["document_type"] == "docx"
     [page] = result["pages"]
@@ -70,12 +57,9 @@ def test_a_docx_by_sqs_message_has_its_pictures_read_where_they_stand(platform: 
 def test_a_pptx_dropped_in_the_inbox_is_one_page_per_slide(platform: Platform, ppocr) -> None:
     key = "inbox/pp-ocrv5/deck.pptx"
     platform.s3.put_object(Bucket=BUCKET, Key=key, Body=od.PPTX_MIXED.read_bytes())
-    head = platform.s3.head_object(Bucket=BUCKET, Key=key)
-    event = s3_object_created_event(bucket=BUCKET, key=key, size=head["ContentLength"], etag=head["ETag"],
-                                    event_id=str(uuid.uuid4()), time_iso="2026-11-26T07:00:00Z")
-    assert ingest.handler(event, FakeLambdaContext(function_name="ocr-ingest"))["outcome"] == "queued"
+    assert platform.run_ingest(key)["outcome"] == "queued"
 
-    result = _run_queued_job(platform)
+    result = platform.run_queued_job()
 
     [slide] = result["pages"]
     assert (result["document_type"], slide["unit"], slide["text_source"]) == ("pptx", "slide", "mixed")
@@ -93,16 +77,16 @@ def test_slides_read_alone_with_a_page_selection(ppocr) -> None:
 
 
 def test_an_xlsx_uploaded_through_the_jobs_api_is_a_sheet_with_its_picture_read(platform: Platform, ppocr, tmp_path: Path) -> None:
-    from tests.handlers.test_api import ALICE, arrival, call
+    from tests.handlers.test_api import ALICE, call
 
     status, created = call("POST", "/jobs", ALICE, body={"filename": "book.xlsx", "model": "pp-ocrv5"})
     assert status == 201
     form = created["upload"]
     data = od.xlsx_with_picture(tmp_path / "book.xlsx").read_bytes()
     assert requests.post(form["url"], data=form["fields"], files={"file": ("book.xlsx", data)}, timeout=30).status_code == 204
-    assert arrival(platform, form["fields"]["key"])["outcome"] == "queued"
+    assert platform.run_ingest(form["fields"]["key"])["outcome"] == "queued"
 
-    result = _run_queued_job(platform)
+    result = platform.run_queued_job()
 
     [sheet] = result["pages"]
     assert (sheet["unit"], sheet["name"], sheet["text_source"]) == ("sheet", "Sheet1", "mixed")
@@ -161,7 +145,7 @@ def test_an_html_page_by_url_is_read_without_running_or_fetching_anything(platfo
     site, requested = html_site
     platform.enqueue({"job_id": "job-html", "model": "pp-ocrv5", "input": f"{site}/report"})
 
-    result = _run_queued_job(platform)
+    result = platform.run_queued_job()
 
     assert requested == ["/report"]  # the remote picture was never fetched
     assert platform.job("job-html")["file_name"] == "report.html"
@@ -215,7 +199,7 @@ def test_a_docx_job_asking_for_textract_json_completes_with_a_warning_and_valid_
     uri = platform.put_document("job-docx-tx", "report.docx", od.DOCX_TEXT.read_bytes())
     platform.enqueue({"job_id": "job-docx-tx", "model": "pp-ocrv5", "input": uri, "options": {"outputs": ["textract"]}})
 
-    result = _run_queued_job(platform)
+    result = platform.run_queued_job()
 
     [warning] = [w for w in result["warnings"] if w["code"] == "output_unavailable"]
     assert warning["requested"] == "textract.json" and "no geometry" in warning["reason"]
