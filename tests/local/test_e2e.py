@@ -895,19 +895,10 @@ def test_a_receiver_that_stays_down_is_dead_lettered_with_every_attempt_recorded
 @pytest.fixture
 def document_server(docs: dict[str, Path]) -> Iterator[str]:
     """An HTTP server on 127.0.0.1 serving the test documents, and answering 404 for anything else."""
-    import functools
-    import threading
-    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+    from tests.local.folder_server import serving
 
-    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(docs["png"].parent))
-    handler.log_message = lambda *args: None  # type: ignore[attr-defined]
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(docs["png"].parent) as url:
+        yield url
 
 
 def test_a_document_submitted_by_url_is_fetched_once_and_read_like_an_upload(client: OcrClient, local: stack.StackInfo, document_server: str) -> None:

@@ -17,17 +17,14 @@ browser's share is one sign-in and a page view per type.
 
 from __future__ import annotations
 
-import functools
 import html
 import json
 import re
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from email.message import EmailMessage
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +37,7 @@ from ocr_platform.local import stack, supervisor
 from tests import documents
 from tests import other_documents as more
 from tests.browser import QUIET_FLAGS, chromium
+from tests.local.folder_server import serving
 from tests.local.sign_in import PASSWORD, choose_password, id_token, open_console, sign_in
 
 MODEL = "pp-ocrv5"
@@ -250,15 +248,8 @@ def client(local: stack.StackInfo) -> OcrClient:
 @pytest.fixture(scope="module")
 def file_server(files: dict[str, Path]) -> Iterator[str]:
     """An HTTP server on 127.0.0.1 serving the files, for the jobs that name a URL."""
-    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(next(iter(files.values())).parent))
-    handler.log_message = lambda *args: None  # type: ignore[attr-defined]
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(next(iter(files.values())).parent) as url:
+        yield url
 
 
 class ApiUser:
