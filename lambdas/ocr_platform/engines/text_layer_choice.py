@@ -186,8 +186,7 @@ class TextLayerChoice:
         raw = {
             "source": source, "layer_lines": len(layer.lines), "ocr_regions": [list(box) for box in regions],
             "coverage": round(coverage, 4), "layer_check": check, **self._script(image.page, layer, record=False),
-            **({"dropped_lines": dropped} if dropped else {}), **({"replaced_chars": layer.replaced} if layer.replaced else {}),
-            **({"font_mapped_chars": layer.font_mapped} if layer.font_mapped else {}), **({"read_by": "pdfminer.six"} if layer.reread else {}),
+            **_layer_notes(layer, dropped), **({"replaced_chars": layer.replaced} if layer.replaced else {}),
         }
         self._note_repairs(image.page, layer)
         return LayerReading(content=content, source=source, raw=raw)
@@ -221,8 +220,7 @@ class TextLayerChoice:
         source: TextSource = "mixed" if from_ocr or ocr_lines else "text_layer"
         raw = {
             "source": source, "layer_lines": len(layer.lines), "blocks_from_layer": from_layer, "coverage": round(coverage, 4),
-            "layer_check": check, **self._script(image.page, layer, record=False), **({"dropped_lines": dropped} if dropped else {}),
-            **({"font_mapped_chars": layer.font_mapped} if layer.font_mapped else {}), **({"read_by": "pdfminer.six"} if layer.reread else {}),
+            "layer_check": check, **self._script(image.page, layer, record=False), **_layer_notes(layer, dropped),
         }
         return LayerReading(content=layered, source=source, raw=raw)
 
@@ -394,6 +392,15 @@ def _false_script(foreign: list[LayerLine], confident: ConfidentReads | None) ->
 def _over_blank(image: PageImage, layer: TextLayer) -> bool:
     """Whether no line of the layer lies over any ink (a page that draws nothing where its invisible text is)."""
     return not any(has_ink(crop) for line in layer.lines if (crop := line_crop(image, line)) is not None)
+
+
+def _layer_notes(layer: TextLayer, dropped: list[dict[str, Any]]) -> dict[str, Any]:
+    """What raw.json notes of a layer used on a page, either way it was used: the lines left to OCR, the characters
+    whose font mapped them, and the second reader where the page was read again."""
+    return {
+        **({"dropped_lines": dropped} if dropped else {}), **({"font_mapped_chars": layer.font_mapped} if layer.font_mapped else {}),
+        **({"read_by": "pdfminer.six"} if layer.reread else {}),
+    }
 
 
 def _rejected(reason: str) -> LayerReading:
