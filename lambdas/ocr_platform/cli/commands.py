@@ -42,7 +42,7 @@ from ocr_platform.cli.platform_commands import run_console_command, run_doctor, 
 from ocr_platform.core import defaults
 from ocr_platform.core.client_errors import ExitStatus, PlatformClientError, describe_aws_error
 from ocr_platform.core.routing import MODEL_TABLE
-from ocr_platform.document.intake import SUPPORTED_TYPES
+from ocr_platform.document.magic import SUPPORTED_TYPES
 from ocr_platform.engines.options import HTML_CONTENT, MODEL_BACKENDS, MODEL_VARIANTS, TEXT_LAYER_MODES
 
 LANG_HELP = f"PaddleOCR language code, or auto to pick the recogniser per page (default: {defaults.LANGUAGE})"

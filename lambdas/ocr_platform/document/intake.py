@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from ocr_platform.core import defaults
 from ocr_platform.core.chunks import PAGES_PATTERN
 from ocr_platform.core.errors import ErrorCode, JobError
-from ocr_platform.document.magic import page_kind
+from ocr_platform.document.magic import SUPPORTED_TYPES, page_kind
 from ocr_platform.document.native_files import NativeFile, native_file, route_refusal
 from ocr_platform.document.native_pages import NativePage
 from ocr_platform.document.pdf_budget import PdfContentBudget
@@ -85,9 +85,6 @@ class DocumentType(StrEnum):
 #: The types read as page images; every other is read from its own content (``native``).
 PAGE_TYPES = frozenset({DocumentType.PDF, DocumentType.PNG, DocumentType.JPEG, DocumentType.TIFF, DocumentType.BMP, DocumentType.WEBP})
 NATIVE_TYPES = frozenset(set(DocumentType) - PAGE_TYPES)
-#: The types a refusal names.
-SUPPORTED_TYPES = ("a PDF, an image (PNG, JPEG, TIFF, BMP, WEBP), an Office file (DOCX, PPTX, XLSX, DOC, XLS, PPT), an OpenDocument "
-                   "file (ODT, ODS, ODP), HTML, an email (EML, MSG), RTF, EPUB, CSV, Markdown or plain text")
 
 
 @dataclass(frozen=True)
